@@ -1,0 +1,78 @@
+"""Identifier formats shared by several contracts: run ids, repositories, branches, paths.
+
+Run ids become folder and file names in the IPC tree (``progress/<run_id>/``,
+``steer/<run_id>.json``), so beyond the contract's "at most 64 characters, no whitespace" they are
+held to a path-safe alphabet: a run id can never name a file outside its lane's folder.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+RUN_ID_MAX = 64
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# ``steer/<run_id>.acked.json`` is the worker's acknowledgement file; a run id ending in
+# ``.acked`` would make another run's steer file look like an acknowledgement.
+_RESERVED_SUFFIX = ".acked"
+
+_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
+_BRANCH = re.compile(r"jarvis-[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)*")
+
+
+def run_id_problem(value: str) -> tuple[str, str] | None:
+    """Why ``value`` is not a valid run id, as (code, message), or None when it is."""
+    if not value:
+        return "empty", "run_id must not be empty."
+    if len(value) > RUN_ID_MAX:
+        return "run_id_too_long", f"run_id is {len(value)} characters; the limit is {RUN_ID_MAX}."
+    if any(ch.isspace() for ch in value):
+        return "run_id_whitespace", "run_id must not contain white space."
+    if not _RUN_ID.fullmatch(value) or value.endswith(_RESERVED_SUFFIX):
+        return (
+            "run_id_unsafe",
+            "run_id may use only letters, digits, '.', '_' and '-', must start with a letter "
+            "or digit, and must not end in '.acked' (it names files in the IPC tree).",
+        )
+    return None
+
+
+def repo_problem(value: str) -> tuple[str, str] | None:
+    """Why ``value`` is not an ``owner/repo`` name, or None."""
+    name = value.split("/", 1)[-1]
+    if not _REPO.fullmatch(value) or name in (".", ".."):
+        return (
+            "repo_format",
+            "repo must be 'owner/repo' (letters, digits, '-', and '.' or '_' in the name).",
+        )
+    return None
+
+
+def branch_problem(value: str) -> tuple[str, str] | None:
+    """Why ``value`` is not a ``jarvis-<feature>`` branch that git would accept, or None."""
+    if (
+        not _BRANCH.fullmatch(value)
+        or ".." in value
+        or value.endswith((".lock", "."))
+        or "/." in value
+    ):
+        return (
+            "branch_format",
+            "branch must be 'jarvis-<feature>' and a valid git branch name "
+            "(letters, digits, '.', '_', '-', '/').",
+        )
+    return None
+
+
+def relative_path_problem(value: str) -> tuple[str, str] | None:
+    """Why ``value`` is not a relative path that stays inside its root, or None."""
+    if not value.strip():
+        return "empty", "the path must not be empty."
+    if "\x00" in value:
+        return "unsafe_path", "the path must not contain a NUL character."
+    path = PurePosixPath(value.replace("\\", "/"))
+    if path.is_absolute() or (value[1:3] == ":/" or value[1:3] == ":\\"):
+        return "unsafe_path", "the path must be relative to the repository, not absolute."
+    if ".." in path.parts:
+        return "unsafe_path", "the path must not climb out of the repository with '..'."
+    return None
