@@ -220,5 +220,5 @@ def validate_dispatch_record(data: bytes | str | Mapping[str, Any]) -> Validatio
     try:
         DispatchRecord.model_validate(doc)
     except ValidationError as exc:
-        report.errors = sorted_errors(from_validation_error(exc))
+        report.errors = sorted_errors(from_validation_error(exc, doc))
     return report

@@ -219,7 +219,7 @@ def validate_dispatch(data: bytes | str | Mapping[str, Any]) -> ValidationReport
     try:
         JarvisDispatch.model_validate(doc)
     except ValidationError as exc:
-        errors.extend(from_validation_error(exc))
+        errors.extend(from_validation_error(exc, doc))
     errors.extend(_cross_field_errors(doc))
     report.errors = sorted_errors(errors)
     report.warnings = sorted_errors(_warnings(doc))

@@ -34,12 +34,42 @@ def _path(loc: tuple[int | str, ...]) -> str:
     return join_path(*loc)
 
 
-def _one(err: ErrorDetails) -> FieldError:
+_ABSENT = object()
+
+
+def _document_path(loc: tuple[int | str, ...], doc: Any) -> tuple[int | str, ...]:
+    """``loc`` without the parts that are not in the document.
+
+    Tagged unions put the tag into the location (``commands.0.navigate.params``); the tag is not a
+    field of the document, so it is dropped by walking the location through the document itself.
+    """
+    if doc is _ABSENT:
+        return loc
+    kept: list[int | str] = []
+    node = doc
+    for index, part in enumerate(loc):
+        if isinstance(node, dict) and isinstance(part, str):
+            is_last = index == len(loc) - 1
+            if part in node:
+                kept.append(part)
+                node = node[part]
+            elif not is_last and any(v == part for v in node.values()):
+                continue  # a union tag (followed by the field inside that member), not a field
+            else:
+                kept.append(part)  # a missing or unknown field: keep it, and stop walking
+                node = _ABSENT
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            kept.append(part)
+            node = node[part]
+        else:
+            kept.append(part)
+            node = _ABSENT
+    return tuple(kept)
+
+
+def _one(err: ErrorDetails, doc: Any = _ABSENT) -> FieldError:
     kind = err["type"]
-    loc = tuple(err["loc"])
-    # Discriminated unions add the tag to the location (``commands.0.navigate.params``); the tag is
-    # not a field of the document, so it is dropped again for the user.
-    loc = tuple(part for part in loc if not (isinstance(part, str) and part.startswith("#")))
+    loc = _document_path(tuple(err["loc"]), doc)
     field = _path(loc)
     given: Any = err.get("input")
     ctx = err.get("ctx") or {}
@@ -84,6 +114,11 @@ def _one(err: ErrorDetails) -> FieldError:
     return FieldError(field, kind, message)
 
 
-def from_validation_error(exc: ValidationError) -> list[FieldError]:
-    """All of a pydantic error's problems as `FieldError`s (pydantic collects them all)."""
-    return [_one(e) for e in exc.errors(include_url=False)]
+def from_validation_error(exc: ValidationError, document: Any = _ABSENT) -> list[FieldError]:
+    """All of a pydantic error's problems as `FieldError`s (pydantic collects them all).
+
+    Args:
+        exc: the error pydantic raised.
+        document: the validated input; when given, union tags are removed from field paths.
+    """
+    return [_one(e, document) for e in exc.errors(include_url=False)]

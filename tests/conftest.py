@@ -1,0 +1,27 @@
+"""Shared test configuration: hypothesis profiles and paths to the bundled samples."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# CI machines are small and shared; a deadline would make property tests flaky without making
+# them stronger. `HYPOTHESIS_PROFILE=thorough` runs many more examples on demand.
+settings.register_profile(
+    "default", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "thorough", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_runs"
+
+
+@pytest.fixture
+def samples() -> Path:
+    return SAMPLES
