@@ -1,0 +1,1 @@
+"""Jarvis TUI: the operator console and the `jarvis` command line."""

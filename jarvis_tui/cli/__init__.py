@@ -1,0 +1,127 @@
+"""The ``jarvis`` command line.
+
+Exit codes are part of the interface, because scripts depend on them:
+0 valid / accepted, 1 invalid / rejected, 2 usage or I/O error. With ``--json`` every command
+writes exactly one JSON object to stdout; without it, a readable rendering.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from jarvis_tui.cli.inputs import UsageError
+from jarvis_tui.cli.output import usage_error
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with a one-line message (and JSON when ``--json`` was asked)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        as_json = "--json" in sys.argv
+        if as_json:
+            usage_error("usage", message, as_json=True)
+            sys.exit(2)
+        super().error(message)
+
+
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="write one JSON object to stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from jarvis_tui.cli import demo, validate
+
+    parser = _Parser(
+        prog="jarvis",
+        description="Operator console and tools for fleets of coding-agent workers.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    v = commands.add_parser("validate", help="check a document against its contract")
+    kinds = v.add_subparsers(dest="what", metavar="WHAT", required=True, parser_class=_Parser)
+
+    p = kinds.add_parser(
+        "dispatch", help="a worker dispatch (Jarvis, OpenClaw request or dispatch record)"
+    )
+    p.add_argument("path", metavar="PATH|-")
+    p.add_argument(
+        "--as",
+        dest="as_kind",
+        choices=["auto", "jarvis_dispatch", "openclaw_request", "dispatch_record"],
+        default="auto",
+        help="validate as this kind instead of recognising it (default: auto)",
+    )
+    _json_flag(p)
+    p.set_defaults(handler=validate.dispatch)
+
+    p = kinds.add_parser("completion", help="a worker's output, gated against its dispatch")
+    p.add_argument(
+        "--dispatch", required=True, metavar="PATH", help="the dispatch the worker was given"
+    )
+    p.add_argument("output", metavar="OUTPUT|-")
+    _json_flag(p)
+    p.set_defaults(handler=validate.completion)
+
+    p = kinds.add_parser("request", help="an OpenClaw worker request (v0)")
+    p.add_argument("path", metavar="PATH|-")
+    _json_flag(p)
+    p.set_defaults(handler=validate.request)
+
+    p = kinds.add_parser(
+        "results", help="an OpenClaw result folder, through the scope and risk gate"
+    )
+    p.add_argument(
+        "--request", required=True, metavar="PATH", help="the request the worker was given"
+    )
+    p.add_argument("dir", metavar="DIR")
+    _json_flag(p)
+    p.set_defaults(handler=validate.results)
+
+    p = kinds.add_parser(
+        "record", help="a versioned record (task_command/task_result/task_event/error)"
+    )
+    p.add_argument("path", metavar="PATH|-")
+    _json_flag(p)
+    p.set_defaults(handler=validate.record)
+
+    p = kinds.add_parser("planner", help="raw planner model output (planner.v1)")
+    p.add_argument("path", metavar="PATH|-")
+    _json_flag(p)
+    p.set_defaults(handler=validate.planner)
+
+    p = commands.add_parser("fingerprint", help="the error.v1 fingerprint of a failure")
+    p.add_argument("--class", dest="error_class", required=True, metavar="C")
+    p.add_argument("--code", dest="error_code", required=True, metavar="X")
+    p.add_argument("--step", dest="step_id", required=True, metavar="S")
+    p.add_argument("--selector", default=None, metavar="SEL")
+    p.add_argument("--url", default=None, metavar="URL")
+    _json_flag(p)
+    p.set_defaults(handler=validate.fingerprint_command)
+
+    p = commands.add_parser("demo", help="show the engine at work on the bundled sample runs")
+    _json_flag(p)
+    p.set_defaults(handler=demo.run)
+    return parser
+
+
+def run(argv: Sequence[str]) -> int:
+    """Run one ``jarvis`` command and return its exit code."""
+    parser = build_parser()
+    args = parser.parse_args(list(argv))
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return handler(args)
+    except UsageError as exc:
+        return usage_error(exc.code, exc.message, as_json=getattr(args, "json", False))
+    except BrokenPipeError:
+        # `jarvis ... | head` closing the pipe early is not an error worth a traceback.
+        return 0
+    except KeyboardInterrupt:
+        return 130

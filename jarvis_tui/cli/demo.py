@@ -1,0 +1,73 @@
+"""``jarvis demo``: the engine at work on the bundled sample runs.
+
+Runs every sample in ``sample_runs/`` through the contract engine — dispatch validation,
+completion gates, the scope and risk gate, versioned records and planner parsing — and shows each
+verdict beside what the sample's name says it should be. Exit code 0 when every sample behaves as
+named, 1 otherwise, so it doubles as a smoke test of an installation.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+from rich.table import Table
+from rich.text import Text
+
+from core.samples import check_samples, samples_dir
+from jarvis_tui.cli.output import console, emit_json, verdict_line
+from jarvis_tui.safe_text import inert
+
+_GOOD = {"valid", "review_requested", "ok", "repaired", "L0"}
+
+
+def run(args: argparse.Namespace) -> int:
+    root = samples_dir()
+    checks = check_samples(root)
+    all_as_named = all(c.as_named for c in checks)
+    if args.json:
+        emit_json(
+            {
+                "samples_dir": str(root),
+                "all_as_named": all_as_named,
+                "samples": [c.to_json(root) for c in checks],
+            }
+        )
+        return 0 if all_as_named else 1
+
+    out = console()
+    table = Table(title=f"sample runs in {inert(str(root))}", title_justify="left")
+    table.add_column("family", style="dim")
+    table.add_column("sample", overflow="fold")
+    table.add_column("verdict")
+    table.add_column("why", overflow="fold", style="dim")
+    table.add_column("as named", justify="center")
+    for check in checks:
+        style = (
+            "green"
+            if check.actual in _GOOD
+            else ("yellow" if check.actual in ("L1", "L2") else "red")
+        )
+        table.add_row(
+            check.family,
+            Text(inert(check.path.relative_to(root).as_posix())),
+            Text(inert(check.actual), style=style),
+            Text(inert(check.detail)),
+            Text("✓", style="green")
+            if check.as_named
+            else Text("✗ expected " + check.expected, style="bold red"),
+        )
+    out.print(table)
+    counts = Counter(c.family for c in checks)
+    summary = ", ".join(f"{n} {family}" for family, n in counts.items())
+    mismatched = sum(not c.as_named for c in checks)
+    out.print(
+        verdict_line(
+            all_as_named,
+            f"{len(checks)} samples behave as named"
+            if all_as_named
+            else f"{mismatched} sample(s) do not behave as named",
+            summary,
+        )
+    )
+    return 0 if all_as_named else 1

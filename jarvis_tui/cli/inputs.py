@@ -1,0 +1,46 @@
+"""Reading the documents a command is given: a path, or ``-`` for standard input."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+class UsageError(Exception):
+    """A problem with how the command was called or with reading its input (exit code 2)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def read_input(source: str, *, limit: int) -> bytes:
+    """Read at most ``limit + 1`` bytes from a file or from stdin (``-``).
+
+    Reading one byte past the limit is enough for the validator to report "too large" without
+    holding an arbitrarily large input in memory.
+    """
+    try:
+        if source == "-":
+            return sys.stdin.buffer.read(limit + 1)
+        path = Path(source)
+        if path.is_dir():
+            raise UsageError("is_directory", f"{source} is a directory, not a file.")
+        with path.open("rb") as handle:
+            return handle.read(limit + 1)
+    except FileNotFoundError:
+        raise UsageError("not_found", f"{source} does not exist.") from None
+    except PermissionError:
+        raise UsageError(
+            "permission_denied", f"{source} cannot be read: permission denied."
+        ) from None
+    except OSError as exc:
+        raise UsageError("io_error", f"{source} cannot be read: {exc.strerror or exc}.") from None
+
+
+def existing_dir(source: str) -> Path:
+    path = Path(source)
+    if not path.is_dir():
+        raise UsageError("not_a_directory", f"{source} is not a directory.")
+    return path

@@ -1,0 +1,22 @@
+"""Make text from workers inert before it reaches an operator's terminal.
+
+Worker output, file names and error messages that quote them may carry terminal escape sequences
+(which a terminal would execute as commands: retitle the window, rewrite the screen, in some
+terminals worse) or console markup (which Rich or Textual would interpret as styling). Every
+piece of such text goes through `inert` before display; it keeps printable text and new lines and
+shows everything else as a visible ``\\xNN`` escape.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls except tab and newline, DEL, the C1 range (0x9b is a one-byte CSI in some
+# terminals), and the Unicode line/paragraph separators and bidirectional overrides that can make
+# displayed text lie about its content.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def inert(text: str) -> str:
+    """``text`` with every control character shown as a visible escape."""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
