@@ -22,6 +22,12 @@ _BRANCH = re.compile(r"jarvis-[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)*")
 
 def run_id_problem(value: str) -> tuple[str, str] | None:
     """Why ``value`` is not a valid run id, as (code, message), or None when it is."""
+    if (
+        len(value) <= RUN_ID_MAX
+        and _RUN_ID.fullmatch(value)
+        and not value.endswith(_RESERVED_SUFFIX)
+    ):
+        return None  # the common case, decided by one regex
     if not value:
         return "empty", "run_id must not be empty."
     if len(value) > RUN_ID_MAX:
