@@ -129,13 +129,16 @@ def planner(args: argparse.Namespace) -> int:
 
 
 def fingerprint_command(args: argparse.Namespace) -> int:
-    from core.contracts.fingerprint import fingerprint, normalize_url
-    from core.contracts.records import ERROR_CLASSES
+    from typing import get_args
 
-    if args.error_class not in ERROR_CLASSES:
+    from core.contracts.fingerprint import fingerprint, normalize_url
+    from core.contracts.records import ErrorClass
+
+    classes: tuple[str, ...] = get_args(ErrorClass)
+    if args.error_class not in classes:
         raise UsageError(
             "unknown_error_class",
-            f"--class must be one of {', '.join(ERROR_CLASSES)}.",
+            f"--class must be one of {', '.join(classes)}.",
         )
     result: dict[str, Any] = {
         "normalized_url": normalize_url(args.url),
