@@ -18,6 +18,8 @@ from typing import Any
 ROOT = "$"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# Field paths are one line, so tab and newline are escaped there too.
+_PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PREVIEW_LIMIT = 60
 
 
@@ -62,9 +64,17 @@ class ValidationReport:
 
 
 def join_path(*parts: str | int) -> str:
-    """Join path segments into a dotted field path, dropping the root marker."""
-    kept = [str(p) for p in parts if p != ROOT and p != ""]
+    """Join path segments into a dotted field path, dropping the root marker.
+
+    Keys come from the document, so control characters in them are escaped here: a field path is
+    printed as-is by every renderer.
+    """
+    kept = [_escape_controls(str(p), _PATH_CONTROL) for p in parts if p != ROOT and p != ""]
     return ".".join(kept) if kept else ROOT
+
+
+def _escape_controls(text: str, pattern: re.Pattern[str] = _CONTROL) -> str:
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def preview(value: Any, limit: int = _PREVIEW_LIMIT) -> str:
@@ -76,7 +86,7 @@ def preview(value: Any, limit: int = _PREVIEW_LIMIT) -> str:
     text = value if isinstance(value, str) else repr(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = _escape_controls(text)
     return f"'{text}'" if isinstance(value, str) else text
 
 

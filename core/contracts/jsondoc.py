@@ -154,8 +154,8 @@ def loads_strict(data: bytes | str, *, limit: int = MAX_DOCUMENT_BYTES) -> Loade
                 FieldError(
                     ROOT,
                     "not_json",
-                    f"The document is not valid JSON: {exc.msg} at line {exc.lineno} "
-                    f"column {exc.colno}.",
+                    f"The document is not valid JSON: {exc.msg} (line {exc.lineno}, "
+                    f"column {exc.colno}).",
                 ),
             ),
         )
