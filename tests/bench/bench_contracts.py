@@ -71,15 +71,23 @@ def main() -> None:
     outputs = [p.read_bytes() for p in sorted(folder.glob("*.txt"))]
 
     figures = {
-        "dispatch validations/s (valid samples)": rate(cycle(valid, validate_dispatch), args.seconds),
-        "dispatch validations/s (invalid samples)": rate(cycle(invalid, validate_dispatch), args.seconds),
-        "dispatch validations/s (all samples)": rate(cycle(valid + invalid, validate_dispatch), args.seconds),
+        "dispatch validations/s (valid samples)": rate(
+            cycle(valid, validate_dispatch), args.seconds
+        ),
+        "dispatch validations/s (invalid samples)": rate(
+            cycle(invalid, validate_dispatch), args.seconds
+        ),
+        "dispatch validations/s (all samples)": rate(
+            cycle(valid + invalid, validate_dispatch), args.seconds
+        ),
         "completion-gate evaluations/s": rate(
             cycle(outputs, lambda out: evaluate_completion(ui_dispatch, out)), args.seconds
         ),
     }
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
-          f"{platform.release()}, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
+        f"{platform.release()}, Python {platform.python_version()}"
+    )
     for name, value in figures.items():
         note = ""
         if name.startswith("dispatch"):

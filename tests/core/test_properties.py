@@ -23,7 +23,13 @@ from tests.core.test_completion import DISPATCH, GOOD
 from tests.core.test_criteria import RECORD
 from tests.core.test_dispatch import BASE
 
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
 json_values = st.recursive(
     json_scalars,
     lambda inner: (
