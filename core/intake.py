@@ -1,0 +1,221 @@
+"""Dispatch intake: a dispatch from one lane to another becomes a run — or a clear refusal.
+
+Outcomes, in the order they are decided:
+
+- ``invalid`` — the dispatch breaks its contract, a lane name is unusable, or it reuses a session
+  last used on another worker lane (cross-worker session reuse); ``errors`` say which.
+- ``unauthorized`` — the source lane may not dispatch to the target lane.
+- ``deduplicated`` — the idempotency key was seen with the same payload: the earlier run answers.
+- ``conflict`` — the idempotency key was seen with a different payload.
+- ``retried`` — the run id exists in ``failed`` or ``failed_contract``: same run, retry_count + 1.
+- ``duplicate`` — the run id exists in any other state: a second execution is blocked.
+- ``enqueued`` — a new run, ``queued``.
+
+The key is ``idempotency_key`` when given, else the dispatch's ``request_id``; a dispatch with
+neither relies on the run id alone. Everything after validation happens in one write transaction,
+so two identical submissions racing each other produce one run and one ``deduplicated`` (or
+``duplicate``), never two runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.authorization import dispatch_refusal, is_worker_lane
+from core.contracts.dispatch import validate_dispatch
+from core.contracts.errors import FieldError
+from core.contracts.idempotency import payload_hash
+from core.lifecycle import RETRYABLE, Action, RunState, allowed_from, transition
+from core.operator_actions import RETRY_CLEARS
+from core.run_views import run_summary
+from core.store.sqlite_store import Row, SqliteStore, Transaction
+from core.workspace import lane_problem
+
+Outcome = Literal[
+    "enqueued", "retried", "deduplicated", "conflict", "duplicate", "unauthorized", "invalid"
+]
+ACCEPTED: frozenset[str] = frozenset({"enqueued", "retried", "deduplicated"})
+
+
+@dataclass(slots=True)
+class IntakeResult:
+    outcome: Outcome
+    run_id: str | None
+    errors: list[FieldError] = field(default_factory=list)
+    run: Row | None = None
+    message: str = ""
+
+    @property
+    def accepted(self) -> bool:
+        return self.outcome in ACCEPTED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "run_id": self.run_id,
+            "errors": [e.to_json() for e in self.errors],
+            "message": self.message,
+            "run": run_summary(self.run) if self.run else None,
+        }
+
+
+def _run_fields(
+    doc: Mapping[str, Any], source: str, target: str, key: str | None
+) -> dict[str, Any]:
+    return {
+        "lane": target,
+        "source_lane": source,
+        "task_type": doc.get("task_type"),
+        "request_id": doc.get("request_id"),
+        "idempotency_key": key,
+        "dispatch_json": json.dumps(doc, sort_keys=True),
+        "dispatch_repo": doc.get("repo"),
+        "dispatch_branch": doc.get("branch"),
+        "context_intent": doc.get("context_intent"),
+        "parent_run_id": doc.get("parent_run_id"),
+        "dispatch_session_id": doc.get("session_id"),
+    }
+
+
+def submit_dispatch(
+    store: SqliteStore,
+    data: bytes | str | Mapping[str, Any],
+    *,
+    source_lane: str,
+    target_lane: str,
+    actor: str,
+    idempotency_key: str | None = None,
+) -> IntakeResult:
+    """Turn a dispatch into a run, or say exactly why not."""
+    report = validate_dispatch(data)
+    doc = report.document or {}
+    run_id = doc.get("run_id") if isinstance(doc.get("run_id"), str) else None
+    errors = list(report.errors)
+    for flag, lane in (("from", source_lane), ("to", target_lane)):
+        problem = lane_problem(lane)
+        if problem:
+            errors.append(FieldError(flag, "bad_lane", problem))
+    if errors:
+        return IntakeResult("invalid", run_id, errors, message="The dispatch is invalid.")
+    assert run_id is not None
+    refusal = dispatch_refusal(source_lane, target_lane)
+    if refusal:
+        return IntakeResult(
+            "unauthorized", run_id, [FieldError("to", "not_authorized", refusal)], message=refusal
+        )
+    key = idempotency_key or doc.get("request_id")
+    digest = payload_hash(doc)
+    with store.transaction() as tx:
+        return _decide(tx, doc, run_id, source_lane, target_lane, actor, key, digest)
+
+
+def _decide(
+    tx: Transaction,
+    doc: Mapping[str, Any],
+    run_id: str,
+    source: str,
+    target: str,
+    actor: str,
+    key: str | None,
+    digest: str,
+) -> IntakeResult:
+    if key:
+        seen = tx.get_idempotency(key)
+        if seen and seen["payload_hash"] == digest:
+            return IntakeResult(
+                "deduplicated",
+                seen["run_id"],
+                run=tx.get_run(seen["run_id"]),
+                message=f"Already submitted with idempotency key {key!r}; run {seen['run_id']}.",
+            )
+        if seen:
+            return IntakeResult(
+                "conflict",
+                run_id,
+                [
+                    FieldError(
+                        "idempotency_key",
+                        "idempotency_conflict",
+                        f"The idempotency key {key!r} was used for a different payload "
+                        f"(run {seen['run_id']}).",
+                    )
+                ],
+                run=tx.get_run(seen["run_id"]),
+                message="Idempotency conflict: same key, different payload.",
+            )
+
+    session_id = doc.get("session_id")
+    if isinstance(session_id, str):
+        used = tx.get_session(session_id)
+        if used and used["lane"] != target and is_worker_lane(used["lane"]):
+            message = (
+                f"Session {session_id} was last used on {used['lane']} (run "
+                f"{used['last_run_id']}); a session cannot move to {target}."
+            )
+            return IntakeResult(
+                "invalid",
+                run_id,
+                [FieldError("session_id", "session_on_other_lane", message)],
+                message=message,
+            )
+
+    existing = tx.get_run(run_id)
+    if existing is not None:
+        state = RunState(existing["state"])
+        if state not in RETRYABLE:
+            allowed = " or ".join(s.value for s in allowed_from(Action.RETRY))
+            message = (
+                f"Run {run_id} already exists and is {state.value}; a duplicate is blocked "
+                f"(a run id can be dispatched again only when it is {allowed})."
+            )
+            return IntakeResult(
+                "duplicate",
+                run_id,
+                [FieldError("run_id", "duplicate_run", message)],
+                run=existing,
+                message=message,
+            )
+        new_state = transition(run_id, state, Action.RETRY)
+        values: dict[str, Any] = dict.fromkeys(RETRY_CLEARS)
+        values.update(_run_fields(doc, source, target, key))
+        values.update(state=new_state.value, retry_count=existing["retry_count"] + 1)
+        run = tx.change_run(
+            run_id,
+            expected_version=existing["version"],
+            changes=values,
+            kind="transition",
+            payload={
+                "action": "retry",
+                "from": state.value,
+                "to": new_state.value,
+                "via": "dispatch",
+            },
+            actor=actor,
+        )
+        tx.audit(
+            run_id,
+            actor=actor,
+            action="retry",
+            from_state=state.value,
+            to_state=new_state.value,
+            reason=f"re-dispatched by {source}",
+        )
+        outcome: Outcome = "retried"
+        message = f"Run {run_id} retried (attempt {run['retry_count'] + 1})."
+    else:
+        fields = _run_fields(doc, source, target, key)
+        run = tx.create_run(
+            {"run_id": run_id, "state": RunState.QUEUED.value, **fields}, actor=actor
+        )
+        tx.audit(run_id, actor=actor, action="dispatch", from_state=None, to_state="queued",
+                 reason=f"dispatched by {source} to {target}")  # fmt: skip
+        outcome = "enqueued"
+        message = f"Run {run_id} queued on {target}."
+    if key:
+        tx.put_idempotency(key, digest, run_id)
+    if isinstance(session_id, str):
+        tx.put_session(session_id, target, run_id)
+    return IntakeResult(outcome, run_id, run=run, message=message)

@@ -1,0 +1,282 @@
+"""The operator's actions: approve, retry, override, cancel and steer.
+
+Each action is one store transaction that reads the run under the write lock, asks the lifecycle
+whether the move is legal, and writes the new state, its audit row and its journal row together.
+Two operators acting on the same run at once are therefore serialised: the first one's move
+happens, and the second finds the run already moved and is refused with its current state — it is
+never applied twice. An operator who passes the version they were looking at
+(``expected_version``) is refused if the run has changed since, even when the move would still be
+legal: they decided on a state that no longer exists.
+
+Refusals are data (`Refusal`: a stable code and a sentence), never exceptions.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.lifecycle import Action, IllegalTransition, RunState, transition
+from core.run_views import run_summary
+from core.store.sqlite_store import Row, SqliteStore, StaleVersion, Transaction
+
+MAX_REASON = 2000
+MAX_STEER = 4000
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+RETRY_CLEARS = (
+    "state_reason", "branch_name", "commit_sha", "files_changed", "test_summary",
+    "risk_summary", "pr_url", "pr_skipped_reason", "started_at", "finished_at",
+)  # fmt: skip
+"""What a retry resets: the last attempt's outcome. Its history stays in the journal and audit."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    code: str
+    """``not_found``, ``illegal_transition``, ``stale_version``, ``reason_required``,
+    ``reason_too_long``, ``not_running``, ``empty_message``, ``message_too_long`` or
+    ``bad_characters``."""
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    ok: bool
+    run: Row | None
+    refusal: Refusal | None = None
+    steer_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "ok": self.ok,
+            "run": run_summary(self.run) if self.run else None,
+            "refusal": self.refusal.to_json() if self.refusal else None,
+        }
+        if self.steer_id:
+            data["steer_id"] = self.steer_id
+        return data
+
+
+def _refused(code: str, message: str, run: Row | None = None) -> ActionResult:
+    return ActionResult(False, run, Refusal(code, message))
+
+
+def _text_problem(text: str | None, *, what: str, limit: int) -> Refusal | None:
+    if text is None or not text.strip():
+        code = "reason_required" if what == "reason" else "empty_message"
+        return Refusal(code, f"A non-blank {what} is required.")
+    if len(text) > limit:
+        code = "reason_too_long" if what == "reason" else "message_too_long"
+        return Refusal(code, f"The {what} is {len(text):,} characters; the limit is {limit:,}.")
+    if _CONTROL.search(text):
+        return Refusal("bad_characters", f"The {what} contains control characters.")
+    return None
+
+
+Changes = Callable[[Row, str], dict[str, Any]]
+
+
+def _move(
+    store: SqliteStore,
+    run_id: str,
+    action: Action,
+    operator: str,
+    *,
+    reason: str | None = None,
+    expected_version: int | None = None,
+    changes: Changes | None = None,
+) -> ActionResult:
+    with store.transaction() as tx:
+        run = tx.get_run(run_id)
+        if run is None:
+            return _refused("not_found", f"There is no run {run_id}.")
+        if expected_version is not None and run["version"] != expected_version:
+            return _refused(
+                "stale_version",
+                f"Run {run_id} changed since you looked at it (it is now {run['state']}, "
+                f"version {run['version']}, not {expected_version}); nothing was done.",
+                run,
+            )
+        state = RunState(run["state"])
+        try:
+            target = transition(run_id, state, action)
+        except IllegalTransition as exc:
+            return _refused("illegal_transition", str(exc), run)
+        values: dict[str, Any] = {"state": target.value}
+        if changes:
+            values.update(changes(run, tx.now))
+        try:
+            updated = tx.change_run(
+                run_id,
+                expected_version=run["version"],
+                changes=values,
+                kind="transition",
+                payload={
+                    "action": action.value,
+                    "from": state.value,
+                    "to": target.value,
+                    "reason": reason,
+                },
+                actor=operator,
+            )
+        except StaleVersion as exc:  # unreachable under the write lock; kept as a backstop
+            return _refused(
+                "stale_version", f"Run {run_id} changed during the action.", exc.current
+            )
+        tx.audit(
+            run_id,
+            actor=operator,
+            action=action.value,
+            from_state=state.value,
+            to_state=target.value,
+            reason=reason,
+        )
+    return ActionResult(True, updated)
+
+
+def approve(
+    store: SqliteStore, run_id: str, operator: str, *, expected_version: int | None = None
+) -> ActionResult:
+    """``review_requested → done``."""
+    return _move(
+        store,
+        run_id,
+        Action.APPROVE,
+        operator,
+        expected_version=expected_version,
+        changes=lambda run, now: {"finished_at": now},
+    )
+
+
+def retry(
+    store: SqliteStore, run_id: str, operator: str, *, expected_version: int | None = None
+) -> ActionResult:
+    """``failed | failed_contract → queued``: same run_id, retry_count + 1."""
+
+    def reset(run: Row, now: str) -> dict[str, Any]:
+        values: dict[str, Any] = dict.fromkeys(RETRY_CLEARS)
+        values["retry_count"] = run["retry_count"] + 1
+        return values
+
+    return _move(
+        store, run_id, Action.RETRY, operator, expected_version=expected_version, changes=reset
+    )
+
+
+def override(
+    store: SqliteStore,
+    run_id: str,
+    operator: str,
+    reason: str | None,
+    *,
+    expected_version: int | None = None,
+) -> ActionResult:
+    """``failed | failed_contract → done``, marked overridden, with a required reason."""
+    problem = _text_problem(reason, what="reason", limit=MAX_REASON)
+    if problem:
+        return ActionResult(False, store.get_run(run_id), problem)
+    assert reason is not None
+    return _move(
+        store,
+        run_id,
+        Action.OVERRIDE,
+        operator,
+        reason=reason,
+        expected_version=expected_version,
+        changes=lambda run, now: {
+            "overridden": 1,
+            "override_reason": reason,
+            "overridden_by": operator,
+            "overridden_at": now,
+            "finished_at": now,
+        },
+    )
+
+
+def cancel(
+    store: SqliteStore,
+    run_id: str,
+    operator: str,
+    reason: str | None,
+    *,
+    expected_version: int | None = None,
+) -> ActionResult:
+    """``queued | running → failed``, with the reason recorded as the run's state reason."""
+    problem = _text_problem(reason, what="reason", limit=MAX_REASON)
+    if problem:
+        return ActionResult(False, store.get_run(run_id), problem)
+    return _move(
+        store,
+        run_id,
+        Action.CANCEL,
+        operator,
+        reason=reason,
+        expected_version=expected_version,
+        changes=lambda run, now: {
+            "state_reason": f"cancelled by {operator}: {reason}",
+            "finished_at": now,
+        },
+    )
+
+
+def steer(
+    store: SqliteStore,
+    run_id: str,
+    operator: str,
+    message: str | None,
+    *,
+    expected_version: int | None = None,
+) -> ActionResult:
+    """Record a pending steer for a running run. Delivery is the host's job (one at a time)."""
+    problem = _text_problem(message, what="message", limit=MAX_STEER)
+    if problem:
+        return ActionResult(False, store.get_run(run_id), problem)
+    assert message is not None
+    steer_id = f"steer-{uuid.uuid4().hex[:16]}"
+    with store.transaction() as tx:
+        run = tx.get_run(run_id)
+        if run is None:
+            return _refused("not_found", f"There is no run {run_id}.")
+        if expected_version is not None and run["version"] != expected_version:
+            return _refused(
+                "stale_version",
+                f"Run {run_id} changed since you looked at it (it is now {run['state']}); "
+                "the steer was not sent.",
+                run,
+            )
+        if run["state"] != RunState.RUNNING:
+            return _refused(
+                "not_running",
+                f"Run {run_id} is {run['state']}; only a running run can be steered.",
+                run,
+            )
+        _record_steer(tx, run, steer_id, message, operator)
+        updated = tx.get_run(run_id)
+    return ActionResult(True, updated, steer_id=steer_id)
+
+
+def _record_steer(tx: Transaction, run: Row, steer_id: str, message: str, operator: str) -> None:
+    tx.add_steer(steer_id, run["run_id"], message, operator)
+    tx.change_run(
+        run["run_id"],
+        expected_version=run["version"],
+        changes={"steer_count": run["steer_count"] + 1},
+        kind="steer",
+        payload={"steer_id": steer_id, "status": "pending", "message": message},
+        actor=operator,
+    )
+    tx.audit(
+        run["run_id"],
+        actor=operator,
+        action="steer",
+        from_state=run["state"],
+        to_state=run["state"],
+        reason=message,
+    )

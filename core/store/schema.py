@@ -1,0 +1,205 @@
+"""The store's schema, as versioned migrations applied at every start.
+
+sqlite-utils' `Migrations` records each applied step in ``_sqlite_migrations`` and runs each step
+in its own transaction, so a start that dies half-way leaves the schema at a known step. New steps
+are appended, never edited: a deployed store has already run the old ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+MIGRATIONS = Migrations("jarvis")
+
+RUN_COLUMNS = (
+    # identity and routing
+    "run_id", "lane", "source_lane", "task_type", "request_id", "idempotency_key",
+    # lifecycle
+    "state", "state_reason", "retry_count", "version",
+    "overridden", "override_reason", "overridden_by", "overridden_at",
+    # the dispatch and its lineage (worker_runs)
+    "dispatch_json", "dispatch_repo", "dispatch_branch", "context_intent", "parent_run_id",
+    # session continuity telemetry (worker_runs)
+    "dispatch_session_id", "selected_session_id", "effective_session_id",
+    "session_selection_source", "session_resume_status", "session_resume_error",
+    # completion artifacts (worker_runs)
+    "branch_name", "commit_sha", "files_changed", "test_summary", "risk_summary",
+    "pr_url", "pr_skipped_reason",
+    # live progress (worker_runs)
+    "last_progress_summary", "last_progress_at", "steer_count",
+    # times
+    "created_at", "updated_at", "started_at", "finished_at",
+)  # fmt: skip
+
+
+def _run_script(db: Database, script: str) -> None:
+    """Run statements one by one: ``executescript`` would COMMIT the migration's transaction."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {statement.strip()[:60]}")
+
+
+@MIGRATIONS(name="0001_initial")
+def _initial(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            lane TEXT NOT NULL,
+            source_lane TEXT NOT NULL,
+            task_type TEXT,
+            request_id TEXT,
+            idempotency_key TEXT,
+            state TEXT NOT NULL,
+            state_reason TEXT,
+            retry_count INTEGER NOT NULL DEFAULT 0,
+            version INTEGER NOT NULL DEFAULT 1,
+            overridden INTEGER NOT NULL DEFAULT 0,
+            override_reason TEXT,
+            overridden_by TEXT,
+            overridden_at TEXT,
+            dispatch_json TEXT NOT NULL,
+            dispatch_repo TEXT,
+            dispatch_branch TEXT,
+            context_intent TEXT,
+            parent_run_id TEXT,
+            dispatch_session_id TEXT,
+            selected_session_id TEXT,
+            effective_session_id TEXT,
+            session_selection_source TEXT,
+            session_resume_status TEXT,
+            session_resume_error TEXT,
+            branch_name TEXT,
+            commit_sha TEXT,
+            files_changed TEXT,
+            test_summary TEXT,
+            risk_summary TEXT,
+            pr_url TEXT,
+            pr_skipped_reason TEXT,
+            last_progress_summary TEXT,
+            last_progress_at TEXT,
+            steer_count INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT
+        );
+        CREATE INDEX runs_state ON runs (state, updated_at);
+        CREATE INDEX runs_lane ON runs (lane, state);
+        CREATE INDEX runs_updated ON runs (updated_at);
+
+        CREATE TABLE idempotency_keys (
+            key TEXT PRIMARY KEY,
+            payload_hash TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            lane TEXT NOT NULL,
+            last_run_id TEXT NOT NULL,
+            last_used_at TEXT NOT NULL
+        );
+
+        CREATE TABLE steering_events (
+            steer_id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            message TEXT NOT NULL,
+            operator TEXT NOT NULL,
+            status TEXT NOT NULL,
+            status_reason TEXT,
+            created_at TEXT NOT NULL,
+            sent_at TEXT,
+            acked_at TEXT
+        );
+        CREATE INDEX steering_events_run ON steering_events (run_id, created_at);
+
+        CREATE TABLE progress_events (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            seq INTEGER NOT NULL,
+            timestamp TEXT NOT NULL,
+            phase TEXT,
+            summary TEXT,
+            tool_used TEXT,
+            ingested_at TEXT NOT NULL,
+            UNIQUE (run_id, seq)
+        );
+
+        CREATE TABLE gate_results (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            passed INTEGER NOT NULL,
+            detail TEXT NOT NULL,
+            evaluated_at TEXT NOT NULL
+        );
+        CREATE INDEX gate_results_run ON gate_results (run_id, attempt);
+
+        CREATE TABLE verification_results (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt INTEGER NOT NULL,
+            results_json TEXT NOT NULL,
+            verified_at TEXT NOT NULL
+        );
+
+        CREATE TABLE failures (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt INTEGER NOT NULL,
+            error_class TEXT NOT NULL,
+            error_code TEXT NOT NULL,
+            step_id TEXT NOT NULL,
+            url TEXT NOT NULL DEFAULT '',
+            message TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX failures_fingerprint ON failures (fingerprint);
+
+        CREATE TABLE audit (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            from_state TEXT,
+            to_state TEXT,
+            reason TEXT,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX audit_run ON audit (run_id, id);
+
+        CREATE TABLE journal (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX journal_run ON journal (run_id, seq);
+
+        -- The journal is append-only: the database itself refuses edits and deletions.
+        CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal
+        BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+        CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
+        BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+        """,
+    )
+
+
+def migrate(db: Database) -> None:
+    """Bring the schema up to date (idempotent)."""
+    MIGRATIONS.apply(db)

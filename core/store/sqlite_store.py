@@ -1,0 +1,267 @@
+"""The run store on SQLite (sqlite-utils), in WAL mode.
+
+Concurrency model: every write happens inside `SqliteStore.transaction`, which opens with
+``BEGIN IMMEDIATE`` — the write lock is taken before anything is read, so a read-check-write
+sequence (is this run still failed? then retry it) cannot interleave with another writer's, in
+this process or any other. Waiting writers queue on the busy timeout. Readers never block
+writers (WAL).
+
+Durability: ``synchronous=NORMAL`` in WAL mode keeps every committed transaction across a crash
+or ``kill -9`` of the process (the property the engine needs); only an OS crash or power loss
+can drop the last few commits, and even then never corrupts the database.
+
+Every change to a run goes through `Transaction.create_run` or `Transaction.change_run`, which
+write the journal row in the same transaction: there is no way to change a run without its
+journal entry.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from core.store.schema import migrate
+
+Row = dict[str, Any]
+Clock = Callable[[], datetime]
+
+#: Journal kinds whose rows bump the run's ``version``: the changes an operator's decision depends
+#: on (the run's existence and its state). Progress and steers do not bump it, so a chatty worker
+#: or a colleague's steer never makes an operator's retry or override stale.
+VERSIONED_KINDS = frozenset({"created", "transition"})
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class StaleVersion(Exception):
+    """The run changed since the caller read it (compare-and-set failed)."""
+
+    def __init__(self, run_id: str, expected: int, current: Row | None) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+        self.expected = expected
+        self.current = current
+
+
+class Transaction:
+    """The write operations of one store transaction. Obtain one from `SqliteStore.transaction`."""
+
+    def __init__(self, db: Database, now: str) -> None:
+        self._db = db
+        self.now = now
+        """The transaction's timestamp: every row it writes carries the same time."""
+
+    # -- runs -----------------------------------------------------------------------------------
+
+    def get_run(self, run_id: str) -> Row | None:
+        rows = list(self._db.query("SELECT * FROM runs WHERE run_id = ?", [run_id]))
+        return rows[0] if rows else None
+
+    def create_run(self, row: Mapping[str, Any], *, actor: str) -> Row:
+        record = dict(row)
+        record.update(version=1, created_at=self.now, updated_at=self.now)
+        columns = ", ".join(record)
+        marks = ", ".join("?" for _ in record)
+        self._db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(record.values()))
+        self.journal(record["run_id"], "created", {"state": record["state"]}, actor)
+        created = self.get_run(record["run_id"])
+        assert created is not None
+        return created
+
+    def change_run(
+        self,
+        run_id: str,
+        *,
+        expected_version: int,
+        changes: Mapping[str, Any],
+        kind: str,
+        payload: Mapping[str, Any],
+        actor: str,
+    ) -> Row:
+        """Compare-and-set: apply ``changes`` only if the run is still at ``expected_version``.
+
+        Raises:
+            StaleVersion: the run is at another version (or gone); nothing was written.
+        """
+        values = dict(changes)
+        values["updated_at"] = self.now
+        bump = kind in VERSIONED_KINDS
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        if bump:
+            assignments += ", version = version + 1"
+        cursor = self._db.execute(
+            f"UPDATE runs SET {assignments} WHERE run_id = ? AND version = ?",
+            [*values.values(), run_id, expected_version],
+        )
+        if cursor.rowcount != 1:
+            raise StaleVersion(run_id, expected_version, self.get_run(run_id))
+        self.journal(run_id, kind, payload, actor)
+        changed = self.get_run(run_id)
+        assert changed is not None
+        return changed
+
+    # -- side tables ----------------------------------------------------------------------------
+
+    def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
+        cursor = self._db.execute(
+            "INSERT INTO journal (run_id, kind, payload, actor, at) VALUES (?, ?, ?, ?, ?)",
+            [run_id, kind, json.dumps(payload, sort_keys=True), actor, self.now],
+        )
+        return int(cursor.lastrowid or 0)
+
+    def audit(
+        self,
+        run_id: str,
+        *,
+        actor: str,
+        action: str,
+        from_state: str | None,
+        to_state: str | None,
+        reason: str | None = None,
+    ) -> None:
+        self._db.execute(
+            "INSERT INTO audit (run_id, actor, action, from_state, to_state, reason, at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [run_id, actor, action, from_state, to_state, reason, self.now],
+        )
+
+    def get_idempotency(self, key: str) -> Row | None:
+        rows = list(self._db.query("SELECT * FROM idempotency_keys WHERE key = ?", [key]))
+        return rows[0] if rows else None
+
+    def put_idempotency(self, key: str, payload_hash: str, run_id: str) -> None:
+        self._db.execute(
+            "INSERT INTO idempotency_keys (key, payload_hash, run_id, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            [key, payload_hash, run_id, self.now],
+        )
+
+    def get_session(self, session_id: str) -> Row | None:
+        rows = list(self._db.query("SELECT * FROM sessions WHERE session_id = ?", [session_id]))
+        return rows[0] if rows else None
+
+    def put_session(self, session_id: str, lane: str, run_id: str) -> None:
+        self._db.execute(
+            "INSERT INTO sessions (session_id, lane, last_run_id, last_used_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET lane = excluded.lane, "
+            "last_run_id = excluded.last_run_id, last_used_at = excluded.last_used_at",
+            [session_id, lane, run_id, self.now],
+        )
+
+    def add_steer(self, steer_id: str, run_id: str, message: str, operator: str) -> None:
+        self._db.execute(
+            "INSERT INTO steering_events (steer_id, run_id, message, operator, status, created_at) "
+            "VALUES (?, ?, ?, ?, 'pending', ?)",
+            [steer_id, run_id, message, operator, self.now],
+        )
+
+
+class SqliteStore:
+    """One connection to one workspace's ``jarvis.db``. Use one store per thread."""
+
+    def __init__(
+        self, path: str | Path, *, clock: Clock = utc_now, busy_timeout_s: float = 30.0
+    ) -> None:
+        self.path = Path(path)
+        self._clock = clock
+        conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s)
+        self.db = Database(conn)
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        # Two processes opening a new workspace at once would both try to create the schema;
+        # holding the write lock across the whole migration makes the second wait and then find
+        # nothing pending. (Each step's own transaction becomes a savepoint inside this one.)
+        with self._immediate():
+            migrate(self.db)
+
+    @contextmanager
+    def _immediate(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.conn.rollback()
+            raise
+        else:
+            self.db.execute("COMMIT")
+
+    def now(self) -> str:
+        return iso(self._clock())
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """A write transaction holding the database's write lock from its first statement."""
+        with self._immediate():
+            yield Transaction(self.db, self.now())
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def get_run(self, run_id: str) -> Row | None:
+        rows = list(self.db.query("SELECT * FROM runs WHERE run_id = ?", [run_id]))
+        return rows[0] if rows else None
+
+    def list_runs(
+        self,
+        *,
+        states: tuple[str, ...] = (),
+        lane: str | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        where: list[str] = []
+        params: list[Any] = []
+        if states:
+            where.append(f"state IN ({', '.join('?' for _ in states)})")
+            params.extend(states)
+        if lane:
+            where.append("lane = ?")
+            params.append(lane)
+        sql = "SELECT * FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY updated_at DESC, run_id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return list(self.db.query(sql, params))
+
+    def journal_since(self, seq: int, *, limit: int = 1000, run_id: str | None = None) -> list[Row]:
+        if run_id is None:
+            return list(
+                self.db.query(
+                    "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", [seq, limit]
+                )
+            )
+        return list(
+            self.db.query(
+                "SELECT * FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                [run_id, seq, limit],
+            )
+        )
+
+    def last_seq(self) -> int:
+        rows = list(self.db.query("SELECT COALESCE(MAX(seq), 0) AS seq FROM journal"))
+        return int(rows[0]["seq"])
+
+    def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
+        """A read-only query, for callers that need a view the store does not name yet."""
+        return list(self.db.query(sql, params or []))
