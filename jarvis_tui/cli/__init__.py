@@ -32,8 +32,36 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="write one JSON object to stdout")
 
 
+def _workspace_flags(parser: argparse.ArgumentParser, *, acts: bool = False) -> None:
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        default=None,
+        help="the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created on first use",
+    )
+    if acts:
+        parser.add_argument(
+            "--operator",
+            default=None,
+            help="who is acting (default: $JARVIS_OPERATOR, else the OS user)",
+        )
+    _json_flag(parser)
+
+
+def _action_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_id", metavar="RUN_ID")
+    parser.add_argument(
+        "--expect-version",
+        type=int,
+        default=None,
+        metavar="N",
+        help="refuse if the run is no longer at this version (what you were looking at)",
+    )
+    _workspace_flags(parser, acts=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from jarvis_tui.cli import demo, validate
+    from jarvis_tui.cli import demo, runs, validate
 
     parser = _Parser(
         prog="jarvis",
@@ -101,6 +129,67 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--url", default=None, metavar="URL")
     _json_flag(p)
     p.set_defaults(handler=validate.fingerprint_command)
+
+    p = commands.add_parser("dispatch", help="submit a dispatch: it becomes a queued run")
+    p.add_argument("path", metavar="PATH|-")
+    p.add_argument(
+        "--from", dest="source", default="main", metavar="LANE", help="source lane (default: main)"
+    )
+    p.add_argument(
+        "--to", dest="target", default="jarvis-worker-1", metavar="LANE",
+        help="target lane (default: jarvis-worker-1)",
+    )  # fmt: skip
+    p.add_argument(
+        "--idempotency-key", default=None, metavar="K", help="default: the dispatch's request_id"
+    )
+    _workspace_flags(p, acts=True)
+    p.set_defaults(handler=runs.dispatch)
+
+    p = commands.add_parser("runs", help="list runs, most recently updated first")
+    p.add_argument(
+        "--state", action="append", metavar="S", help="only these states (repeat or comma-separate)"
+    )
+    p.add_argument("--lane", default=None, metavar="L")
+    p.add_argument(
+        "--limit", type=int, default=200, metavar="N", help="at most N runs (default: 200)"
+    )
+    _workspace_flags(p)
+    p.set_defaults(handler=runs.runs)
+
+    p = commands.add_parser("show", help="one run with its gates, steers, events and audit trail")
+    p.add_argument("run_id", metavar="RUN_ID")
+    _workspace_flags(p)
+    p.set_defaults(handler=runs.show)
+
+    p = commands.add_parser("approve", help="review_requested → done")
+    _action_flags(p)
+    p.set_defaults(handler=runs.approve)
+
+    p = commands.add_parser("retry", help="failed | failed_contract → queued (retry_count + 1)")
+    _action_flags(p)
+    p.set_defaults(handler=runs.retry)
+
+    p = commands.add_parser("override", help="failed | failed_contract → done, with a reason")
+    _action_flags(p)
+    p.add_argument("--reason", required=True, metavar="TEXT")
+    p.set_defaults(handler=runs.override)
+
+    p = commands.add_parser("cancel", help="queued | running → failed, with a reason")
+    _action_flags(p)
+    p.add_argument("--reason", required=True, metavar="TEXT")
+    p.set_defaults(handler=runs.cancel)
+
+    p = commands.add_parser("steer", help="send a running run a message (delivered by the host)")
+    _action_flags(p)
+    p.add_argument("message", metavar="MESSAGE")
+    p.set_defaults(handler=runs.steer)
+
+    p = commands.add_parser("journal", help="the change feed, as JSON lines with --json")
+    p.add_argument("--since", type=int, default=0, metavar="SEQ", help="rows after this seq")
+    p.add_argument("--follow", action="store_true", help="keep printing new rows until interrupted")
+    p.add_argument("--poll", type=float, default=0.05, help=argparse.SUPPRESS)
+    _workspace_flags(p)
+    p.set_defaults(handler=runs.journal)
 
     p = commands.add_parser("demo", help="show the engine at work on the bundled sample runs")
     _json_flag(p)
