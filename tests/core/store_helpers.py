@@ -1,0 +1,59 @@
+"""Helpers for tests that need a store with runs in particular states."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from core.intake import submit_dispatch
+from core.lifecycle import Action, RunState, transition
+from core.store.sqlite_store import SqliteStore
+
+_SAMPLE = Path(__file__).resolve().parents[2] / "sample_runs/dispatches/valid-backend-fix.json"
+BASE_DISPATCH: dict[str, Any] = json.loads(_SAMPLE.read_text())
+
+
+def dispatch_doc(run_id: str, **changes: Any) -> dict[str, Any]:
+    doc = copy.deepcopy(BASE_DISPATCH)
+    doc.pop("request_id", None)
+    doc["run_id"] = run_id
+    doc.update(changes)
+    return doc
+
+
+def host_move(store: SqliteStore, run_id: str, action: Action) -> None:
+    """Move a run as the host will: through the lifecycle, with its journal row."""
+    with store.transaction() as tx:
+        run = tx.get_run(run_id)
+        assert run is not None
+        target = transition(run_id, RunState(run["state"]), action)
+        tx.change_run(
+            run_id,
+            expected_version=run["version"],
+            changes={"state": target.value},
+            kind="transition",
+            payload={"action": action.value, "from": run["state"], "to": target.value},
+            actor="host",
+        )
+
+
+PATHS: dict[RunState, tuple[Action, ...]] = {
+    RunState.QUEUED: (),
+    RunState.RUNNING: (Action.START,),
+    RunState.REVIEW_REQUESTED: (Action.START, Action.PASS_GATES),
+    RunState.FAILED_CONTRACT: (Action.START, Action.FAIL_GATES),
+    RunState.FAILED: (Action.START, Action.FAIL),
+    RunState.DONE: (Action.START, Action.PASS_GATES, Action.APPROVE),
+}
+
+
+def make_run(store: SqliteStore, run_id: str, state: RunState, **changes: Any) -> None:
+    result = submit_dispatch(
+        store, dispatch_doc(run_id, **changes), source_lane="main",
+        target_lane="jarvis-worker-1", actor="test",
+    )  # fmt: skip
+    assert result.outcome == "enqueued", result.to_json()
+    for action in PATHS[state]:
+        host_move(store, run_id, action)
