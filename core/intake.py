@@ -28,8 +28,8 @@ from core.authorization import dispatch_refusal, is_worker_lane
 from core.contracts.dispatch import validate_dispatch
 from core.contracts.errors import FieldError
 from core.contracts.idempotency import payload_hash
-from core.lifecycle import RETRYABLE, Action, RunState, allowed_from, transition
-from core.operator_actions import RETRY_CLEARS
+from core.lifecycle import RETRYABLE, Action, RunState, allowed_from
+from core.operator_actions import RETRY_CLEARS, apply_move
 from core.run_views import run_summary
 from core.store.sqlite_store import Row, SqliteStore, Transaction
 from core.workspace import lane_problem
@@ -178,31 +178,13 @@ def _decide(
                 run=existing,
                 message=message,
             )
-        new_state = transition(run_id, state, Action.RETRY)
         values: dict[str, Any] = dict.fromkeys(RETRY_CLEARS)
         values.update(_run_fields(doc, source, target, key))
-        values.update(state=new_state.value, retry_count=existing["retry_count"] + 1)
-        run = tx.change_run(
-            run_id,
-            expected_version=existing["version"],
-            changes=values,
-            kind="transition",
-            payload={
-                "action": "retry",
-                "from": state.value,
-                "to": new_state.value,
-                "via": "dispatch",
-            },
-            actor=actor,
-        )
-        tx.audit(
-            run_id,
-            actor=actor,
-            action="retry",
-            from_state=state.value,
-            to_state=new_state.value,
-            reason=f"re-dispatched by {source}",
-        )
+        values["retry_count"] = existing["retry_count"] + 1
+        run = apply_move(
+            tx, existing, Action.RETRY, actor, reason=f"re-dispatched by {source}",
+            changes=values, via="dispatch",
+        )  # fmt: skip
         outcome: Outcome = "retried"
         message = f"Run {run_id} retried (attempt {run['retry_count'] + 1})."
     else:

@@ -13,7 +13,6 @@ docs/lifecycle.md draws it; `tests/core/test_lifecycle.py` checks this table aga
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -89,13 +88,18 @@ def _or_list(states: tuple[RunState, ...]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
-@dataclass(frozen=True)
 class IllegalTransition(Exception):
-    """A move the lifecycle does not allow; ``str()`` is a sentence for the user."""
+    """A move the lifecycle does not allow; ``str()`` is a sentence for the user.
 
-    run_id: str
-    state: RunState
-    action: Action
+    A plain exception, not a frozen dataclass: raising one through a context manager (a store
+    transaction) assigns ``__traceback__``, which a frozen instance refuses.
+    """
+
+    def __init__(self, run_id: str, state: RunState, action: Action) -> None:
+        super().__init__(run_id, state, action)
+        self.run_id = run_id
+        self.state = state
+        self.action = action
 
     def __str__(self) -> str:
         legal = allowed_from(self.action)

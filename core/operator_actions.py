@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.lifecycle import Action, IllegalTransition, RunState, transition
+from core.lifecycle import REASON_REQUIRED, Action, IllegalTransition, RunState, transition
 from core.run_views import run_summary
-from core.store.sqlite_store import Row, SqliteStore, StaleVersion, Transaction
+from core.store.sqlite_store import Row, SqliteStore, Transaction
 
 MAX_REASON = 2000
 MAX_STEER = 4000
@@ -83,6 +83,47 @@ def _text_problem(text: str | None, *, what: str, limit: int) -> Refusal | None:
 Changes = Callable[[Row, str], dict[str, Any]]
 
 
+def apply_move(
+    tx: Transaction,
+    run: Row,
+    action: Action,
+    actor: str,
+    *,
+    reason: str | None = None,
+    changes: Mapping[str, Any] | None = None,
+    via: str | None = None,
+) -> Row:
+    """Move ``run`` by ``action`` inside ``tx``: new state, audit row and journal row together.
+
+    Raises:
+        IllegalTransition: the lifecycle does not allow the move; nothing was written.
+    """
+    state = RunState(run["state"])
+    target = transition(run["run_id"], state, action)
+    values: dict[str, Any] = {"state": target.value, **(changes or {})}
+    payload: dict[str, Any] = {"action": action.value, "from": state.value, "to": target.value}
+    payload["reason"] = reason
+    if via:
+        payload["via"] = via
+    updated = tx.change_run(
+        run["run_id"],
+        expected_version=run["version"],
+        changes=values,
+        kind="transition",
+        payload=payload,
+        actor=actor,
+    )
+    tx.audit(
+        run["run_id"],
+        actor=actor,
+        action=action.value,
+        from_state=state.value,
+        to_state=target.value,
+        reason=reason,
+    )
+    return updated
+
+
 def _move(
     store: SqliteStore,
     run_id: str,
@@ -93,6 +134,10 @@ def _move(
     expected_version: int | None = None,
     changes: Changes | None = None,
 ) -> ActionResult:
+    if action in REASON_REQUIRED:
+        problem = _text_problem(reason, what="reason", limit=MAX_REASON)
+        if problem:
+            return ActionResult(False, store.get_run(run_id), problem)
     with store.transaction() as tx:
         run = tx.get_run(run_id)
         if run is None:
@@ -104,40 +149,17 @@ def _move(
                 f"version {run['version']}, not {expected_version}); nothing was done.",
                 run,
             )
-        state = RunState(run["state"])
         try:
-            target = transition(run_id, state, action)
+            updated = apply_move(
+                tx,
+                run,
+                action,
+                operator,
+                reason=reason,
+                changes=changes(run, tx.now) if changes else None,
+            )
         except IllegalTransition as exc:
             return _refused("illegal_transition", str(exc), run)
-        values: dict[str, Any] = {"state": target.value}
-        if changes:
-            values.update(changes(run, tx.now))
-        try:
-            updated = tx.change_run(
-                run_id,
-                expected_version=run["version"],
-                changes=values,
-                kind="transition",
-                payload={
-                    "action": action.value,
-                    "from": state.value,
-                    "to": target.value,
-                    "reason": reason,
-                },
-                actor=operator,
-            )
-        except StaleVersion as exc:  # unreachable under the write lock; kept as a backstop
-            return _refused(
-                "stale_version", f"Run {run_id} changed during the action.", exc.current
-            )
-        tx.audit(
-            run_id,
-            actor=operator,
-            action=action.value,
-            from_state=state.value,
-            to_state=target.value,
-            reason=reason,
-        )
     return ActionResult(True, updated)
 
 
@@ -179,10 +201,6 @@ def override(
     expected_version: int | None = None,
 ) -> ActionResult:
     """``failed | failed_contract → done``, marked overridden, with a required reason."""
-    problem = _text_problem(reason, what="reason", limit=MAX_REASON)
-    if problem:
-        return ActionResult(False, store.get_run(run_id), problem)
-    assert reason is not None
     return _move(
         store,
         run_id,
@@ -209,9 +227,6 @@ def cancel(
     expected_version: int | None = None,
 ) -> ActionResult:
     """``queued | running → failed``, with the reason recorded as the run's state reason."""
-    problem = _text_problem(reason, what="reason", limit=MAX_REASON)
-    if problem:
-        return ActionResult(False, store.get_run(run_id), problem)
     return _move(
         store,
         run_id,

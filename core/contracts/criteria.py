@@ -21,7 +21,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic_core import PydanticCustomError
 
 from core.contracts.errors import ValidationReport, sorted_errors
-from core.contracts.jsondoc import load_object
+from core.contracts.jsondoc import as_object
 from core.contracts.names import relative_path_problem
 from core.contracts.pydantic_errors import from_validation_error
 
@@ -208,14 +208,11 @@ RECORD_KIND = "dispatch_record"
 def validate_dispatch_record(data: bytes | str | Mapping[str, Any]) -> ValidationReport:
     """Validate a constraint-extraction dispatch record, collecting every problem."""
     report = ValidationReport(RECORD_KIND)
-    if isinstance(data, Mapping):
-        doc: Any = dict(data)
-    else:
-        loaded = load_object(data)
-        if not loaded.ok:
-            report.errors.extend(loaded.errors)
-            return report
-        doc = loaded.value
+    loaded = as_object(data)
+    if not loaded.ok:
+        report.errors.extend(loaded.errors)
+        return report
+    doc: dict[str, Any] = loaded.value
     report.document = doc
     try:
         DispatchRecord.model_validate(doc)

@@ -22,7 +22,7 @@ from core.contracts.errors import (
     preview,
     sorted_errors,
 )
-from core.contracts.jsondoc import load_object
+from core.contracts.jsondoc import as_object
 from core.contracts.names import branch_problem, repo_problem, run_id_problem
 from core.contracts.pydantic_errors import from_validation_error
 from core.contracts.screenshot_ban import screenshot_errors
@@ -206,14 +206,11 @@ def validate_dispatch(data: bytes | str | Mapping[str, Any]) -> ValidationReport
         A report whose ``errors`` hold every problem found; valid when there are none.
     """
     report = ValidationReport(KIND)
-    if isinstance(data, Mapping):
-        doc: Any = dict(data)
-    else:
-        loaded = load_object(data)
-        if not loaded.ok:
-            report.errors.extend(loaded.errors)
-            return report
-        doc = loaded.value
+    loaded = as_object(data)
+    if not loaded.ok:
+        report.errors.extend(loaded.errors)
+        return report
+    doc: dict[str, Any] = loaded.value
     report.document = doc
     errors: list[FieldError] = []
     try:

@@ -8,6 +8,7 @@ a size cap, and a nesting cap. Nothing in this module raises on bad input.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,6 +172,13 @@ def loads_strict(data: bytes | str, *, limit: int = MAX_DOCUMENT_BYTES) -> Loade
             (FieldError(ROOT, "too_deep", f"The document nests deeper than {MAX_DEPTH} levels."),),
         )
     return Loaded(value, ())
+
+
+def as_object(data: bytes | str | Mapping[str, Any]) -> Loaded:
+    """An object from raw input, or the input itself when the caller already parsed it."""
+    if isinstance(data, Mapping):
+        return Loaded(dict(data), ())
+    return load_object(data)
 
 
 def load_object(data: bytes | str, *, limit: int = MAX_DOCUMENT_BYTES) -> Loaded:
