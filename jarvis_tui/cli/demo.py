@@ -36,27 +36,33 @@ def run(args: argparse.Namespace) -> int:
         return 0 if all_as_named else 1
 
     out = console()
-    table = Table(title=f"sample runs in {inert(str(root))}", title_justify="left")
-    table.add_column("family", style="dim")
-    table.add_column("sample", overflow="fold")
-    table.add_column("verdict")
-    table.add_column("why", overflow="fold", style="dim")
-    table.add_column("as named", justify="center")
+    table = Table(
+        title=f"sample runs in {inert(str(root))}  (✓ = does what its name says)",
+        title_justify="left",
+        expand=True,
+    )
+    # The verdict keeps its width at 80 columns; the sample name and explanation give way first.
+    table.add_column("sample", no_wrap=True, overflow="ellipsis", ratio=3)
+    table.add_column("verdict", no_wrap=True, min_width=18)
+    table.add_column("why", no_wrap=True, overflow="ellipsis", style="dim", ratio=2)
+    family = ""
     for check in checks:
+        if check.family != family:
+            family = check.family
+            table.add_section()
+            table.add_row(Text(family.replace("_", " "), style="bold underline"))
         style = (
             "green"
             if check.actual in _GOOD
             else ("yellow" if check.actual in ("L1", "L2") else "red")
         )
-        table.add_row(
-            check.family,
-            Text(inert(check.path.relative_to(root).as_posix())),
-            Text(inert(check.actual), style=style),
-            Text(inert(check.detail)),
-            Text("✓", style="green")
-            if check.as_named
-            else Text("✗ expected " + check.expected, style="bold red"),
+        verdict = Text.assemble(
+            ("✓ ", "green") if check.as_named else ("✗ ", "bold red"),
+            (inert(check.actual), style),
         )
+        if not check.as_named:
+            verdict.append(f" (expected {inert(check.expected)})", style="bold red")
+        table.add_row(Text(inert(check.path.name)), verdict, Text(inert(check.detail)))
     out.print(table)
     counts = Counter(c.family for c in checks)
     summary = ", ".join(f"{n} {family}" for family, n in counts.items())

@@ -159,3 +159,67 @@ def test_a_50_megabyte_input_is_refused_cleanly() -> None:
     result = jarvis("validate", "dispatch", "-", "--json", stdin=big)
     assert result.code == 1
     assert [e["code"] for e in result.json()["errors"]] == ["too_large"]
+
+
+OPENCLAW = SAMPLES / "openclaw"
+
+
+def test_request_valid_and_invalid() -> None:
+    ok = jarvis("validate", "request", OPENCLAW / "request-valid.json", "--json")
+    assert ok.code == 0 and ok.json()["kind"] == "openclaw_request" and ok.json()["valid"]
+    bad = jarvis("validate", "request", OPENCLAW / "request-invalid-unsafe-task-id.json", "--json")
+    assert bad.code == 1 and "unsafe_name" in {e["code"] for e in bad.json()["errors"]}
+
+
+@pytest.mark.parametrize(
+    ("folder", "risk", "mode", "code"),
+    [
+        ("results-L0-rounding-fix", "L0", "auto-merge", 0),
+        ("results-L2-out-of-scope-script", "L2", "recommend-only", 0),
+        ("results-L3-hardcoded-aws-key", "L3", "blocked", 1),
+    ],
+)
+def test_results_gate_shape_and_exit_code(folder: str, risk: str, mode: str, code: int) -> None:
+    path = OPENCLAW / folder
+    result = jarvis("validate", "results", "--request", path / "request.json", path, "--json")
+    assert result.code == code
+    data = result.json()
+    assert {"risk", "merge_mode", "files_changed", "additions", "deletions", "findings"} <= set(
+        data
+    )
+    assert (data["risk"], data["merge_mode"]) == (risk, mode)
+    assert all({"code", "message"} <= set(f) for f in data["findings"])
+    # The secret itself never appears in the output, only a masked excerpt.
+    assert "AKIAIOSFODNN7EXAMPLE" not in result.stdout
+
+
+def test_results_on_a_missing_folder_is_an_io_error(tmp_path: Path) -> None:
+    request = OPENCLAW / "request-valid.json"
+    result = jarvis("validate", "results", "--request", request, tmp_path / "nope", "--json")
+    assert result.code == 2 and result.json()["error"]["code"] == "not_a_directory"
+
+
+def test_demo_reports_every_sample_as_named() -> None:
+    result = jarvis("demo", "--json")
+    assert result.code == 0
+    data = result.json()
+    assert data["all_as_named"] is True
+    families = {s["family"] for s in data["samples"]}
+    assert families == {
+        "dispatch", "completion", "openclaw_request", "openclaw_results", "record", "planner",
+    }  # fmt: skip
+    readable = jarvis("demo")
+    assert readable.code == 0 and "samples behave as named" in readable.stdout
+
+
+def test_a_misnamed_sample_is_caught(tmp_path: Path) -> None:
+    import shutil
+
+    from core.samples import check_samples
+
+    root = tmp_path / "samples"
+    shutil.copytree(SAMPLES, root)
+    wrong = root / "dispatches" / "valid-but-not-really.json"
+    (root / "dispatches" / "invalid-run-id-whitespace.json").rename(wrong)
+    mismatched = [c for c in check_samples(root) if not c.as_named]
+    assert [c.path.name for c in mismatched] == ["valid-but-not-really.json"]
