@@ -104,11 +104,14 @@ class IllegalTransition(Exception):
     def __str__(self) -> str:
         legal = allowed_from(self.action)
         verb = _VERB[self.action]
+        if self.action in OPERATOR_ACTIONS:
+            return (
+                f"Run {self.run_id} is {self.state.value}; it can be {verb} only "
+                f"when it is {_or_list(legal)}."
+            )
         return (
-            f"Run {self.run_id} is {self.state.value}; it can be {verb} only "
+            f"Run {self.run_id} is {self.state.value}; it can {verb} only "
             f"when it is {_or_list(legal)}."
-            if self.action in OPERATOR_ACTIONS
-            else f"Run {self.run_id} is {self.state.value} and cannot {verb} now."
         )
 
 
