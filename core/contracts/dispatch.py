@@ -138,9 +138,13 @@ def _string_list(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def _cross_field_errors(doc: Mapping[str, Any]) -> Iterator[FieldError]:
+def _required_fields(doc: Mapping[str, Any]) -> list[str]:
     contract = doc.get("output_contract")
-    listed = _string_list(contract.get("required_fields")) if isinstance(contract, dict) else []
+    return _string_list(contract.get("required_fields")) if isinstance(contract, dict) else []
+
+
+def _cross_field_errors(doc: Mapping[str, Any], listed: list[str]) -> Iterator[FieldError]:
+    contract = doc.get("output_contract")
     listed_set = set(listed)
     if isinstance(contract, dict) and isinstance(contract.get("required_fields"), list) and listed:
         missing = [f for f in P0_COMPLETION_FIELDS if f not in listed_set]
@@ -179,9 +183,7 @@ def _cross_field_errors(doc: Mapping[str, Any]) -> Iterator[FieldError]:
     )
 
 
-def _warnings(doc: Mapping[str, Any]) -> Iterator[FieldError]:
-    contract = doc.get("output_contract")
-    listed = _string_list(contract.get("required_fields")) if isinstance(contract, dict) else []
+def _warnings(doc: Mapping[str, Any], listed: list[str]) -> Iterator[FieldError]:
     if evidence_required(doc) and listed and "browser_evidence" not in listed:
         yield FieldError(
             "output_contract.required_fields",
@@ -217,9 +219,10 @@ def validate_dispatch(data: bytes | str | Mapping[str, Any]) -> ValidationReport
         JarvisDispatch.model_validate(doc)
     except ValidationError as exc:
         errors.extend(from_validation_error(exc, doc))
-    errors.extend(_cross_field_errors(doc))
+    listed = _required_fields(doc)
+    errors.extend(_cross_field_errors(doc, listed))
     report.errors = sorted_errors(errors)
-    report.warnings = sorted_errors(_warnings(doc))
+    report.warnings = sorted_errors(_warnings(doc, listed))
     return report
 
 

@@ -69,8 +69,8 @@ def join_path(*parts: str | int) -> str:
     Keys come from the document, so control characters in them are escaped here: a field path is
     printed as-is by every renderer.
     """
-    kept = [_escape_controls(str(p), _PATH_CONTROL) for p in parts if p != ROOT and p != ""]
-    return ".".join(kept) if kept else ROOT
+    kept = [str(p) for p in parts if p != ROOT and p != ""]
+    return _escape_controls(".".join(kept), _PATH_CONTROL) if kept else ROOT
 
 
 def _escape_controls(text: str, pattern: re.Pattern[str] = _CONTROL) -> str:
@@ -114,4 +114,7 @@ def is_blank(value: Any) -> bool:
 
 def sorted_errors(errors: Iterable[FieldError]) -> list[FieldError]:
     """De-duplicate and order errors by field then code, so output is stable across runs."""
-    return sorted(set(errors), key=lambda e: (e.field, e.code, e.message))
+    unique = set(errors)
+    if not unique:
+        return []
+    return sorted(unique, key=lambda e: (e.field, e.code, e.message))

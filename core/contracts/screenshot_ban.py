@@ -34,19 +34,21 @@ def screenshot_errors(value: Any, field: str, *, subject: str) -> Iterator[Field
         field: the dotted path of ``value``.
         subject: what the text is, for the message ("the task input", "browser evidence").
     """
-    stack: list[tuple[str, Any]] = [(field, value)]
+    # Paths are built only for a match: most strings match nothing, and this runs on every dispatch.
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((field,), value)]
     while stack:
-        path, node = stack.pop()
+        parts, node = stack.pop()
         if isinstance(node, str):
-            found = mentions_screenshot(node)
-            if found:
+            match = _PATTERN.search(node)
+            if match:
+                path = join_path(*parts)
                 yield FieldError(
                     path,
                     "screenshot_reference",
-                    f"{path} mentions {preview(found)}: screenshots are not allowed in "
+                    f"{path} mentions {preview(match.group())}: screenshots are not allowed in "
                     f"{subject}; use text-based browser assertions instead.",
                 )
         elif isinstance(node, list):
-            stack.extend((join_path(path, i), v) for i, v in enumerate(node))
+            stack.extend(((*parts, i), v) for i, v in enumerate(node))
         elif isinstance(node, dict):
-            stack.extend((join_path(path, str(k)), v) for k, v in node.items())
+            stack.extend(((*parts, str(k)), v) for k, v in node.items())
