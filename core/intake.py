@@ -29,7 +29,8 @@ from core.contracts.dispatch import validate_dispatch
 from core.contracts.errors import FieldError
 from core.contracts.idempotency import payload_hash
 from core.lifecycle import RETRYABLE, Action, RunState, allowed_from
-from core.operator_actions import RETRY_CLEARS, apply_move
+from core.moves import apply_move
+from core.operator_actions import RETRY_CLEARS
 from core.run_views import run_summary
 from core.store.sqlite_store import Row, SqliteStore, Transaction
 from core.workspace import lane_problem

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.lifecycle import REASON_REQUIRED, Action, IllegalTransition, RunState, transition
+from core.lifecycle import REASON_REQUIRED, Action, IllegalTransition, RunState
+from core.moves import apply_move
 from core.run_views import run_summary
 from core.store.sqlite_store import Row, SqliteStore, Transaction
 
@@ -81,47 +82,6 @@ def _text_problem(text: str | None, *, what: str, limit: int) -> Refusal | None:
 
 
 Changes = Callable[[Row, str], dict[str, Any]]
-
-
-def apply_move(
-    tx: Transaction,
-    run: Row,
-    action: Action,
-    actor: str,
-    *,
-    reason: str | None = None,
-    changes: Mapping[str, Any] | None = None,
-    via: str | None = None,
-) -> Row:
-    """Move ``run`` by ``action`` inside ``tx``: new state, audit row and journal row together.
-
-    Raises:
-        IllegalTransition: the lifecycle does not allow the move; nothing was written.
-    """
-    state = RunState(run["state"])
-    target = transition(run["run_id"], state, action)
-    values: dict[str, Any] = {"state": target.value, **(changes or {})}
-    payload: dict[str, Any] = {"action": action.value, "from": state.value, "to": target.value}
-    payload["reason"] = reason
-    if via:
-        payload["via"] = via
-    updated = tx.change_run(
-        run["run_id"],
-        expected_version=run["version"],
-        changes=values,
-        kind="transition",
-        payload=payload,
-        actor=actor,
-    )
-    tx.audit(
-        run["run_id"],
-        actor=actor,
-        action=action.value,
-        from_state=state.value,
-        to_state=target.value,
-        reason=reason,
-    )
-    return updated
 
 
 def _move(

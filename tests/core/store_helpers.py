@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from core.intake import submit_dispatch
-from core.lifecycle import Action, RunState, transition
+from core.lifecycle import Action, RunState
+from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
 
 _SAMPLE = Path(__file__).resolve().parents[2] / "sample_runs/dispatches/valid-backend-fix.json"
@@ -21,22 +22,6 @@ def dispatch_doc(run_id: str, **changes: Any) -> dict[str, Any]:
     doc["run_id"] = run_id
     doc.update(changes)
     return doc
-
-
-def host_move(store: SqliteStore, run_id: str, action: Action) -> None:
-    """Move a run as the host will: through the lifecycle, with its journal row."""
-    with store.transaction() as tx:
-        run = tx.get_run(run_id)
-        assert run is not None
-        target = transition(run_id, RunState(run["state"]), action)
-        tx.change_run(
-            run_id,
-            expected_version=run["version"],
-            changes={"state": target.value},
-            kind="transition",
-            payload={"action": action.value, "from": run["state"], "to": target.value},
-            actor="host",
-        )
 
 
 PATHS: dict[RunState, tuple[Action, ...]] = {

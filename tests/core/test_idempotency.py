@@ -18,6 +18,7 @@ from core.contracts.idempotency import (
     evaluate,
     payload_hash,
 )
+from tests.strategies import json_values
 
 PAYLOAD = {"task_id": "t1", "commands": [{"id": "1", "action": "get_title", "params": {}}]}
 
@@ -156,17 +157,7 @@ def test_evaluate_reports_hash() -> None:
     }
 
 
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
-    ),
-    max_leaves=25,
-)
+JSON = json_values
 
 
 def _reverse_keys(value: Any) -> Any:

@@ -18,6 +18,7 @@ from core.contracts.openclaw_request import (
     load_request,
     validate_request,
 )
+from tests.strategies import json_values
 
 
 def valid_request() -> dict[str, Any]:
@@ -371,17 +372,7 @@ def test_any_glob_text_is_judged_and_accepted_globs_compile(glob: str, path: str
 
 # --- never raises ------------------------------------------------------------------------
 
-_JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
-    ),
-    max_leaves=25,
-)
+_JSON = json_values
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

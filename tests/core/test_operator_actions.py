@@ -106,7 +106,7 @@ def test_a_stale_version_is_refused_even_if_the_move_is_still_legal(store: Sqlit
     assert ops.retry(store, "r", "alice", expected_version=seen).ok
     # the host fails the retried run again; bob still looks at the old screen
     from core.lifecycle import Action
-    from tests.core.store_helpers import host_move
+    from core.moves import host_move
 
     host_move(store, "r", Action.START)
     host_move(store, "r", Action.FAIL)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.contracts.planner import PlannerResult, extract_and_close, parse_planner_output
+from tests.strategies import json_values
 
 PLAN: dict[str, Any] = {
     "planner_schema_version": "planner.v1",
@@ -263,17 +264,7 @@ def test_action_must_be_object() -> None:
 # ---------------------------------------------------------------------------- never raises
 
 
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
-    ),
-    max_leaves=20,
-)
+JSON = json_values
 
 
 def _check(result: PlannerResult) -> None:

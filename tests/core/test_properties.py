@@ -22,21 +22,8 @@ from core.contracts.errors import FieldError, ValidationReport
 from tests.core.test_completion import DISPATCH, GOOD
 from tests.core.test_criteria import RECORD
 from tests.core.test_dispatch import BASE
+from tests.strategies import json_values
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5)
-    ),
-    max_leaves=30,
-)
 raw_inputs = st.binary(max_size=2000) | st.text(max_size=2000) | json_values.map(json.dumps)
 
 

@@ -24,6 +24,7 @@ from core.contracts.records import (
     make_error_record,
     validate_record,
 )
+from tests.strategies import json_values
 
 
 def codes(report: ValidationReport) -> set[tuple[str, str]]:
@@ -635,17 +636,7 @@ def test_custom_validator_can_be_registered() -> None:
 # ---------------------------------------------------------------------------- never raises
 
 
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
-    ),
-    max_leaves=20,
-)
+JSON = json_values
 
 FIELD_NAMES = st.sampled_from(
     [

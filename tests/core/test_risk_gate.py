@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from core.contracts import risk_gate
 from core.contracts.risk_gate import FINDINGS, LEVELS, Level, RiskReport, gate_results
+from tests.strategies import json_values
 
 AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
 TEST_FILE = "tests/test_app.py"
@@ -611,13 +612,7 @@ def test_arbitrary_patch_and_report_give_a_verdict(
     assert verdict["risk"] in ("L0", "L1", "L2", "L3")
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
-    ),
-    max_leaves=15,
-)
+_JSON = json_values
 
 
 @settings(

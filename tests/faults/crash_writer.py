@@ -19,7 +19,8 @@ from typing import Any
 
 from core import operator_actions
 from core.intake import submit_dispatch
-from core.lifecycle import Action, RunState, transition
+from core.lifecycle import Action
+from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,26 +35,6 @@ def dispatch(run_id: str, request_id: str) -> dict[str, Any]:
     doc = dict(SAMPLE)
     doc.update(run_id=run_id, request_id=request_id)
     return doc
-
-
-def host_move(store: SqliteStore, run_id: str, action: Action) -> None:
-    """What the host does: decide with the lifecycle and compare-and-set, in one transaction."""
-    with store.transaction() as tx:
-        run = tx.get_run(run_id)
-        assert run is not None
-        state = RunState(run["state"])
-        target = transition(run_id, state, action)
-        changes: dict[str, Any] = {"state": target.value}
-        if action is Action.START:
-            changes["started_at"] = tx.now
-        tx.change_run(
-            run_id,
-            expected_version=run["version"],
-            changes=changes,
-            kind="transition",
-            payload={"action": action.value, "from": state.value, "to": target.value},
-            actor=HOST,
-        )
 
 
 def step(store: SqliteStore, rng: random.Random, run_id: str, state: str, tag: str) -> None:

@@ -124,8 +124,7 @@ def _check_run(
             state = payload["to"]
             retries += action is Action.RETRY
             overridden = overridden or action is Action.OVERRIDE
-            if row["actor"] != "host":
-                moved[(action.value, payload["from"], payload["to"], row["actor"], row["at"])] += 1
+            moved[(action.value, payload["from"], payload["to"], row["actor"], row["at"])] += 1
         elif row["kind"] == "steer":
             journal_steers.add(payload["steer_id"])
 
@@ -137,8 +136,8 @@ def _check_run(
     assert run["steer_count"] == len(journal_steers), at
     assert journal_steers == steer_ids, f"{at}: steers and their journal rows differ"
 
-    # Every operator move has exactly one audit row written in the same transaction as its
-    # journal row (same actor, same timestamp), and no audit row lacks its journal row.
+    # Every move, the operator's or the host's, has exactly one audit row written in the same
+    # transaction as its journal row (same actor, same timestamp), and no audit row lacks one.
     audited = Counter(
         (a["action"], a["from_state"], a["to_state"], a["actor"], a["at"])
         for a in audit

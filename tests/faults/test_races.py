@@ -22,7 +22,8 @@ import pytest
 
 from core import operator_actions
 from core.intake import submit_dispatch
-from core.lifecycle import Action, RunState, transition
+from core.lifecycle import Action
+from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
 
 pytestmark = pytest.mark.slow
@@ -45,23 +46,6 @@ def dispatch(run_id: str, request_id: str | None = None) -> dict[str, Any]:
     if request_id is not None:
         doc["request_id"] = request_id
     return doc
-
-
-def host_move(store: SqliteStore, run_id: str, action: Action) -> None:
-    """Move a run as the host does: the lifecycle decides, the store compares and sets."""
-    with store.transaction() as tx:
-        run = tx.get_run(run_id)
-        assert run is not None
-        state = RunState(run["state"])
-        target = transition(run_id, state, action)
-        tx.change_run(
-            run_id,
-            expected_version=run["version"],
-            changes={"state": target.value},
-            kind="transition",
-            payload={"action": action.value, "from": state.value, "to": target.value},
-            actor="host",
-        )
 
 
 def failed_run(db: Path, run_id: str) -> dict[str, Any]:
