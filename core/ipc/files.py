@@ -1,0 +1,442 @@
+"""Reading, writing and quarantining IPC files without trusting the files or their writers.
+
+Writers (host and workers alike) write a temp file and rename it into place, so a reader never
+sees half a document. The host reads an event only if it is a regular file, not a link, and not
+over `MAX_EVENT_BYTES`, and it checks that again on the open file descriptor, so a writer cannot
+swap a link or a FIFO in between the check and the read. A file the host refuses is moved to
+``errors/`` with a reason beside it, never deleted (docs/ipc.md).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import secrets
+import stat
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from core.contracts.errors import preview
+from core.ipc.layout import Rejection
+from core.workspace import lane_problem
+
+#: The size cap for every event file. Real events are a few hundred bytes.
+MAX_EVENT_BYTES = 64 * 1024
+
+REASON_SUFFIX = ".reason.json"
+
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    # A FIFO swapped in after the lstat must not block the host on open.
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_DIR_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_WRITE_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_CAN_WALK = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+
+# Quarantined names keep the original's readable part; anything else becomes '_'.
+_UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
+_NAME_KEEP = 100
+
+
+class QuarantineError(OSError):
+    """The errors folder cannot be created or written; nothing can be quarantined."""
+
+
+def utc_now() -> datetime:
+    """The current time in UTC (the default clock for `quarantine`)."""
+    return datetime.now(UTC)
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` so that readers see the old file or the new, never half.
+
+    The document goes to ``.<name>.<random>.tmp`` in the same folder (a name every reader
+    ignores), then is renamed over ``path``. There is no fsync: what the IPC tree needs is safety
+    against a process crashing mid-write, which the atomic rename gives; surviving a power cut
+    would cost a disk flush per event for files that are transient anyway.
+
+    Raises:
+        TypeError, ValueError: ``obj`` is not JSON-serialisable (NaN and infinity included).
+        OSError: the folder cannot be written. No temp file is left behind.
+    """
+    data = (json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    temp = path.with_name(f".{path.name[:_NAME_KEEP]}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(temp, _WRITE_FLAGS, 0o644)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except BaseException:
+        _unlink_quietly(temp)
+        raise
+
+
+def read_event(
+    path: Path, limit: int = MAX_EVENT_BYTES, *, root: Path | None = None
+) -> bytes | Rejection | None:
+    """The bytes of an event file, or why they cannot be had; never raises for the file's sake.
+
+    Args:
+        path: the event file.
+        limit: the size cap in bytes.
+        root: when given (the IPC root), the file is opened by walking down from ``root`` one
+            folder at a time without following links, so a folder swapped for a link after
+            `IpcLayout.classify` looked at it cannot redirect the read.
+
+    Returns:
+        The content; ``None`` when the file is gone (another reader or its writer removed it:
+        not an error, there is nothing to ingest or quarantine); or a `Rejection` (lane ``None``)
+        with code ``symlink``, ``not_regular_file``, ``too_large``, ``outside_tree`` or
+        ``unreadable``.
+    """
+    try:
+        info = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError) as exc:
+        return _unreadable(exc)
+    early = _refuse(info.st_mode, info.st_size, limit)
+    if early is not None:
+        return early
+    opened = _open_for_read(path, root)
+    if not isinstance(opened, int):
+        return opened
+    try:
+        info = os.fstat(opened)
+        # Checked again on the descriptor: the file may have been replaced since the lstat.
+        late = _refuse(info.st_mode, info.st_size, limit)
+        if late is not None:
+            return late
+        chunks: list[bytes] = []
+        remaining = limit + 1  # one byte more than allowed tells a file that grew meanwhile
+        while remaining > 0:
+            chunk = os.read(opened, remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError as exc:
+        return _unreadable(exc)
+    finally:
+        os.close(opened)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        return _too_large(limit)
+    return data
+
+
+def _refuse(mode: int, size: int, limit: int) -> Rejection | None:
+    if stat.S_ISLNK(mode):
+        return _symlink()
+    if not stat.S_ISREG(mode):
+        return Rejection(
+            "not_regular_file",
+            f"The file is a {_file_kind(mode)}, not a regular file.",
+            None,
+        )
+    if size > limit:
+        return _too_large(limit)
+    return None
+
+
+def _symlink() -> Rejection:
+    return Rejection("symlink", "The file is a symbolic link; only regular files are read.", None)
+
+
+def _too_large(limit: int) -> Rejection:
+    return Rejection("too_large", f"The file is over the {limit:,}-byte limit.", None)
+
+
+def _unreadable(exc: BaseException) -> Rejection:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return Rejection("unreadable", f"The file cannot be read: {reason}.", None)
+
+
+def _open_for_read(path: Path, root: Path | None) -> int | Rejection | None:
+    try:
+        if root is None or not _CAN_WALK:
+            return os.open(path, _READ_FLAGS)
+        return _open_beneath(path, root)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return _symlink()
+        return _unreadable(exc)
+
+
+def _open_beneath(path: Path, root: Path) -> int | Rejection | None:
+    target = os.path.abspath(path)
+    # The root may be spelled as given or by its real location, as `IpcLayout.classify` allows.
+    for base in dict.fromkeys([os.path.abspath(root), os.path.realpath(root)]):
+        relative = os.path.relpath(target, base)
+        parts = relative.split(os.sep)
+        if not (os.path.isabs(relative) or os.pardir in parts or relative == os.curdir):
+            break
+    else:
+        return Rejection("outside_tree", "The file is not inside the IPC tree.", None)
+    folder = os.open(base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    try:
+        for part in parts[:-1]:
+            try:
+                inner = os.open(part, _DIR_FLAGS, dir_fd=folder)
+            except NotADirectoryError:
+                # Linux says ENOTDIR, not ELOOP, for a link opened with O_DIRECTORY|O_NOFOLLOW.
+                if stat.S_ISLNK(os.lstat(part, dir_fd=folder).st_mode):
+                    return Rejection(
+                        "symlink",
+                        f"The folder {preview(part)} on the file's path is a symbolic link.",
+                        None,
+                    )
+                return None
+            os.close(folder)
+            folder = inner
+        return os.open(parts[-1], _READ_FLAGS, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def quarantine(
+    path: Path,
+    errors_dir: Path,
+    *,
+    lane: str | None,
+    code: str,
+    message: str,
+    details: Mapping[str, Any] | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> Path:
+    """Move a refused file into ``errors_dir`` and write why beside it; never deletes content.
+
+    The file goes to ``errors/<YYYYmmddTHHMMSS.ffffffZ>-<lane or 'unknown'>-<name>`` (``.2``,
+    ``.3``… appended if taken), moved with a rename, so a link is moved as the link and anything
+    that is not a regular file (a folder, a FIFO) is moved without being opened. Across file
+    systems a regular file or link is copied and then removed; other things stay put.
+
+    Only things inside the IPC tree (``errors_dir``'s parent) are moved, and never through a
+    link: when a folder between the tree's root and the file is a symbolic link, that link is
+    what gets moved (it is the lane's doing; the file it leads to may be anyone's). A path with
+    ``..`` or outside the tree is left alone and only the reason is written.
+
+    The reason file, ``<that>.reason.json``, holds ``code``, ``message``, ``lane``,
+    ``original_path``, ``quarantined_at``, ``details``, and what became of the content:
+    ``outcome`` (``moved``, ``copied``, ``vanished`` — someone removed it first — or
+    ``not_moved``, with ``outcome_error`` saying why), ``moved_path`` (what was moved: the file,
+    or the linked folder) and ``stored_as`` (where it is now).
+
+    Args:
+        path: the refused file.
+        errors_dir: the quarantine folder (`IpcLayout.errors_dir`); created if missing.
+        lane: the lane folder the file was found in, or None when it is not a valid lane.
+        code: why it was refused, a stable snake_case code.
+        message: the same in a sentence.
+        details: anything more worth keeping (made JSON-safe).
+        clock: the current time, aware or UTC.
+
+    Returns:
+        The reason file's path. What was moved is at the same path without ``.reason.json``
+        unless ``outcome`` says otherwise. A file that could not be moved (``not_moved``) is
+        still where it was; the caller must remember not to refuse it again.
+
+    Raises:
+        QuarantineError: ``errors_dir`` cannot be created or written.
+    """
+    try:
+        errors_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise QuarantineError(f"Cannot create {errors_dir}: {exc.strerror or exc}.") from exc
+    if not errors_dir.is_dir():
+        raise QuarantineError(f"{errors_dir} is not a folder.")
+    now = clock()
+    now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
+    source, refusal = _what_to_move(path, errors_dir.parent)
+    name = _safe(source if source is not None else path)
+    stored = _free_name(errors_dir, f"{now:%Y%m%dT%H%M%S.%f}Z-{_lane_part(lane)}-{name}")
+    if source is None:
+        outcome, error = "not_moved", refusal
+    else:
+        outcome, error = _move(source, stored)
+    moved = outcome in ("moved", "copied")
+    reason = {
+        "code": code,
+        "message": message,
+        "lane": lane,
+        "original_path": _text(os.fspath(path)),
+        "quarantined_at": now.isoformat(timespec="microseconds").replace("+00:00", "Z"),
+        "details": _json_safe(details) if details is not None else None,
+        "outcome": outcome,
+        "outcome_error": error,
+        "moved_path": _text(os.fspath(source)) if moved and source is not None else None,
+        "stored_as": _text(str(stored)) if moved else None,
+    }
+    reason_path = stored.with_name(stored.name + REASON_SUFFIX)
+    try:
+        atomic_write_json(reason_path, _json_safe(reason))
+    except OSError as exc:
+        raise QuarantineError(f"Cannot write {reason_path}: {exc.strerror or exc}.") from exc
+    return reason_path
+
+
+def _what_to_move(path: Path, root: Path) -> tuple[Path | None, str | None]:
+    """The thing to move for ``path`` under ``root``: the file or the first linked folder.
+
+    Returns (None, why) when nothing may be moved: a rename through '..' or a link would move a
+    file that is not the lane's to give.
+    """
+    raw = os.fspath(path)
+    if "\x00" in raw:
+        return None, "the path contains a NUL character"
+    if os.pardir in raw.split(os.sep):
+        return None, "the path contains '..'; only files inside the IPC tree are moved"
+    target = os.path.abspath(raw)
+    for base in dict.fromkeys([os.path.abspath(root), os.path.realpath(root)]):
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        if not target.startswith(prefix):
+            continue
+        folder = base
+        for part in target[len(prefix) :].split(os.sep)[:-1]:
+            folder = os.path.join(folder, part)
+            try:
+                if stat.S_ISLNK(os.lstat(folder).st_mode):
+                    return Path(folder), None
+            except OSError:
+                break  # a folder that is gone or unreadable: the rename will say what happened
+        return path, None
+    return None, "the path is outside the IPC tree; only files inside it are moved"
+
+
+def _move(source: Path, target: Path) -> tuple[str, str | None]:
+    """Move ``source`` to ``target``; (outcome, error) as recorded in the reason file."""
+    try:
+        os.replace(source, target)
+    except (FileNotFoundError, NotADirectoryError):
+        return "vanished", None
+    except OSError as exc:
+        if exc.errno == errno.EXDEV:
+            return _copy_across(source, target)
+        return "not_moved", exc.strerror or str(exc)
+    return "moved", None
+
+
+def _copy_across(source: Path, target: Path) -> tuple[str, str | None]:
+    """Copy a regular file or a link to another file system, then remove the original."""
+    try:
+        info = os.lstat(source)
+        if stat.S_ISLNK(info.st_mode):
+            os.symlink(os.readlink(source), target)
+        elif stat.S_ISREG(info.st_mode):
+            _copy_file(source, target)
+        else:
+            return "not_moved", f"cannot copy a {_file_kind(info.st_mode)} across file systems"
+        os.unlink(source)
+    except FileNotFoundError:
+        _unlink_quietly(target)
+        return "vanished", None
+    except OSError as exc:
+        return "not_moved", exc.strerror or str(exc)
+    return "copied", None
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    reader = os.open(source, _READ_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(reader).st_mode):
+            raise OSError(errno.EINVAL, "the file stopped being a regular file")
+        writer = os.open(target, _WRITE_FLAGS, 0o644)
+        try:
+            while chunk := os.read(reader, 1024 * 1024):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(writer, view) :]
+        except BaseException:
+            os.close(writer)
+            _unlink_quietly(target)
+            raise
+        os.close(writer)
+    finally:
+        os.close(reader)
+
+
+def _free_name(folder: Path, name: str) -> Path:
+    # One host holds the workspace lock, so check-then-rename cannot race another quarantine.
+    candidate = folder / name
+    count = 1
+    while os.path.lexists(candidate) or os.path.lexists(str(candidate) + REASON_SUFFIX):
+        count += 1
+        candidate = folder / f"{name}.{count}"
+    return candidate
+
+
+def _lane_part(lane: str | None) -> str:
+    return lane if lane is not None and lane_problem(lane) is None else "unknown"
+
+
+def _safe(path: Path) -> str:
+    name = _UNSAFE_CHARS.sub("_", path.name)[-_NAME_KEEP:]
+    return name or "unnamed"
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISLNK(mode):
+        return "symbolic link"
+    return "special file"
+
+
+def _text(value: str) -> str:
+    # A file name that is not UTF-8 arrives with lone surrogates, which cannot be written as
+    # UTF-8; they are kept visibly as backslash escapes.
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` as plain JSON data: unknown objects by ``repr``, bad text escaped, NaN as text."""
+    if isinstance(value, str):
+        return _text(value)
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else repr(value)
+    if isinstance(value, Mapping):
+        return {_text(str(k)): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, Path):
+        return _text(str(value))
+    return _text(repr(value))
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
