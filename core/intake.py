@@ -81,16 +81,16 @@ def _run_fields(
     }
 
 
-def submit_dispatch(
-    store: SqliteStore,
+_Prepared = tuple[dict[str, Any], str, str | None, str]
+
+
+def _prepare(
     data: bytes | str | Mapping[str, Any],
-    *,
     source_lane: str,
     target_lane: str,
-    actor: str,
-    idempotency_key: str | None = None,
-) -> IntakeResult:
-    """Turn a dispatch into a run, or say exactly why not."""
+    idempotency_key: str | None,
+) -> IntakeResult | _Prepared:
+    """Everything decided without the store: validity and authorization."""
     report = validate_dispatch(data)
     doc = report.document or {}
     run_id = doc.get("run_id") if isinstance(doc.get("run_id"), str) else None
@@ -108,9 +108,42 @@ def submit_dispatch(
             "unauthorized", run_id, [FieldError("to", "not_authorized", refusal)], message=refusal
         )
     key = idempotency_key or doc.get("request_id")
-    digest = payload_hash(doc)
+    return doc, run_id, key, payload_hash(doc)
+
+
+def submit_dispatch(
+    store: SqliteStore,
+    data: bytes | str | Mapping[str, Any],
+    *,
+    source_lane: str,
+    target_lane: str,
+    actor: str,
+    idempotency_key: str | None = None,
+) -> IntakeResult:
+    """Turn a dispatch into a run, or say exactly why not."""
+    prepared = _prepare(data, source_lane, target_lane, idempotency_key)
+    if isinstance(prepared, IntakeResult):
+        return prepared
+    doc, run_id, key, digest = prepared
     with store.transaction() as tx:
         return _decide(tx, doc, run_id, source_lane, target_lane, actor, key, digest)
+
+
+def submit_in(
+    tx: Transaction,
+    data: bytes | str | Mapping[str, Any],
+    *,
+    source_lane: str,
+    target_lane: str,
+    actor: str,
+    idempotency_key: str | None = None,
+) -> IntakeResult:
+    """`submit_dispatch` inside the caller's transaction (the host records a receipt with it)."""
+    prepared = _prepare(data, source_lane, target_lane, idempotency_key)
+    if isinstance(prepared, IntakeResult):
+        return prepared
+    doc, run_id, key, digest = prepared
+    return _decide(tx, doc, run_id, source_lane, target_lane, actor, key, digest)
 
 
 def _decide(

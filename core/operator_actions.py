@@ -213,28 +213,42 @@ def steer(
     problem = _text_problem(message, what="message", limit=MAX_STEER)
     if problem:
         return ActionResult(False, store.get_run(run_id), problem)
-    assert message is not None
-    steer_id = f"steer-{uuid.uuid4().hex[:16]}"
     with store.transaction() as tx:
-        run = tx.get_run(run_id)
-        if run is None:
-            return _refused("not_found", f"There is no run {run_id}.")
-        if expected_version is not None and run["version"] != expected_version:
-            return _refused(
-                "stale_version",
-                f"Run {run_id} changed since you looked at it (it is now {run['state']}); "
-                "the steer was not sent.",
-                run,
-            )
-        if run["state"] != RunState.RUNNING:
-            return _refused(
-                "not_running",
-                f"Run {run_id} is {run['state']}; only a running run can be steered.",
-                run,
-            )
-        _record_steer(tx, run, steer_id, message, operator)
-        updated = tx.get_run(run_id)
-    return ActionResult(True, updated, steer_id=steer_id)
+        return steer_in(tx, run_id, operator, message, expected_version=expected_version)
+
+
+def steer_in(
+    tx: Transaction,
+    run_id: str,
+    operator: str,
+    message: str | None,
+    *,
+    expected_version: int | None = None,
+) -> ActionResult:
+    """`steer` inside the caller's transaction (the host records a receipt with it)."""
+    problem = _text_problem(message, what="message", limit=MAX_STEER)
+    if problem:
+        return ActionResult(False, tx.get_run(run_id), problem)
+    assert message is not None
+    run = tx.get_run(run_id)
+    if run is None:
+        return _refused("not_found", f"There is no run {run_id}.")
+    if expected_version is not None and run["version"] != expected_version:
+        return _refused(
+            "stale_version",
+            f"Run {run_id} changed since you looked at it (it is now {run['state']}); "
+            "the steer was not sent.",
+            run,
+        )
+    if run["state"] != RunState.RUNNING:
+        return _refused(
+            "not_running",
+            f"Run {run_id} is {run['state']}; only a running run can be steered.",
+            run,
+        )
+    steer_id = f"steer-{uuid.uuid4().hex[:16]}"
+    _record_steer(tx, run, steer_id, message, operator)
+    return ActionResult(True, tx.get_run(run_id), steer_id=steer_id)
 
 
 def _record_steer(tx: Transaction, run: Row, steer_id: str, message: str, operator: str) -> None:

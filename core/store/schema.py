@@ -200,6 +200,48 @@ def _initial(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0002_host")
+def _host(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- A retried run's worker numbers its progress from 1 again: the attempt is part of an
+        -- event's identity, or the new attempt's events would be taken for replays.
+        CREATE TABLE progress_events_new (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            timestamp TEXT NOT NULL,
+            phase TEXT,
+            summary TEXT,
+            tool_used TEXT,
+            ingested_at TEXT NOT NULL,
+            UNIQUE (run_id, attempt, seq)
+        );
+        INSERT INTO progress_events_new
+            (id, run_id, attempt, seq, timestamp, phase, summary, tool_used, ingested_at)
+            SELECT id, run_id, 1, seq, timestamp, phase, summary, tool_used, ingested_at
+            FROM progress_events;
+        DROP TABLE progress_events;
+        ALTER TABLE progress_events_new RENAME TO progress_events;
+
+        -- One receipt per IPC file the host has acted on, written in the same transaction as
+        -- the effect: a file seen again after a crash (committed, not yet deleted) is skipped.
+        CREATE TABLE ipc_receipts (
+            key TEXT PRIMARY KEY,
+            lane TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+
+        -- The worker process of a running run, so a restarted host can find and stop an orphan.
+        ALTER TABLE runs ADD COLUMN worker_pid INTEGER;
+        ALTER TABLE runs ADD COLUMN attempt_log TEXT;
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

@@ -113,7 +113,46 @@ class Transaction:
         assert changed is not None
         return changed
 
+    def touch_run(
+        self,
+        run_id: str,
+        *,
+        changes: Mapping[str, Any],
+        kind: str,
+        payload: Mapping[str, Any],
+        actor: str,
+    ) -> None:
+        """Change fields that are not the run's state (progress, artifacts) with a journal row.
+
+        No compare-and-set: nothing here decides on the run's state, and the version stays.
+        """
+        assert kind not in VERSIONED_KINDS, "state changes go through change_run"
+        values = dict(changes)
+        values["updated_at"] = self.now
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        self._db.execute(
+            f"UPDATE runs SET {assignments} WHERE run_id = ?", [*values.values(), run_id]
+        )
+        self.journal(run_id, kind, payload, actor)
+
     # -- side tables ----------------------------------------------------------------------------
+
+    def has_receipt(self, key: str) -> bool:
+        rows = list(self._db.query("SELECT 1 FROM ipc_receipts WHERE key = ?", [key]))
+        return bool(rows)
+
+    def put_receipt(self, key: str, lane: str, kind: str) -> None:
+        self._db.execute(
+            "INSERT INTO ipc_receipts (key, lane, kind, at) VALUES (?, ?, ?, ?)",
+            [key, lane, kind, self.now],
+        )
+
+    def execute(self, sql: str, params: list[Any]) -> int:
+        """A write inside this transaction; returns the number of rows changed."""
+        return int(self._db.execute(sql, params).rowcount)
+
+    def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
+        return list(self._db.query(sql, params or []))
 
     def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
         cursor = self._db.execute(

@@ -61,7 +61,7 @@ def _action_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jarvis_tui.cli import demo, runs, validate
+    from jarvis_tui.cli import demo, host, runs, validate
 
     parser = _Parser(
         prog="jarvis",
@@ -190,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll", type=float, default=0.05, help=argparse.SUPPRESS)
     _workspace_flags(p)
     p.set_defaults(handler=runs.journal)
+
+    p = commands.add_parser("host", help="run the engine for a workspace until interrupted")
+    p.add_argument("--poll", action="store_true", help="poll the IPC tree instead of inotify")
+    p.add_argument("--verbose", action="store_true", help="log more")
+    _workspace_flags(p)
+    p.set_defaults(handler=host.run)
 
     p = commands.add_parser("demo", help="show the engine at work on the bundled sample runs")
     _json_flag(p)

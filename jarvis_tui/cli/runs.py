@@ -129,13 +129,14 @@ def runs(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"runs": [run_summary(r) for r in rows]})
         return 0
-    table = Table(title=f"{len(rows)} run(s)", title_justify="left")
-    table.add_column("run", no_wrap=True)
-    table.add_column("lane", no_wrap=True)
-    table.add_column("state", no_wrap=True)
-    table.add_column("retry", justify="right")
-    table.add_column("age", justify="right", no_wrap=True)
-    table.add_column("last progress", overflow="ellipsis", no_wrap=True)
+    table = Table(title=f"{len(rows)} run(s)", title_justify="left", expand=True)
+    # Identity and state keep their width at 80 columns; the progress text gives way.
+    table.add_column("run", no_wrap=True, min_width=12)
+    table.add_column("lane", no_wrap=True, overflow="ellipsis", max_width=16)
+    table.add_column("state", no_wrap=True, min_width=18)
+    table.add_column("retry", justify="right", min_width=5)
+    table.add_column("age", justify="right", no_wrap=True, min_width=4)
+    table.add_column("last progress", overflow="ellipsis", no_wrap=True, ratio=1)
     now = datetime.now(UTC)
     for row in rows:
         table.add_row(

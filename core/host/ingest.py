@@ -1,0 +1,261 @@
+"""Ingesting IPC files exactly once.
+
+For every file: classify it by where it is, read it within the size cap, parse it, then in ONE
+store transaction apply its effect and write its receipt; only after the commit is the file
+deleted. A crash after the commit and before the delete leaves a file whose receipt exists: seen
+again, it is recognised and only deleted. A crash before the commit leaves nothing behind but
+the file, which is simply ingested again. A file that cannot be accepted is quarantined with its
+reason (docs/ipc.md), never deleted, never retried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from core.authorization import dispatch_refusal
+from core.contracts.errors import FieldError
+from core.intake import submit_in
+from core.ipc.files import quarantine, read_event
+from core.ipc.layout import Event, IpcLayout, Rejection
+from core.ipc.payloads import (
+    DispatchTask,
+    SteerWorkerTask,
+    parse_ack,
+    parse_message,
+    parse_progress,
+    parse_task,
+)
+from core.operator_actions import steer_in
+from core.store.sqlite_store import SqliteStore, Transaction
+
+Outcome = Literal["ingested", "replayed", "quarantined", "ignored", "gone"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    outcome: Outcome
+    kind: str | None = None
+    run_id: str | None = None
+    detail: str = ""
+
+
+class _Refuse(Exception):
+    """Raised inside the transaction to roll it back and quarantine the file instead."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _errors_text(errors: list[FieldError]) -> str:
+    return " ".join(e.message for e in errors[:5])
+
+
+class Ingestor:
+    """Turns IPC files into store rows. One per host thread (it owns a store connection)."""
+
+    def __init__(
+        self,
+        store: SqliteStore,
+        layout: IpcLayout,
+        *,
+        on_progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.layout = layout
+        self._on_progress = on_progress
+        """Called with a run id after its progress is committed (resets its no-output clock)."""
+        self._unmovable: set[Path] = set()
+        """Refused files that could not be moved aside: quarantined once, then left alone."""
+
+    def handle(self, path: Path) -> Ingested:
+        found = self.layout.classify(path)
+        if found is None:
+            return Ingested("ignored")
+        if isinstance(found, Rejection):
+            return self._quarantine(path, found.lane, found.code, found.message)
+        if path in self._unmovable:
+            return Ingested("ignored")
+        # With the root, every folder below it is opened without following links: a folder
+        # swapped for a symlink after classify() looked at it cannot redirect the read.
+        data = read_event(path, root=self.layout.root)
+        if data is None:
+            return Ingested("gone")
+        if isinstance(data, Rejection):
+            return self._quarantine(path, found.lane, data.code, data.message)
+        key = self._receipt_key(found, data)
+        try:
+            with self.store.transaction() as tx:
+                if tx.has_receipt(key):
+                    replayed = True
+                else:
+                    replayed = False
+                    self._apply(tx, found, data)
+                    tx.put_receipt(key, found.lane, found.kind)
+        except _Refuse as refused:
+            return self._quarantine(path, found.lane, refused.code, refused.message)
+        # Deleted only now that the effect and its receipt are committed.
+        _unlink(path)
+        if found.kind == "ack" and found.run_id:
+            _unlink(self.layout.steer_file(found.lane, found.run_id))
+        if found.kind == "progress" and found.run_id and self._on_progress:
+            self._on_progress(found.run_id)
+        return Ingested("replayed" if replayed else "ingested", found.kind, found.run_id)
+
+    def _receipt_key(self, event: Event, data: bytes) -> str:
+        relative = event.path.relative_to(self.layout.root).as_posix()
+        return f"{relative}:{hashlib.sha256(data).hexdigest()}"
+
+    def _quarantine(self, path: Path, lane: str | None, code: str, message: str) -> Ingested:
+        reason = quarantine(path, self.layout.errors_dir, lane=lane, code=code, message=message)
+        if os.path.lexists(path):
+            self._unmovable.add(path)  # its reason is written; do not write another every sweep
+        return Ingested("quarantined", detail=f"{code}: {message} ({reason.name})")
+
+    # -- effects ----------------------------------------------------------------------------------
+
+    def _apply(self, tx: Transaction, event: Event, data: bytes) -> None:
+        if event.kind == "progress":
+            self._progress(tx, event, data)
+        elif event.kind == "ack":
+            self._ack(tx, event, data)
+        elif event.kind == "task":
+            self._task(tx, event, data)
+        else:
+            self._message(tx, event, data)
+
+    def _run_of_lane(self, tx: Transaction, lane: str, run_id: str) -> dict[str, Any]:
+        run = tx.get_run(run_id)
+        if run is None:
+            raise _Refuse("unknown_run", f"There is no run {run_id}.")
+        if run["lane"] != lane:
+            raise _Refuse(
+                "wrong_lane", f"Run {run_id} belongs to {run['lane']}, not to the folder {lane}."
+            )
+        return run
+
+    def _progress(self, tx: Transaction, event: Event, data: bytes) -> None:
+        assert event.run_id is not None
+        parsed = parse_progress(data, lane=event.lane, run_id=event.run_id)
+        if isinstance(parsed, list):
+            code = parsed[0].code if parsed else "bad_progress"
+            raise _Refuse(code, _errors_text(parsed))
+        run = self._run_of_lane(tx, event.lane, event.run_id)
+        attempt = int(run["retry_count"]) + 1
+        inserted = tx.execute(
+            "INSERT OR IGNORE INTO progress_events "
+            "(run_id, attempt, seq, timestamp, phase, summary, tool_used, ingested_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                event.run_id,
+                attempt,
+                parsed.seq,
+                parsed.timestamp,
+                parsed.phase,
+                parsed.summary,
+                parsed.tool_used,
+                tx.now,
+            ],
+        )
+        if not inserted:
+            return  # the same (run, attempt, seq) under another file name: already recorded
+        tx.touch_run(
+            event.run_id,
+            changes={"last_progress_summary": parsed.summary, "last_progress_at": parsed.timestamp},
+            kind="progress",
+            payload={
+                "attempt": attempt,
+                "seq": parsed.seq,
+                "phase": parsed.phase,
+                "summary": parsed.summary,
+                "tool_used": parsed.tool_used,
+                "timestamp": parsed.timestamp,
+            },
+            actor=event.lane,
+        )
+
+    def _ack(self, tx: Transaction, event: Event, data: bytes) -> None:
+        assert event.run_id is not None
+        parsed = parse_ack(data)
+        if isinstance(parsed, list):
+            raise _Refuse(parsed[0].code if parsed else "bad_ack", _errors_text(parsed))
+        self._run_of_lane(tx, event.lane, event.run_id)
+        steers = tx.rows(
+            "SELECT status FROM steering_events WHERE steer_id = ? AND run_id = ?",
+            [parsed.steer_id, event.run_id],
+        )
+        if not steers:
+            raise _Refuse("unknown_steer", f"Run {event.run_id} has no steer {parsed.steer_id}.")
+        if steers[0]["status"] in ("acked",):
+            return
+        tx.execute(
+            "UPDATE steering_events SET status = 'acked', acked_at = ?, status_reason = NULL "
+            "WHERE steer_id = ?",
+            [parsed.acked_at, parsed.steer_id],
+        )
+        tx.touch_run(
+            event.run_id,
+            changes={},
+            kind="steer",
+            payload={"steer_id": parsed.steer_id, "status": "acked", "acked_at": parsed.acked_at},
+            actor=event.lane,
+        )
+
+    def _task(self, tx: Transaction, event: Event, data: bytes) -> None:
+        parsed = parse_task(data)
+        if isinstance(parsed, list):
+            raise _Refuse(parsed[0].code if parsed else "bad_task", _errors_text(parsed))
+        if isinstance(parsed, SteerWorkerTask):
+            run = tx.get_run(parsed.run_id)
+            if run is None:
+                raise _Refuse("unknown_run", f"There is no run {parsed.run_id}.")
+            refusal = dispatch_refusal(event.lane, run["lane"])
+            if refusal:
+                raise _Refuse(
+                    "not_authorized", f"{event.lane} may not steer {run['lane']}: {refusal}"
+                )
+            result = steer_in(tx, parsed.run_id, event.lane, parsed.message)
+            if not result.ok:
+                assert result.refusal is not None
+                raise _Refuse(result.refusal.code, result.refusal.message)
+        elif isinstance(parsed, DispatchTask):
+            self._dispatch(tx, event.lane, parsed.payload, parsed.target)
+
+    def _message(self, tx: Transaction, event: Event, data: bytes) -> None:
+        parsed = parse_message(data)
+        if isinstance(parsed, list):
+            raise _Refuse(parsed[0].code if parsed else "bad_message", _errors_text(parsed))
+        try:
+            body = json.loads(parsed.text)
+        except ValueError:
+            return  # an ordinary chat message: nothing for the host to do
+        if isinstance(body, dict) and "run_id" in body:
+            self._dispatch(tx, event.lane, body, None)
+
+    def _dispatch(
+        self, tx: Transaction, lane: str, payload: dict[str, Any], target: str | None
+    ) -> None:
+        result = submit_in(
+            tx,
+            payload,
+            source_lane=lane,
+            target_lane=target or "jarvis-worker-1",
+            actor=lane,
+        )
+        if not result.accepted:
+            detail = result.message or _errors_text(result.errors)
+            raise _Refuse(f"dispatch_{result.outcome}", detail)
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,102 @@
+"""Delivering steers one at a time per run, and expiring the ones nobody took.
+
+A run's steers move ``pending → delivered → acked`` (or ``expired``). The next pending steer is
+written only when the run has no delivered steer waiting, so a steer file is never overwritten
+and no steer is lost. The file is written *before* the row says ``delivered``: a crash between
+the two re-delivers the same steer (same id, same text), which the worker acknowledges once;
+the other order could mark a steer delivered that no worker ever saw.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+
+from core.ipc.files import atomic_write_json
+from core.ipc.layout import IpcLayout
+from core.lifecycle import RunState
+from core.store.sqlite_store import SqliteStore, iso
+
+
+def deliver_pending(store: SqliteStore, layout: IpcLayout) -> int:
+    """Write the oldest pending steer of every running run that has none outstanding."""
+    candidates = store.rows(
+        "SELECT s.steer_id, s.run_id, s.message, s.operator, r.lane FROM steering_events s "
+        "JOIN runs r ON r.run_id = s.run_id "
+        "WHERE s.status = 'pending' AND r.state = ? AND NOT EXISTS ("
+        "  SELECT 1 FROM steering_events d WHERE d.run_id = s.run_id AND d.status = 'delivered')"
+        " ORDER BY s.created_at, s.steer_id",
+        [RunState.RUNNING.value],
+    )
+    delivered = 0
+    seen: set[str] = set()
+    for steer in candidates:
+        if steer["run_id"] in seen:
+            continue  # one at a time per run
+        seen.add(steer["run_id"])
+        now = store.now()
+        atomic_write_json(
+            layout.steer_file(steer["lane"], steer["run_id"]),
+            {
+                "kind": "worker_steer",
+                "run_id": steer["run_id"],
+                "from_group": steer["operator"],
+                "timestamp": now,
+                "message": steer["message"],
+                "steer_id": steer["steer_id"],
+            },
+        )
+        with store.transaction() as tx:
+            changed = tx.execute(
+                "UPDATE steering_events SET status = 'delivered', sent_at = ? "
+                "WHERE steer_id = ? AND status = 'pending'",
+                [tx.now, steer["steer_id"]],
+            )
+            if changed:
+                tx.touch_run(
+                    steer["run_id"],
+                    changes={},
+                    kind="steer",
+                    payload={"steer_id": steer["steer_id"], "status": "delivered"},
+                    actor="host",
+                )
+                delivered += 1
+    return delivered
+
+
+def expire_steers(store: SqliteStore, layout: IpcLayout, *, ack_timeout_s: float) -> int:
+    """Expire delivered steers past the timeout, and steers whose run is no longer running."""
+    now = store.now()
+    deadline = iso(datetime.fromisoformat(now) - timedelta(seconds=ack_timeout_s))
+    stale = store.rows(
+        "SELECT s.steer_id, s.run_id, s.status, s.sent_at, r.state, r.lane FROM steering_events s "
+        "JOIN runs r ON r.run_id = s.run_id "
+        "WHERE (s.status = 'delivered' AND s.sent_at < ?) "
+        "   OR (s.status IN ('pending', 'delivered') AND r.state != ?)",
+        [deadline, RunState.RUNNING.value],
+    )
+    for steer in stale:
+        if steer["state"] != RunState.RUNNING.value:
+            reason = f"the run ended ({steer['state']}) before the steer was acknowledged"
+        else:
+            reason = f"not acknowledged within {ack_timeout_s:g} s"
+        with store.transaction() as tx:
+            changed = tx.execute(
+                "UPDATE steering_events SET status = 'expired', status_reason = ? "
+                "WHERE steer_id = ? AND status = ?",
+                [reason, steer["steer_id"], steer["status"]],
+            )
+            if changed:
+                tx.touch_run(
+                    steer["run_id"],
+                    changes={},
+                    kind="steer",
+                    payload={"steer_id": steer["steer_id"], "status": "expired", "reason": reason},
+                    actor="host",
+                )
+        if steer["status"] == "delivered":
+            try:
+                os.unlink(layout.steer_file(steer["lane"], steer["run_id"]))
+            except FileNotFoundError:
+                pass
+    return len(stale)

@@ -1,0 +1,196 @@
+"""Worker processes: start one per run, capture its output within bounds, end it on time.
+
+Each worker runs in its own process group (so stopping it stops whatever it started) with the
+IPC paths in its environment (docs/ipc.md). Two reader threads copy stdout and stderr to the
+run's log files and keep the most recent `KEEP_BYTES` of stdout in memory: the completion block
+comes at the end, and memory stays bounded however much a worker prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+#: How much of a worker's stdout is kept in memory for finding its completion block.
+KEEP_BYTES = 4 * 1024 * 1024
+#: How much of each stream is written to the run's log files; the rest is counted, not kept.
+LOG_LIMIT_BYTES = 2 * 1024 * 1024
+_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class WorkerPaths:
+    ipc_dir: Path
+    progress_dir: Path
+    steer_file: Path
+    ack_file: Path
+    log_dir: Path
+
+
+class _Tail:
+    """The last ``limit`` bytes written to it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+
+    def add(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._size += len(data)
+        while self._size > self.limit and self._chunks:
+            dropped = self._chunks.popleft()
+            self._size -= len(dropped)
+
+    def value(self) -> bytes:
+        return b"".join(self._chunks)
+
+
+@dataclass
+class WorkerProcess:
+    """One running worker and what it has said so far."""
+
+    run_id: str
+    lane: str
+    process: subprocess.Popen[bytes]
+    started: float
+    last_output: float
+    stdout_tail: _Tail = field(default_factory=lambda: _Tail(KEEP_BYTES))
+    threads: list[threading.Thread] = field(default_factory=list)
+    stop_requested: str | None = None
+    """Why the host is ending it (timeout, cancel, shutdown), or None."""
+    term_sent_at: float | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def touch(self) -> None:
+        """Record activity (output or a progress event): it resets the no-output clock."""
+        self.last_output = time.monotonic()
+
+    def _pump(self, stream: IO[bytes], log_path: Path, keep: bool) -> None:
+        written = 0
+        with log_path.open("wb") as log:
+            while True:
+                chunk = stream.read1(_CHUNK) if hasattr(stream, "read1") else stream.read(_CHUNK)
+                if not chunk:
+                    break
+                self.touch()
+                if keep:
+                    with self._lock:
+                        self.stdout_tail.add(chunk)
+                if written < LOG_LIMIT_BYTES:
+                    part = chunk[: LOG_LIMIT_BYTES - written]
+                    log.write(part)
+                    written += len(part)
+                    if written >= LOG_LIMIT_BYTES:
+                        log.write(b"\n[output beyond the log limit is not kept]\n")
+                    log.flush()
+
+    def output(self) -> bytes:
+        with self._lock:
+            return self.stdout_tail.value()
+
+    def wait_for_output(self, timeout: float = 5.0) -> None:
+        """After the process exits, let the readers drain what is left in the pipes."""
+        for thread in self.threads:
+            thread.join(timeout)
+
+    def terminate(self, reason: str) -> None:
+        """Ask the worker's process group to stop (SIGTERM); `kill` follows after a grace."""
+        if self.stop_requested is None:
+            self.stop_requested = reason
+        if self.term_sent_at is None:
+            self.term_sent_at = time.monotonic()
+            _signal_group(self.process.pid, signal.SIGTERM)
+
+    def kill(self) -> None:
+        _signal_group(self.process.pid, signal.SIGKILL)
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def worker_env(
+    base: Mapping[str, str],
+    *,
+    run_id: str,
+    lane: str,
+    attempt: int,
+    dispatch: Mapping[str, Any],
+    paths: WorkerPaths,
+) -> dict[str, str]:
+    env = dict(base)
+    env.update(
+        JARVIS_RUN_ID=run_id,
+        JARVIS_LANE=lane,
+        JARVIS_ATTEMPT=str(attempt),
+        JARVIS_DISPATCH=json.dumps(dispatch, sort_keys=True),
+        JARVIS_IPC_DIR=str(paths.ipc_dir),
+        JARVIS_PROGRESS_DIR=str(paths.progress_dir),
+        JARVIS_STEER_FILE=str(paths.steer_file),
+        JARVIS_ACK_FILE=str(paths.ack_file),
+    )
+    return env
+
+
+def start_worker(
+    command: Sequence[str],
+    *,
+    run_id: str,
+    lane: str,
+    env: Mapping[str, str],
+    cwd: Path,
+    paths: WorkerPaths,
+) -> WorkerProcess:
+    """Start a worker. Raises OSError when the command cannot be started."""
+    paths.log_dir.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: stopping it stops its children too
+    )
+    now = time.monotonic()
+    worker = WorkerProcess(run_id, lane, process, started=now, last_output=now)
+    assert process.stdout is not None and process.stderr is not None
+    for stream, name, keep in (
+        (process.stdout, "stdout.log", True),
+        (process.stderr, "stderr.log", False),
+    ):
+        thread = threading.Thread(
+            target=worker._pump,
+            args=(stream, paths.log_dir / name, keep),
+            name=f"worker-{name}-{run_id}",
+            daemon=True,
+        )
+        thread.start()
+        worker.threads.append(thread)
+    return worker
+
+
+def is_worker_of(pid: int, run_id: str) -> bool:
+    """Whether ``pid`` is still a worker process for ``run_id`` (pids are reused, so check)."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+    return f"JARVIS_RUN_ID={run_id}".encode() in environ.split(b"\0")

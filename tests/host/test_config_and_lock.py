@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.host.config import ConfigError, load_config
+from core.host.lock import HostLock, HostLockHeld
+
+
+def test_an_empty_workspace_gets_working_defaults(tmp_path: Path) -> None:
+    config = load_config(tmp_path)
+    assert config.workers.command[1:] == ["-m", "core.simworker"]
+    assert config.workers.limit_for("jarvis-worker-1") == 1
+    assert config.timeouts.steer_ack_s > 0 and not config.watch.poll
+
+
+def test_a_config_file_is_read_and_validated(tmp_path: Path) -> None:
+    (tmp_path / "jarvis.toml").write_text(
+        '[workers]\nconcurrency = 2\nlane_concurrency = { "jarvis-worker-9" = 0 }\n'
+        "[timeouts]\nno_output_s = 5\n"
+    )
+    config = load_config(tmp_path)
+    assert config.workers.limit_for("jarvis-worker-1") == 2
+    assert config.workers.limit_for("jarvis-worker-9") == 0
+    assert config.timeouts.no_output_s == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("[workers\n", "not valid TOML"),
+        ("[workers]\nconcurrency = 0\n", "workers.concurrency"),
+        ("[timeouts]\nno_output_s = -1\n", "timeouts.no_output_s"),
+        ("[surprise]\nx = 1\n", "surprise"),
+        ("[workers]\ncommand = []\n", "workers.command"),
+    ],
+)
+def test_bad_config_is_one_clear_error(tmp_path: Path, text: str, fragment: str) -> None:
+    (tmp_path / "jarvis.toml").write_text(text)
+    with pytest.raises(ConfigError, match=fragment.replace(".", r"\.")):
+        load_config(tmp_path)
+
+
+def test_poll_can_be_forced_by_flag_or_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert load_config(tmp_path, force_poll=True).watch.poll
+    monkeypatch.setenv("JARVIS_POLL", "1")
+    assert load_config(tmp_path).watch.poll
+
+
+def test_a_second_host_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; from core.host.lock import HostLock; "
+         "HostLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(30)",
+         str(tmp_path)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(HostLockHeld) as refused:
+            HostLock(tmp_path).acquire()
+        assert refused.value.pid == holder.pid
+        assert f"pid {holder.pid}" in str(refused.value)
+        assert HostLock.holder(tmp_path) == holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+    # The kernel drops a dead holder's lock: the next host starts.
+    lock = HostLock(tmp_path)
+    lock.acquire()
+    assert HostLock.holder(tmp_path) == os.getpid()
+    lock.release()
+    assert HostLock.holder(tmp_path) is None
