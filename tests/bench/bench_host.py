@@ -93,8 +93,15 @@ def pct(values: list[float], p: float) -> float:
 
 def progress_body(run_id: str, seq: int) -> dict[str, object]:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + ".000Z"
-    return {"kind": "worker_progress", "run_id": run_id, "group_folder": LANE,
-            "timestamp": stamp, "phase": "testing", "summary": f"step {seq}", "seq": seq}  # fmt: skip
+    return {
+        "kind": "worker_progress",
+        "run_id": run_id,
+        "group_folder": LANE,
+        "timestamp": stamp,
+        "phase": "testing",
+        "summary": f"step {seq}",
+        "seq": seq,
+    }
 
 
 def queued_runs(ws: Path) -> list[str]:
