@@ -28,6 +28,8 @@ import watchfiles
 from core.host.config import HostConfig
 from core.host.ingest import Ingestor
 from core.host.lock import HostLock
+from core.host.openclaw import SOURCE as OPENCLAW
+from core.host.openclaw import gate_finished_results, ingest_requests
 from core.host.outcomes import record_completion, record_failure
 from core.host.steering import deliver_pending, expire_steers
 from core.host.workers import (
@@ -194,8 +196,12 @@ class Host:
 
     def sweep(self) -> None:
         """Ingest everything on disk (start-up, the safety net, and polling mode)."""
+        assert self.store is not None
         for path in self.event_files():
             self._ingest(path)
+        # OpenClaw requests and results live outside the IPC tree and are swept, not watched.
+        ingest_requests(self.store, self.workspace.root, self.layout.errors_dir)
+        gate_finished_results(self.store, self.workspace.root)
 
     # -- runs -------------------------------------------------------------------------------------
 
@@ -203,6 +209,8 @@ class Host:
         """Settle runs a previous host left running: their workers cannot be re-attached."""
         assert self.store is not None
         for run in self.store.list_runs(states=(RunState.RUNNING.value,)):
+            if run["source_lane"] == OPENCLAW:
+                continue  # run by an OpenClaw worker outside this host: nothing was lost
             pid = run.get("worker_pid")
             if pid and is_worker_of(int(pid), run["run_id"]):
                 try:

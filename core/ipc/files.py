@@ -227,6 +227,7 @@ def quarantine(
     message: str,
     details: Mapping[str, Any] | None = None,
     clock: Callable[[], datetime] = utc_now,
+    root: Path | None = None,
 ) -> Path:
     """Move a refused file into ``errors_dir`` and write why beside it; never deletes content.
 
@@ -235,9 +236,10 @@ def quarantine(
     that is not a regular file (a folder, a FIFO) is moved without being opened. Across file
     systems a regular file or link is copied and then removed; other things stay put.
 
-    Only things inside the IPC tree (``errors_dir``'s parent) are moved, and never through a
-    link: when a folder between the tree's root and the file is a symbolic link, that link is
-    what gets moved (it is the lane's doing; the file it leads to may be anyone's). A path with
+    Only things inside the IPC tree are moved (``errors_dir``'s parent, or ``root`` when given:
+    the host also refuses OpenClaw requests from ``work/requests``), and never through a link:
+    when a folder between the tree's root and the file is a symbolic link, that link is what
+    gets moved (it is the lane's doing; the file it leads to may be anyone's). A path with
     ``..`` or outside the tree is left alone and only the reason is written.
 
     The reason file, ``<that>.reason.json``, holds ``code``, ``message``, ``lane``,
@@ -271,7 +273,7 @@ def quarantine(
         raise QuarantineError(f"{errors_dir} is not a folder.")
     now = clock()
     now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
-    source, refusal = _what_to_move(path, errors_dir.parent)
+    source, refusal = _what_to_move(path, root or errors_dir.parent)
     name = _safe(source if source is not None else path)
     stored = _free_name(errors_dir, f"{now:%Y%m%dT%H%M%S.%f}Z-{_lane_part(lane)}-{name}")
     if source is None:

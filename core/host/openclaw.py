@@ -1,0 +1,173 @@
+"""OpenClaw-style work: ``work/requests/<task_id>.json`` in, ``work/results/<task_id>/`` out.
+
+A supervisor drops a request; the host validates it and makes it a run on the ``openclaw`` lane,
+``running`` at once — an OpenClaw worker is started by its supervisor, not by this host, so the
+host neither launches nor times out a process for it, and a restart does not fail it. The request
+file stays where it is (the worker reads it); a receipt keeps it from becoming a run twice.
+
+When the results folder has its ``status.json``, the folder goes through the scope and risk gate:
+L0–L2 move the run to ``review_requested`` (with the merge mode the level allows), L3 to
+``failed_contract``. The gate's verdict and each finding are stored as the run's gate results,
+which the console shows like any completion's gates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from core.contracts.names import run_id_problem
+from core.contracts.openclaw_request import validate_request
+from core.contracts.risk_gate import Level, gate_results
+from core.ipc.files import quarantine
+from core.lifecycle import Action, RunState
+from core.moves import HOST, apply_move
+from core.store.sqlite_store import SqliteStore
+
+SOURCE = "openclaw"
+"""The source lane of runs made from requests, and the lane they run on."""
+MAX_REQUEST_BYTES = 1024 * 1024
+
+
+def requests_dir(workspace_root: Path) -> Path:
+    return workspace_root / "work" / "requests"
+
+
+def results_dir(workspace_root: Path, task_id: str) -> Path:
+    return workspace_root / "work" / "results" / task_id
+
+
+def _regular_json(folder: Path) -> list[Path]:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [
+        Path(e.path)
+        for e in entries
+        if e.name.endswith(".json")
+        and not e.name.startswith(".")
+        and e.is_file(follow_symlinks=False)
+    ]
+
+
+def ingest_requests(store: SqliteStore, workspace_root: Path, errors_dir: Path) -> int:
+    """Make a run of every new, valid request; quarantine the invalid ones. Returns runs made."""
+    made = 0
+    for path in _regular_json(requests_dir(workspace_root)):
+        try:
+            info = path.lstat()
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            data = path.read_bytes()[: MAX_REQUEST_BYTES + 1]
+        except OSError:
+            continue
+        key = f"work/requests/{path.name}:{hashlib.sha256(data).hexdigest()}"
+        report = validate_request(data)
+        task_id = report.document.get("task_id") if report.document else None
+        problem = run_id_problem(task_id) if isinstance(task_id, str) else None
+        if not report.valid or problem or path.stem != task_id:
+            with store.transaction() as tx:
+                if tx.has_receipt(key):
+                    continue
+                tx.put_receipt(key, SOURCE, "request_refused")
+            if not report.valid:
+                message = " ".join(e.message for e in report.errors[:5])
+                code = "invalid_request"
+            elif problem:
+                code, message = "task_id_not_run_id", f"task_id cannot name a run: {problem[1]}"
+            else:
+                code, message = "name_mismatch", f"{path.name} must be named <task_id>.json"
+            quarantine(path, errors_dir, lane=SOURCE, code=code, message=message,
+                       root=requests_dir(workspace_root))  # fmt: skip
+            continue
+        assert isinstance(task_id, str) and report.document is not None
+        with store.transaction() as tx:
+            if tx.has_receipt(key):
+                continue
+            if tx.get_run(task_id) is not None:
+                tx.put_receipt(key, SOURCE, "request_duplicate")
+                continue
+            run = tx.create_run(
+                {
+                    "run_id": task_id,
+                    "lane": SOURCE,
+                    "source_lane": SOURCE,
+                    "task_type": "implement",
+                    "state": RunState.QUEUED.value,
+                    "dispatch_json": json.dumps({"openclaw_request": report.document}),
+                    "dispatch_branch": _target_branch(report.document),
+                },
+                actor=SOURCE,
+            )
+            tx.audit(task_id, actor=SOURCE, action="dispatch", from_state=None,
+                     to_state="queued", reason=f"request {path.name}")  # fmt: skip
+            apply_move(tx, run, Action.START, HOST, changes={"started_at": tx.now},
+                       reason="an OpenClaw worker runs it outside the host")  # fmt: skip
+            tx.put_receipt(key, SOURCE, "request")
+            made += 1
+    return made
+
+
+def _target_branch(doc: dict[str, Any]) -> str | None:
+    repo = doc.get("repo")
+    branch = repo.get("target_branch") if isinstance(repo, dict) else None
+    return branch if isinstance(branch, str) else None
+
+
+def gate_finished_results(store: SqliteStore, workspace_root: Path) -> int:
+    """Gate every running OpenClaw run whose results folder has its status.json."""
+    gated = 0
+    for run in store.rows(
+        "SELECT run_id, dispatch_json FROM runs WHERE source_lane = ? AND state = ?",
+        [SOURCE, RunState.RUNNING.value],
+    ):
+        folder = results_dir(workspace_root, run["run_id"])
+        if not (folder / "status.json").is_file():
+            continue
+        request = json.loads(run["dispatch_json"])["openclaw_request"]
+        report = gate_results(request, folder)
+        with store.transaction() as tx:
+            current = tx.get_run(run["run_id"])
+            if current is None or current["state"] != RunState.RUNNING.value:
+                continue
+            attempt = int(current["retry_count"]) + 1
+            summary = (
+                f"{report.risk.name} · {report.merge_mode} · {report.files_changed} file(s), "
+                f"+{report.additions} -{report.deletions}"
+            )
+            rows = [("risk_gate", report.risk < Level.L3, summary)]
+            for finding in report.findings:
+                where = f" ({finding.path})" if finding.path else ""
+                rows.append(
+                    (
+                        finding.code,
+                        finding.level < Level.L3,
+                        f"{finding.level.name}{where}: {finding.message}",
+                    )  # fmt: skip
+                )
+            for name, passed, detail in rows:
+                tx.execute(
+                    "INSERT INTO gate_results (run_id, attempt, name, passed, detail, evaluated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [run["run_id"], attempt, name, int(passed), detail, tx.now],
+                )
+            blocked = report.risk >= Level.L3
+            apply_move(
+                tx,
+                current,
+                Action.FAIL_GATES if blocked else Action.PASS_GATES,
+                HOST,
+                reason=f"risk {summary}",
+                changes={
+                    "risk_summary": summary,
+                    "state_reason": f"risk gate blocked the merge: {summary}" if blocked else None,
+                    "finished_at": tx.now,
+                },
+            )
+            gated += 1
+    return gated
