@@ -197,6 +197,7 @@ def cancel(
         changes=lambda run, now: {
             "state_reason": f"cancelled by {operator}: {reason}",
             "finished_at": now,
+            "worker_pid": None,  # the host stops the worker; the run no longer has one
         },
     )
 

@@ -80,6 +80,9 @@ class Ingestor:
         if found is None:
             return Ingested("ignored")
         if isinstance(found, Rejection):
+            if not os.path.lexists(path):
+                # The watcher and the sweep can both report one file; the first moved it aside.
+                return Ingested("gone")
             return self._quarantine(path, found.lane, found.code, found.message)
         if path in self._unmovable:
             return Ingested("ignored")

@@ -25,7 +25,8 @@ def deliver_pending(store: SqliteStore, layout: IpcLayout) -> int:
         "JOIN runs r ON r.run_id = s.run_id "
         "WHERE s.status = 'pending' AND r.state = ? AND NOT EXISTS ("
         "  SELECT 1 FROM steering_events d WHERE d.run_id = s.run_id AND d.status = 'delivered')"
-        " ORDER BY s.created_at, s.steer_id",
+        # rowid keeps the order steers were recorded in, even within one millisecond.
+        " ORDER BY s.created_at, s.rowid",
         [RunState.RUNNING.value],
     )
     delivered = 0
