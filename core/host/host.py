@@ -49,6 +49,8 @@ log = logging.getLogger("jarvis.host")
 
 TICK_S = 0.02
 SWEEP_EVERY_S = 1.0
+BATCH = 256
+"""Files ingested per transaction: one commit for many files is where the ingest rate comes from."""
 _COMPLETION_TAG = b"</completion"
 
 
@@ -142,26 +144,32 @@ class Host:
 
     def _drain(self, *, timeout: float) -> None:
         try:
-            path = self._paths.get(timeout=timeout)
+            first = self._paths.get(timeout=timeout)
         except queue.Empty:
             return
-        self._ingest(path)
+        batch = [first]
         deadline = time.monotonic() + 0.2  # stay responsive to workers under a flood of events
         while time.monotonic() < deadline:
             try:
-                path = self._paths.get_nowait()
+                batch.append(self._paths.get_nowait())
             except queue.Empty:
-                return
-            self._ingest(path)
+                break
+            if len(batch) >= BATCH:
+                self._ingest(batch)
+                batch = []
+        self._ingest(batch)
 
-    def _ingest(self, path: Path) -> None:
-        try:
-            result = self.ingestor.handle(path)
-        except OSError as exc:  # the file system failed us; the sweep will try this file again
-            log.warning("could not ingest %s: %s", path, exc)
+    def _ingest(self, paths: list[Path]) -> None:
+        if not paths:
             return
-        if result.outcome == "quarantined":
-            log.warning("quarantined %s (%s)", path.name, result.detail)
+        try:
+            results = self.ingestor.handle_many(paths)
+        except OSError as exc:  # the file system failed us; the sweep will try these again
+            log.warning("could not ingest %d file(s): %s", len(paths), exc)
+            return
+        for path, result in zip(paths, results, strict=True):
+            if result.outcome == "quarantined":
+                log.warning("quarantined %s (%s)", path.name, result.detail)
 
     def event_files(self, lane_dir: Path | None = None) -> Iterator[Path]:
         """Every candidate event file on disk, in the order it should be ingested."""
@@ -197,8 +205,13 @@ class Host:
     def sweep(self) -> None:
         """Ingest everything on disk (start-up, the safety net, and polling mode)."""
         assert self.store is not None
+        batch: list[Path] = []
         for path in self.event_files():
-            self._ingest(path)
+            batch.append(path)
+            if len(batch) >= BATCH:
+                self._ingest(batch)
+                batch = []
+        self._ingest(batch)
         # OpenClaw requests and results live outside the IPC tree and are swept, not watched.
         ingest_requests(self.store, self.workspace.root, self.layout.errors_dir)
         gate_finished_results(self.store, self.workspace.root)
@@ -328,8 +341,7 @@ class Host:
         del self.workers[worker.run_id]
         worker.wait_for_output()
         # Progress written just before the exit belongs to this attempt: take it in first.
-        for path in sorted(self._json_files(self.layout.progress_dir(worker.lane, worker.run_id))):
-            self._ingest(path)
+        self._ingest(sorted(self._json_files(self.layout.progress_dir(worker.lane, worker.run_id))))
         reason = worker.stop_requested
         limits = self.config.timeouts
         if reason == "no_output":

@@ -76,6 +76,54 @@ class Ingestor:
         """Refused files that could not be moved aside: quarantined once, then left alone."""
 
     def handle(self, path: Path) -> Ingested:
+        return self.handle_many([path])[0]
+
+    def handle_many(self, paths: list[Path]) -> list[Ingested]:
+        """Ingest several files in one transaction (one commit instead of one per file).
+
+        Each file's effect runs in its own savepoint, so a refused file rolls back alone. Files
+        are deleted, and refused ones moved aside, only after the commit.
+        """
+        results: list[Ingested | None] = [None] * len(paths)
+        todo: list[tuple[int, Path, Event, bytes, str]] = []
+        for index, path in enumerate(paths):
+            early = self._prepare(path)
+            if isinstance(early, Ingested):
+                results[index] = early
+            else:
+                event, data = early
+                todo.append((index, path, event, data, self._receipt_key(event, data)))
+        refused: list[tuple[int, Path, Event, _Refuse]] = []
+        done: list[tuple[int, Path, Event, bool]] = []
+        if todo:
+            with self.store.transaction() as tx:
+                for index, path, event, data, key in todo:
+                    if tx.has_receipt(key):
+                        done.append((index, path, event, True))
+                        continue
+                    try:
+                        self._apply_one(tx, event, data, key)
+                    except _Refuse as refused_file:
+                        refused.append((index, path, event, refused_file))
+                    else:
+                        done.append((index, path, event, False))
+        # Only now that the effects and their receipts are committed do the files go.
+        for index, path, event, replayed in done:
+            _unlink(path)
+            if event.kind == "ack" and event.run_id:
+                _unlink(self.layout.steer_file(event.lane, event.run_id))
+            if event.kind == "progress" and event.run_id and self._on_progress:
+                self._on_progress(event.run_id)
+            outcome: Outcome = "replayed" if replayed else "ingested"
+            results[index] = Ingested(outcome, event.kind, event.run_id)
+        for index, path, event, why in refused:
+            results[index] = self._quarantine(path, event.lane, why.code, why.message)
+        return [r if r is not None else Ingested("gone") for r in results]
+
+    def _prepare(self, path: Path) -> Ingested | tuple[Event, bytes]:
+        """Classify and read one file; an `Ingested` when there is nothing to apply."""
+        if path in self._unmovable:
+            return Ingested("ignored")
         found = self.layout.classify(path)
         if found is None:
             return Ingested("ignored")
@@ -84,8 +132,6 @@ class Ingestor:
                 # The watcher and the sweep can both report one file; the first moved it aside.
                 return Ingested("gone")
             return self._quarantine(path, found.lane, found.code, found.message)
-        if path in self._unmovable:
-            return Ingested("ignored")
         # With the root, every folder below it is opened without following links: a folder
         # swapped for a symlink after classify() looked at it cannot redirect the read.
         data = read_event(path, root=self.layout.root)
@@ -93,24 +139,7 @@ class Ingestor:
             return Ingested("gone")
         if isinstance(data, Rejection):
             return self._quarantine(path, found.lane, data.code, data.message)
-        key = self._receipt_key(found, data)
-        try:
-            with self.store.transaction() as tx:
-                if tx.has_receipt(key):
-                    replayed = True
-                else:
-                    replayed = False
-                    self._apply(tx, found, data)
-                    tx.put_receipt(key, found.lane, found.kind)
-        except _Refuse as refused:
-            return self._quarantine(path, found.lane, refused.code, refused.message)
-        # Deleted only now that the effect and its receipt are committed.
-        _unlink(path)
-        if found.kind == "ack" and found.run_id:
-            _unlink(self.layout.steer_file(found.lane, found.run_id))
-        if found.kind == "progress" and found.run_id and self._on_progress:
-            self._on_progress(found.run_id)
-        return Ingested("replayed" if replayed else "ingested", found.kind, found.run_id)
+        return found, data
 
     def _receipt_key(self, event: Event, data: bytes) -> str:
         relative = event.path.relative_to(self.layout.root).as_posix()
@@ -124,6 +153,18 @@ class Ingestor:
 
     # -- effects ----------------------------------------------------------------------------------
 
+    def _apply_one(self, tx: Transaction, event: Event, data: bytes, key: str) -> None:
+        if event.kind in ("progress", "ack"):
+            # These check everything before their first write, so a refusal leaves nothing to
+            # undo and they skip the savepoint (two statements per file, on the hot path).
+            self._apply(tx, event, data)
+        else:
+            # Tasks and messages call into intake and steering: a savepoint guarantees that a
+            # refusal raised after any write there rolls back this file's effects alone.
+            with tx.savepoint():
+                self._apply(tx, event, data)
+        tx.put_receipt(key, event.lane, event.kind)
+
     def _apply(self, tx: Transaction, event: Event, data: bytes) -> None:
         if event.kind == "progress":
             self._progress(tx, event, data)
@@ -135,7 +176,7 @@ class Ingestor:
             self._message(tx, event, data)
 
     def _run_of_lane(self, tx: Transaction, lane: str, run_id: str) -> dict[str, Any]:
-        run = tx.get_run(run_id)
+        run = tx.run_brief(run_id)
         if run is None:
             raise _Refuse("unknown_run", f"There is no run {run_id}.")
         if run["lane"] != lane:

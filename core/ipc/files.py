@@ -187,15 +187,28 @@ def _open_for_read(path: Path, root: Path | None) -> int | Rejection | None:
         return _unreadable(exc)
 
 
+def _parts_inside(target: str, base: str) -> list[str] | None:
+    """``target``'s path parts below ``base``, or None when it is not below it."""
+    relative = os.path.relpath(target, base)
+    parts = relative.split(os.sep)
+    if os.path.isabs(relative) or os.pardir in parts or relative == os.curdir:
+        return None
+    return parts
+
+
 def _open_beneath(path: Path, root: Path) -> int | Rejection | None:
     target = os.path.abspath(path)
     # The root may be spelled as given or by its real location, as `IpcLayout.classify` allows.
-    for base in dict.fromkeys([os.path.abspath(root), os.path.realpath(root)]):
-        relative = os.path.relpath(target, base)
-        parts = relative.split(os.sep)
-        if not (os.path.isabs(relative) or os.pardir in parts or relative == os.curdir):
-            break
-    else:
+    # The real location is resolved only when the given spelling does not fit: resolving it is
+    # a system call per folder, and this runs for every event file.
+    base = os.path.abspath(root)
+    parts = _parts_inside(target, base)
+    if parts is None:
+        real = os.path.realpath(root)
+        if real != base:
+            base = real
+            parts = _parts_inside(target, base)
+    if parts is None:
         return Rejection("outside_tree", "The file is not inside the IPC tree.", None)
     folder = os.open(base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
     try:

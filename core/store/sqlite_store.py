@@ -61,6 +61,9 @@ class Transaction:
 
     def __init__(self, db: Database, now: str) -> None:
         self._db = db
+        # The ingest hot path uses the connection directly: sqlite-utils' wrappers parse each
+        # statement to classify it, which costs more than the statement on a small write.
+        self._conn = db.conn
         self.now = now
         """The transaction's timestamp: every row it writes carries the same time."""
 
@@ -69,6 +72,15 @@ class Transaction:
     def get_run(self, run_id: str) -> Row | None:
         rows = list(self._db.query("SELECT * FROM runs WHERE run_id = ?", [run_id]))
         return rows[0] if rows else None
+
+    def run_brief(self, run_id: str) -> Row | None:
+        """A run's lane, state and attempt only: the ingest hot path needs no more."""
+        found = self._conn.execute(
+            "SELECT lane, state, retry_count FROM runs WHERE run_id = ?", [run_id]
+        ).fetchone()
+        if found is None:
+            return None
+        return {"run_id": run_id, "lane": found[0], "state": found[1], "retry_count": found[2]}
 
     def create_run(self, row: Mapping[str, Any], *, actor: str) -> Row:
         record = dict(row)
@@ -130,32 +142,38 @@ class Transaction:
         values = dict(changes)
         values["updated_at"] = self.now
         assignments = ", ".join(f"{column} = ?" for column in values)
-        self._db.execute(
+        self._conn.execute(
             f"UPDATE runs SET {assignments} WHERE run_id = ?", [*values.values(), run_id]
         )
         self.journal(run_id, kind, payload, actor)
 
     # -- side tables ----------------------------------------------------------------------------
 
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested step: rolled back alone if it raises, the outer transaction going on."""
+        with self._db.atomic():
+            yield
+
     def has_receipt(self, key: str) -> bool:
-        rows = list(self._db.query("SELECT 1 FROM ipc_receipts WHERE key = ?", [key]))
-        return bool(rows)
+        found = self._conn.execute("SELECT 1 FROM ipc_receipts WHERE key = ?", [key]).fetchone()
+        return found is not None
 
     def put_receipt(self, key: str, lane: str, kind: str) -> None:
-        self._db.execute(
+        self._conn.execute(
             "INSERT INTO ipc_receipts (key, lane, kind, at) VALUES (?, ?, ?, ?)",
             [key, lane, kind, self.now],
         )
 
     def execute(self, sql: str, params: list[Any]) -> int:
         """A write inside this transaction; returns the number of rows changed."""
-        return int(self._db.execute(sql, params).rowcount)
+        return int(self._conn.execute(sql, params).rowcount)
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
         return list(self._db.query(sql, params or []))
 
     def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
-        cursor = self._db.execute(
+        cursor = self._conn.execute(
             "INSERT INTO journal (run_id, kind, payload, actor, at) VALUES (?, ?, ?, ?, ?)",
             [run_id, kind, json.dumps(payload, sort_keys=True), actor, self.now],
         )
