@@ -238,14 +238,14 @@ def test_messages_quote_hostile_values_inertly() -> None:
         assert "\x1b" not in error.message and "\x07" not in error.message
 
 
-def test_the_spec_example_with_context_intent_is_valid() -> None:
+def test_the_contract_example_with_context_intent_is_valid() -> None:
     example = {
         "run_id": "task-20260222-001",
         "task_type": "implement",
         "context_intent": "fresh",
         "ui_impacting": True,
         "input": "Implement strict worker dispatch validation",
-        "repo": "openclaw-gurusharan/nanoclaw",
+        "repo": "acme-labs/nanoclaw",
         "branch": "jarvis-dispatch-contract",
         "acceptance_tests": ["npm run build", "npm test"],
         "output_contract": {
