@@ -121,12 +121,15 @@ def submit_dispatch(
     idempotency_key: str | None = None,
 ) -> IntakeResult:
     """Turn a dispatch into a run, or say exactly why not."""
-    prepared = _prepare(data, source_lane, target_lane, idempotency_key)
-    if isinstance(prepared, IntakeResult):
-        return prepared
-    doc, run_id, key, digest = prepared
     with store.transaction() as tx:
-        return _decide(tx, doc, run_id, source_lane, target_lane, actor, key, digest)
+        return submit_in(
+            tx,
+            data,
+            source_lane=source_lane,
+            target_lane=target_lane,
+            actor=actor,
+            idempotency_key=idempotency_key,
+        )
 
 
 def submit_in(

@@ -211,9 +211,6 @@ def steer(
     expected_version: int | None = None,
 ) -> ActionResult:
     """Record a pending steer for a running run. Delivery is the host's job (one at a time)."""
-    problem = _text_problem(message, what="message", limit=MAX_STEER)
-    if problem:
-        return ActionResult(False, store.get_run(run_id), problem)
     with store.transaction() as tx:
         return steer_in(tx, run_id, operator, message, expected_version=expected_version)
 
