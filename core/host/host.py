@@ -26,7 +26,7 @@ from typing import Any
 import watchfiles
 
 from core.host.config import HostConfig
-from core.host.ingest import Ingestor
+from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
 from core.host.openclaw import SOURCE as OPENCLAW
 from core.host.openclaw import gate_finished_results, ingest_requests
@@ -39,6 +39,7 @@ from core.host.workers import (
     start_worker,
     worker_env,
 )
+from core.ipc.files import quarantine
 from core.ipc.layout import IpcLayout
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
@@ -167,9 +168,29 @@ class Host:
         except OSError as exc:  # the file system failed us; the sweep will try these again
             log.warning("could not ingest %d file(s): %s", len(paths), exc)
             return
+        except Exception:
+            # A fault of ours, set off by some file. Re-raising would crash the host, and a
+            # restarted host would meet the same file and crash again: instead find the file,
+            # move it aside with the error as its reason, and go on with the others.
+            log.exception("ingesting a batch of %d file(s) failed; retrying one by one", len(paths))
+            results = [self._ingest_alone(path) for path in paths]
         for path, result in zip(paths, results, strict=True):
             if result.outcome == "quarantined":
                 log.warning("quarantined %s (%s)", path.name, result.detail)
+
+    def _ingest_alone(self, path: Path) -> Ingested:
+        try:
+            return self.ingestor.handle(path)
+        except OSError as exc:
+            log.warning("could not ingest %s: %s", path, exc)
+            return Ingested("ignored")
+        except Exception as exc:
+            log.exception("ingesting %s failed; moving it aside", path)
+            found = self.layout.classify(path)
+            lane = found.lane if found is not None else None
+            message = f"the host failed on this file: {type(exc).__name__}: {exc}"
+            quarantine(path, self.layout.errors_dir, lane=lane, code="host_error", message=message)
+            return Ingested("quarantined", detail="host_error")
 
     def event_files(self, lane_dir: Path | None = None) -> Iterator[Path]:
         """Every candidate event file on disk, in the order it should be ingested."""
