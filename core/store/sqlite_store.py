@@ -230,8 +230,19 @@ class SqliteStore:
     """One connection to one workspace's ``jarvis.db``. Use one store per thread."""
 
     def __init__(
-        self, path: str | Path, *, clock: Clock = utc_now, busy_timeout_s: float = 30.0
+        self,
+        path: str | Path,
+        *,
+        clock: Clock = utc_now,
+        busy_timeout_s: float = 30.0,
+        migrate: bool = True,
     ) -> None:
+        """Open the store.
+
+        Args:
+            migrate: bring the schema up to date first. Writers do; a reader that polls (the
+                console) passes False, so that reading never takes the write lock.
+        """
         self.path = Path(path)
         self._clock = clock
         conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s)
@@ -239,7 +250,8 @@ class SqliteStore:
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.execute("PRAGMA foreign_keys = ON")
-        self._migrate()
+        if migrate:
+            self._migrate()
 
     def _migrate(self) -> None:
         # Two processes opening a new workspace at once would both try to create the schema;

@@ -61,7 +61,7 @@ def _action_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jarvis_tui.cli import demo, host, runs, validate
+    from jarvis_tui.cli import demo, host, runs, tui, validate
 
     parser = _Parser(
         prog="jarvis",
@@ -196,6 +196,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true", help="log more")
     _workspace_flags(p)
     p.set_defaults(handler=host.run)
+
+    p = commands.add_parser("tui", help="the operator console over a workspace's runs")
+    p.add_argument(
+        "--workspace",
+        metavar="DIR",
+        default=None,
+        help="the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created on first use",
+    )
+    p.add_argument(
+        "--theme", default="jarvis-dark", metavar="NAME",
+        help="jarvis-dark (default), jarvis-light or jarvis-high-contrast",
+    )  # fmt: skip
+    p.set_defaults(handler=tui.run)
 
     p = commands.add_parser("demo", help="show the engine at work on the bundled sample runs")
     _json_flag(p)

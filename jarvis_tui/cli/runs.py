@@ -29,24 +29,7 @@ from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.cli.inputs import UsageError, read_input
 from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
 from jarvis_tui.safe_text import inert
-
-#: State → (symbol, style). Never colour alone: the symbol carries the meaning without it.
-STATE_LOOK: dict[str, tuple[str, str]] = {
-    "queued": ("○", "dim"),
-    "running": ("▶", "cyan"),
-    "review_requested": ("◆", "yellow"),
-    "failed_contract": ("⊘", "red"),
-    "failed": ("✗", "bold red"),
-    "done": ("✓", "green"),
-}
-
-
-def state_text(state: str, overridden: bool = False) -> Text:
-    symbol, style = STATE_LOOK.get(state, ("?", ""))
-    text = Text(f"{symbol} {state}", style=style)
-    if overridden:
-        text.append(" (overridden)", style="magenta")
-    return text
+from jarvis_tui.state_look import state_text
 
 
 def age(stamp: str, now: datetime) -> str:
