@@ -86,7 +86,7 @@ class ProgressEvent(BaseModel):
     """Shown to operators; control characters are escaped on display, not here."""
     tool_used: str | None = None
     seq: Annotated[int, Field(ge=1)]
-    """Positive, increasing per run and attempt; ``(run_id, seq)`` identifies the event."""
+    """Positive, increasing within an attempt; the host keys the event by (run, attempt, seq)."""
 
 
 class AckFile(BaseModel):
