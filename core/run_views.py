@@ -86,3 +86,118 @@ def journal_entry(row: Row) -> dict[str, Any]:
     entry = dict(row)
     entry["payload"] = _loads(entry.get("payload"))
     return entry
+
+
+# -- the console's views: bounded reads that scale with what changed, not with the store ---------
+
+#: SQLite binds at most 32,766 parameters; reads by id go in chunks well under that.
+_CHUNK = 500
+
+ATTENTION_STATES = frozenset({"review_requested", "failed_contract", "failed"})
+"""States in which a run waits on an operator (the lifecycle's NEEDS_HUMAN, by value)."""
+
+
+def _chunks(items: list[str]) -> list[list[str]]:
+    return [items[i : i + _CHUNK] for i in range(0, len(items), _CHUNK)]
+
+
+def needs_attention(row: dict[str, Any]) -> bool:
+    """A run an operator must look at: it waits on a decision, or a steer to it went unheard."""
+    if row.get("state") in ATTENTION_STATES:
+        return True
+    steers = row.get("steers") or {}
+    return row.get("state") == "running" and bool(steers.get("expired"))
+
+
+def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
+    """Run summaries with their steer receipts and latest gate verdicts, for a run table.
+
+    ``run_ids=None`` reads every run (a console's first read); otherwise only those runs, which
+    is what keeps a live console's cost proportional to what the journal says changed.
+    """
+    if run_ids is None:
+        runs = store.rows("SELECT * FROM runs ORDER BY created_at DESC, run_id")
+        steers = store.rows(
+            "SELECT run_id, status, COUNT(*) AS n FROM steering_events GROUP BY run_id, status"
+        )
+        gates = store.rows(_GATE_TOTALS.format(where=""))
+    else:
+        runs, steers, gates = [], [], []
+        for chunk in _chunks(sorted(set(run_ids))):
+            marks = ", ".join("?" for _ in chunk)
+            runs += store.rows(f"SELECT * FROM runs WHERE run_id IN ({marks})", chunk)
+            steers += store.rows(
+                "SELECT run_id, status, COUNT(*) AS n FROM steering_events "
+                f"WHERE run_id IN ({marks}) GROUP BY run_id, status",
+                chunk,
+            )
+            gates += store.rows(_GATE_TOTALS.format(where=f"WHERE g.run_id IN ({marks})"), chunk)
+    steer_counts: dict[str, dict[str, int]] = {}
+    for row in steers:
+        steer_counts.setdefault(row["run_id"], {})[row["status"]] = int(row["n"])
+    gate_totals = {row["run_id"]: row for row in gates}
+    out = []
+    for run in runs:
+        summary = run_summary(run)
+        summary["steers"] = steer_counts.get(run["run_id"], {})
+        totals = gate_totals.get(run["run_id"])
+        summary["gates"] = (
+            {"passed": int(totals["passed"]), "total": int(totals["total"])} if totals else None
+        )
+        out.append(summary)
+    return out
+
+
+# Only the latest attempt's verdicts count: a retried run's old failures are history.
+_GATE_TOTALS = (
+    "SELECT g.run_id, SUM(g.passed) AS passed, COUNT(*) AS total FROM gate_results g "
+    "JOIN (SELECT run_id, MAX(attempt) AS attempt FROM gate_results GROUP BY run_id) latest "
+    "ON latest.run_id = g.run_id AND latest.attempt = g.attempt {where} GROUP BY g.run_id"
+)
+
+
+def state_counts(store: SqliteStore) -> dict[str, int]:
+    """How many runs are in each state."""
+    rows = store.rows("SELECT state, COUNT(*) AS n FROM runs GROUP BY state")
+    return {str(row["state"]): int(row["n"]) for row in rows}
+
+
+def run_journal(
+    store: SqliteStore,
+    run_id: str | None,
+    *,
+    limit: int = 200,
+    before_seq: int | None = None,
+) -> list[dict[str, Any]]:
+    """The newest ``limit`` journal entries (of one run, or of all runs), oldest first.
+
+    ``before_seq`` pages back through history: the console keeps only a window in memory and asks
+    the store for anything older.
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    if run_id is not None:
+        where.append("run_id = ?")
+        params.append(run_id)
+    if before_seq is not None:
+        where.append("seq < ?")
+        params.append(before_seq)
+    sql = "SELECT * FROM journal"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY seq DESC LIMIT ?"
+    params.append(limit)
+    return [journal_entry(row) for row in reversed(store.rows(sql, params))]
+
+
+def fingerprint_peers(store: SqliteStore, run_id: str) -> list[dict[str, Any]]:
+    """Each distinct failure fingerprint of ``run_id``, newest first, with how many OTHER runs
+    failed with the same fingerprint (the sign of a shared cause rather than a flaky worker)."""
+    return store.rows(
+        "SELECT f.fingerprint, f.error_class, f.error_code, MAX(f.at) AS at, "
+        "  (SELECT COUNT(DISTINCT o.run_id) FROM failures o "
+        "   WHERE o.fingerprint = f.fingerprint AND o.run_id != f.run_id) AS other_runs "
+        "FROM failures f WHERE f.run_id = ? "
+        "GROUP BY f.fingerprint ORDER BY MAX(f.id) DESC",
+        [run_id],
+    )

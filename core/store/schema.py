@@ -242,6 +242,18 @@ def _host(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0003_console_reads")
+def _console_reads(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- The console reads one run's failures (and their fingerprints' peers) on every
+        -- selection; without this it would scan every failure ever recorded.
+        CREATE INDEX failures_run ON failures (run_id, id);
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)
