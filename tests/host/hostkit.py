@@ -115,8 +115,7 @@ class HostProcess:
     def holds_lock(self) -> bool:
         """The host took the workspace: ``host.lock`` holds its pid.
 
-        Read as a plain file on purpose: `HostLock.holder` would take the flock for an instant
-        and could make a starting host believe another one is running.
+        Read as a plain file: the test wants this host's pid in it, not merely some holder.
         """
         try:
             return (self.ws / "host.lock").read_text().strip() == str(self.pid)
