@@ -1,0 +1,282 @@
+"""The demo's live fleet: a stand-in coordinator that keeps dispatching work until stopped.
+
+``python -m core.demo_fleet --workspace DIR [--interval S] [--seed N]`` dispatches a new run
+every ``interval`` seconds (jittered), across every simulated scenario — mostly ``ok``, with
+``slow``, ``fail_contract``, ``crash``, ``verify_fail`` and ``hang`` dealt from a shuffled deck
+so that every scenario comes up within any twenty dispatches — to the lanes ``jarvis-worker-1``
+to ``jarvis-worker-4``, from the ``main`` lane and now and then from ``andy-developer``. The first
+few go out at once, so a console shows live work within moments of the start. Now and then it
+also steers a running ``slow`` run (the worker acknowledges it) or a ``hang`` run (which never
+does, so the steer expires), so steer receipts move live too.
+
+How it dispatches: by writing ``tasks/<name>.json`` files — ``{"type": "dispatch", "target",
+"payload"}`` and ``{"type": "steer_worker", "run_id", "message"}`` — into its own lane folder of
+the IPC tree, temp file then rename (docs/ipc.md). That is what a real coordinating lane does,
+and it is why this feeder does not call `submit_dispatch`: the demo then exercises the path real
+work takes (the lane folder as the writer's identity, authorization, intake, quarantine), the
+feeder never competes for the store's write lock, and it would work unchanged against a host that
+shares only the folder. It reads the store, read-only, for one thing: backpressure. When the
+queued runs plus its own not-yet-ingested files reach ``--max-backlog``, it waits, so a slow or
+stopped host never faces a growing pile.
+
+It runs until SIGTERM or SIGINT and then exits 0 at once (within one 50 ms tick), printing one
+JSON line with what it sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import signal
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from core.demo_tasks import TASKS, WORKER_LANES, build_dispatch
+from core.ipc.files import atomic_write_json
+from core.ipc.layout import IpcLayout
+from core.lifecycle import RunState
+from core.store.sqlite_store import SqliteStore
+from core.workspace import Workspace, WorkspaceError
+
+#: Scenario → cards in a deck of twenty: every scenario comes up in every twenty dispatches.
+DECK = {"ok": 10, "slow": 3, "fail_contract": 2, "crash": 2, "verify_fail": 2, "hang": 1}
+SOURCES = ("main", "main", "main", "main", "andy-developer")
+DEFAULT_INTERVAL_S = 1.5
+DEFAULT_BURST = len(WORKER_LANES)
+DEFAULT_MAX_BACKLOG = 8
+STEER_EVERY_S = 6.0
+TICK_S = 0.05
+_STEERABLE = {"slow": 2, "hang": 1}
+"""Scenarios the fleet steers, and how many steers each such run gets at most."""
+_STEERS = (
+    "Focus on the failing test first.",
+    "Keep the public API unchanged.",
+    "Add a regression test before the fix.",
+    "Leave the migrations folder alone.",
+    "Run the linter before you commit.",
+    "Post your plan before editing more files.",
+)
+_HANG_STEER = "No progress for a while: are you stuck? Report your current step."
+
+
+@dataclass
+class Fleet:
+    """The feeder's state: what it dispatched, and which runs it may still steer."""
+
+    root: Path
+    rng: random.Random
+    lanes: Sequence[str] = WORKER_LANES
+    max_backlog: int = DEFAULT_MAX_BACKLOG
+    sent: Counter[str] = field(default_factory=Counter)
+    steers: int = 0
+    deck: list[str] = field(default_factory=list)
+    steerable: dict[str, tuple[str, int, float]] = field(default_factory=dict)
+    """run_id → (scenario, steers left, dispatched at)."""
+    _files: int = 0
+    _runs: int = 0
+    _lane_turn: int = 0
+
+    def __post_init__(self) -> None:
+        self.layout = IpcLayout(Workspace(self.root).ipc_dir)
+        for source in set(SOURCES):
+            self.layout.ensure_lane(source)
+        self.store = SqliteStore(Workspace(self.root).db_path)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def deal(self) -> str:
+        if not self.deck:
+            self.deck = [name for name, cards in DECK.items() for _ in range(cards)]
+            self.rng.shuffle(self.deck)
+        return self.deck.pop()
+
+    def backlog(self) -> int:
+        queued = self.store.rows(
+            "SELECT COUNT(*) AS n FROM runs WHERE state = ?", [RunState.QUEUED.value]
+        )[0]["n"]
+        waiting = 0
+        for source in set(SOURCES):
+            with contextlib.suppress(OSError):
+                waiting += sum(
+                    1
+                    for entry in os.scandir(self.layout.tasks_dir(source))
+                    if entry.name.endswith(".json") and not entry.name.startswith(".")
+                )
+        return int(queued) + waiting
+
+    def _write(self, source: str, doc: dict[str, Any]) -> Path:
+        self._files += 1
+        stamp = time.time_ns() // 1_000_000
+        path = self.layout.tasks_dir(source) / f"{stamp}-{os.getpid()}-{self._files}.json"
+        atomic_write_json(path, doc)
+        return path
+
+    def dispatch(self) -> str:
+        """Send one dispatch; returns its run id."""
+        scenario = self.deal()
+        now = datetime.now(UTC)
+        self._runs += 1
+        run_id = f"task-{now:%Y%m%d-%H%M%S}-{self._runs % 1000:03d}"
+        self._lane_turn += 1
+        lane = self.lanes[self._lane_turn % len(self.lanes)]
+        source = self.rng.choice(SOURCES)
+        doc = build_dispatch(
+            self.rng.choice(TASKS),
+            run_id,
+            scenario=scenario,
+            request_id=f"req-{self.rng.getrandbits(40):010x}",
+            priority=self.rng.choice(("low", "normal", "normal", "normal", "high", "urgent")),
+        )
+        self._write(source, {"type": "dispatch", "target": lane, "payload": doc})
+        self.sent[scenario] += 1
+        if scenario in _STEERABLE:
+            self.steerable[run_id] = (scenario, _STEERABLE[scenario], time.monotonic())
+        return run_id
+
+    def steer_one(self) -> str | None:
+        """Steer one running slow or hang run this fleet sent, if there is one; its run id."""
+        now = time.monotonic()
+        for run_id, (_, left, at) in list(self.steerable.items()):
+            if left <= 0 or now - at > 300:
+                del self.steerable[run_id]
+        if not self.steerable:
+            return None
+        ids = list(self.steerable)
+        marks = ", ".join("?" for _ in ids)
+        running: list[str] = [
+            str(r["run_id"])
+            for r in self.store.rows(
+                f"SELECT run_id FROM runs WHERE state = ? AND run_id IN ({marks})",
+                [RunState.RUNNING.value, *ids],
+            )
+        ]
+        if not running:
+            return None
+        run_id = self.rng.choice(running)
+        scenario, left, at = self.steerable[run_id]
+        message = _HANG_STEER if scenario == "hang" else self.rng.choice(_STEERS)
+        self._write("main", {"type": "steer_worker", "run_id": run_id, "message": message})
+        self.steerable[run_id] = (scenario, left - 1, at)
+        self.steers += 1
+        return run_id
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "dispatched": sum(self.sent.values()),
+            "by_scenario": dict(sorted(self.sent.items())),
+            "steers": self.steers,
+        }
+
+
+def run_fleet(
+    root: Path,
+    *,
+    should_stop: Callable[[], bool],
+    interval_s: float = DEFAULT_INTERVAL_S,
+    seed: int | None = None,
+    burst: int = DEFAULT_BURST,
+    max_backlog: int = DEFAULT_MAX_BACKLOG,
+    steer_every_s: float = STEER_EVERY_S,
+) -> dict[str, Any]:
+    """Dispatch until ``should_stop()``; returns what was sent (see `Fleet.report`)."""
+    fleet = Fleet(root, random.Random(seed), max_backlog=max_backlog)
+    try:
+        for _ in range(burst):  # live work at once, one run per lane
+            fleet.dispatch()
+        next_dispatch = time.monotonic() + interval_s
+        next_steer = time.monotonic() + steer_every_s / 2
+        while not should_stop():
+            now = time.monotonic()
+            if now >= next_dispatch:
+                if fleet.backlog() < fleet.max_backlog:
+                    fleet.dispatch()
+                next_dispatch = now + interval_s * fleet.rng.uniform(0.5, 1.5)
+            if now >= next_steer:
+                fleet.steer_one()
+                next_steer = now + steer_every_s * fleet.rng.uniform(0.5, 1.5)
+            time.sleep(TICK_S)
+        return fleet.report()
+    finally:
+        fleet.close()
+
+
+class _Stop:
+    """Set from a signal handler; the loop looks at it every tick."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        del frame
+        self.signum = signum
+
+    def __call__(self) -> bool:
+        return self.signum is not None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m core.demo_fleet",
+        description="Keep dispatching simulated work to a workspace's host until SIGTERM.",
+    )
+    parser.add_argument("--workspace", required=True, metavar="DIR")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=DEFAULT_INTERVAL_S,
+        metavar="S",
+        help=f"seconds between dispatches, jittered (default: {DEFAULT_INTERVAL_S:g})",
+    )
+    parser.add_argument("--seed", type=int, default=None, metavar="N", help="random seed")
+    parser.add_argument(
+        "--burst",
+        type=int,
+        default=DEFAULT_BURST,
+        metavar="N",
+        help=f"dispatches sent at once on start (default: {DEFAULT_BURST})",
+    )
+    parser.add_argument(
+        "--max-backlog",
+        type=int,
+        default=DEFAULT_MAX_BACKLOG,
+        metavar="N",
+        help="wait while this many runs are queued or not yet ingested "
+        f"(default: {DEFAULT_MAX_BACKLOG})",
+    )
+    args = parser.parse_args(argv)
+    if args.interval <= 0 or args.burst < 0 or args.max_backlog < 1:
+        parser.error("--interval must be positive, --burst >= 0 and --max-backlog >= 1")
+    stop = _Stop()
+    signal.signal(signal.SIGTERM, stop.handle)
+    signal.signal(signal.SIGINT, stop.handle)
+    try:
+        root = Workspace.resolve(args.workspace).root
+        report = run_fleet(
+            root,
+            should_stop=stop,
+            interval_s=args.interval,
+            seed=args.seed,
+            burst=args.burst,
+            max_backlog=args.max_backlog,
+        )
+    except (WorkspaceError, OSError) as exc:
+        print(f"demo_fleet: {exc}", file=sys.stderr, flush=True)
+        return 2
+    with contextlib.suppress(OSError):
+        print(json.dumps(report), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

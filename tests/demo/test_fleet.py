@@ -1,0 +1,105 @@
+"""The demo fleet: dispatch files for every scenario, the host's path into the store, SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from core.contracts.dispatch import validate_dispatch
+from core.demo_fleet import DECK, Fleet
+from core.demo_tasks import WORKER_LANES
+from core.host.ingest import Ingestor
+from core.ipc.layout import IpcLayout
+from core.lifecycle import Action
+from core.moves import host_move
+from core.simworker import SCENARIOS, scenario_of
+from core.store.sqlite_store import SqliteStore
+from tests.host.hostkit import wait_until
+
+
+def task_files(ws: Path) -> list[Path]:
+    return sorted((ws / "data" / "ipc").glob("*/tasks/*"), key=lambda p: p.name)
+
+
+def test_the_fleet_dispatches_every_scenario_and_stops_on_sigterm(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core.demo_fleet", "--workspace", str(ws),
+         "--interval", "0.01", "--seed", "5", "--max-backlog", "1000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: len(task_files(ws)) >= 2 * sum(DECK.values()), 20, "40 task files")
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+        stopped_in = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert stopped_in < 2.0, f"took {stopped_in:.2f} s to stop after SIGTERM"
+
+    report = json.loads(out.strip().splitlines()[-1])
+    files = task_files(ws)
+    assert not [f for f in files if f.name.startswith(".")], "a temp file was left behind"
+    docs = [json.loads(f.read_text()) for f in files]
+    assert {d["type"] for d in docs} == {"dispatch"}  # nothing runs, so nothing to steer
+    assert report["dispatched"] == len(docs) and report["steers"] == 0
+    assert {f.parent.parent.name for f in files} <= {"main", "andy-developer"}
+    assert {d["target"] for d in docs} == set(WORKER_LANES)
+    for doc in docs:
+        assert validate_dispatch(doc["payload"]).valid, doc
+    scenarios = [scenario_of(d["payload"]) for d in docs]
+    assert all(unknown is None for _, unknown in scenarios)
+    assert {name for name, _ in scenarios} == set(SCENARIOS)
+    assert sum(name == "ok" for name, _ in scenarios) > len(docs) / 3  # mostly ok
+    assert len({d["payload"]["run_id"] for d in docs}) == len(docs)
+
+    # The host's own ingestion takes every file: each becomes a queued run, none is refused.
+    store = SqliteStore(ws / "jarvis.db")
+    try:
+        results = Ingestor(store, IpcLayout(ws / "data" / "ipc")).handle_many(files)
+        assert {r.outcome for r in results} == {"ingested"}, results
+        runs = store.rows("SELECT state, source_lane FROM runs")
+        assert len(runs) == len(docs) and {r["state"] for r in runs} == {"queued"}
+    finally:
+        store.close()
+
+
+def test_the_fleet_keeps_its_backlog_bounded(tmp_path: Path) -> None:
+    fleet = Fleet(tmp_path, random.Random(1), max_backlog=3)
+    try:
+        for _ in range(3):
+            fleet.dispatch()
+        assert fleet.backlog() == 3  # files not yet ingested count as backlog
+    finally:
+        fleet.close()
+
+
+def test_the_fleet_steers_a_running_slow_run(tmp_path: Path) -> None:
+    fleet = Fleet(tmp_path, random.Random(2))
+    store = SqliteStore(tmp_path / "jarvis.db")
+    ingestor = Ingestor(store, IpcLayout(tmp_path / "data" / "ipc"))
+    try:
+        assert fleet.steer_one() is None  # nothing it sent is running
+        while not fleet.steerable:
+            fleet.dispatch()
+        ingestor.handle_many(task_files(tmp_path))
+        (run_id,) = fleet.steerable
+        host_move(store, run_id, Action.START)
+        assert fleet.steer_one() == run_id
+        (steer_file,) = task_files(tmp_path)
+        assert json.loads(steer_file.read_text())["type"] == "steer_worker"
+        assert ingestor.handle(steer_file).outcome == "ingested"
+        steers = store.rows("SELECT run_id, status, operator FROM steering_events")
+        assert steers == [{"run_id": run_id, "status": "pending", "operator": "main"}]
+    finally:
+        store.close()
+        fleet.close()
