@@ -4,12 +4,15 @@ Worker output, file names and error messages that quote them may carry terminal 
 (which a terminal would execute as commands: retitle the window, rewrite the screen, in some
 terminals worse) or console markup (which Rich or Textual would interpret as styling). Every
 piece of such text goes through `inert` before display; it keeps printable text and new lines and
-shows everything else as a visible ``\\xNN`` escape.
+shows everything else as a visible ``\\xNN`` escape. `shown` also masks any secret the engine's
+scanner recognises: a worker that echoes a token into its progress must not put it on a screen.
 """
 
 from __future__ import annotations
 
 import re
+
+from core.contracts.secrets_scan import mask_secrets
 
 # C0 controls except tab and newline, DEL, the C1 range (0x9b is a one-byte CSI in some
 # terminals), and the Unicode line/paragraph separators and bidirectional overrides that can make
@@ -20,3 +23,17 @@ _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u20
 def inert(text: str) -> str:
     """``text`` with every control character shown as a visible escape."""
     return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def shown(text: object) -> str:
+    """Worker-supplied ``text`` as the console may show it: secrets masked, controls escaped.
+
+    The result is still plain text: put it in a `rich.text.Text` (never a markup string).
+    """
+    return inert(mask_secrets(str(text)))
+
+
+def one_line(text: object, limit: int = 200) -> str:
+    """`shown` text on one line (new lines as ``⏎``), cut to ``limit`` characters."""
+    flat = shown(text).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

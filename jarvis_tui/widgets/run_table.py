@@ -1,39 +1,129 @@
-"""The run table: one row per run, keyed by run id, updated in place as snapshots arrive."""
+"""The run table: one row per run, keyed by run id, updated in place as changes arrive.
+
+The table holds only what is visible under the current view (filter text, state filter,
+attention view); the full model of every run lives in `RunModel`, which the screen owns. Live
+changes touch only the rows that changed; only an operator's change of view rebuilds the rows.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
-from jarvis_tui.safe_text import inert
-from jarvis_tui.state_look import state_text
+from jarvis_tui.safe_text import one_line, shown
+from jarvis_tui.state_look import STEER_LOOK, state_text
 
-#: (key, label, width). Fixed widths: a live update never makes the columns jump.
+Row = dict[str, Any]
+
+#: (key, label, width). Fixed widths: a live update never makes the columns jump. The columns an
+#: operator decides by come first, so an 80-column terminal still shows them.
 COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("run", "run", 18),
-    ("lane", "lane", 16),
-    ("state", "state", 20),
-    ("retries", "retries", 7),
+    ("state", "state", 18),
+    ("retries", "↻", 2),
     ("overridden", "ovr", 3),
-    ("progress", "last progress", 40),
+    ("age", "age", 4),
+    ("gates", "gates", 5),
+    ("steers", "steers", 7),
+    ("lane", "lane", 16),
+    ("task", "task", 10),
+    ("progress", "last progress", 60),
 )
 
+SORTS: dict[str, tuple[str, Callable[[Row], Any]]] = {
+    "age": ("age", lambda r: r.get("created_at") or ""),
+    "updated": ("updated", lambda r: r.get("updated_at") or ""),
+    "run": ("run id", lambda r: r["run_id"]),
+    "state": ("state", lambda r: r.get("state") or ""),
+    "lane": ("lane", lambda r: r.get("lane") or ""),
+    "task": ("task type", lambda r: r.get("task_type") or ""),
+    "retries": ("retries", lambda r: r.get("retry_count") or 0),
+}
+"""Sort key name → (label, key function over a table row)."""
 
-def cells(row: dict[str, Any]) -> tuple[Text, ...]:
-    """The table cells for one run summary, every worker-supplied string made inert.
+SORT_CYCLE = ("age", "updated", "state", "run", "lane", "task", "retries")
+
+
+def parse_time(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def age_text(stamp: str | None, now: datetime) -> str:
+    """A coarse age (``42s``, ``7m``, ``3h``, ``12d``): coarse enough to change rarely."""
+    moment = parse_time(stamp)
+    if moment is None:
+        return ""
+    if moment.tzinfo is None or now.tzinfo is None:
+        moment, now = moment.replace(tzinfo=None), now.replace(tzinfo=None)
+    seconds = max(0, int((now - moment).total_seconds()))
+    if seconds < 60:
+        return "<1m"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return ""  # unreachable: seconds >= 60 here
+
+
+def gates_text(gates: dict[str, int] | None) -> Text:
+    if not gates:
+        return Text("")
+    passed, total = gates["passed"], gates["total"]
+    if passed == total:
+        return Text(f"✓{passed}/{total}", style="green")
+    return Text(f"✗{passed}/{total}", style="bold red")
+
+
+def steers_text(steers: dict[str, int]) -> Text:
+    """The run's steer receipts by status, e.g. ``✓2 ⌛1``."""
+    text = Text()
+    for status, (symbol, style) in STEER_LOOK.items():
+        count = steers.get(status)
+        if count:
+            if text:
+                text.append(" ")
+            text.append(f"{symbol}{count}", style=style)
+    return text
+
+
+class RunCell(Text):
+    """The run-id cell, which remembers its run: `DataTable.sort` hands a key function cells,
+    not row keys, and the shown id may differ from the real one (masked, escaped)."""
+
+    run_id: str
+
+
+def _run_cell(run_id: str) -> RunCell:
+    cell = RunCell(shown(run_id), no_wrap=True)
+    cell.run_id = run_id
+    return cell
+
+
+def cells(row: Row, now: datetime) -> tuple[Text, ...]:
+    """The table cells for one run, every worker-supplied string made inert.
 
     Cells are `Text`, never `str`: DataTable parses a `str` cell as markup.
     """
     return (
-        Text(inert(str(row["run_id"]))),
-        Text(inert(str(row.get("lane") or ""))),
+        _run_cell(str(row["run_id"])),
         state_text(str(row["state"])),
-        Text(str(row.get("retry_count") or 0), justify="right"),
-        Text("!" if row.get("overridden") else "", style="bold"),
-        Text(inert(str(row.get("last_progress_summary") or "")), no_wrap=True),
+        Text(str(row.get("retry_count") or 0) if row.get("retry_count") else "", justify="right"),
+        Text("!" if row.get("overridden") else "", style="bold magenta"),
+        Text(age_text(row.get("created_at"), now), justify="right"),
+        gates_text(row.get("gates")),
+        steers_text(row.get("steers") or {}),
+        Text(shown(row.get("lane") or ""), no_wrap=True),
+        Text(shown(row.get("task_type") or ""), no_wrap=True),
+        Text(one_line(row.get("last_progress_summary") or ""), no_wrap=True),
     )
 
 
@@ -43,7 +133,7 @@ def _same(old: Text, new: Text) -> bool:
 
 
 class RunTable(DataTable[Text]):
-    """Runs, most recently updated first. `apply` brings it up to date without a rebuild."""
+    """The runs of the current view, keyed by run id."""
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
@@ -53,23 +143,49 @@ class RunTable(DataTable[Text]):
     @property
     def run_ids(self) -> list[str]:
         """The run ids shown, top to bottom."""
-        return [str(key.value) for key in self.rows]
+        return [
+            str(self.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value)
+            for i in range(self.row_count)
+        ]
 
-    def apply(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Show ``rows``: drop runs that are gone, change only cells that changed, add new runs.
+    @property
+    def selected_run_id(self) -> str | None:
+        """The run under the cursor, if any."""
+        if self.row_count == 0:
+            return None
+        return str(self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value)
 
-        Rows keep their keys (and the cursor its run) across updates; nothing is cleared.
-        """
-        wanted = {str(row["run_id"]): row for row in rows}
+    def replace_rows(self, rows: Iterable[Row], now: datetime, keep: str | None) -> None:
+        """Show exactly ``rows`` in order (a change of view), keeping the cursor on ``keep``."""
         with self.app.batch_update():
-            for key in list(self.rows):
-                if key.value not in wanted:
-                    self.remove_row(key)
-            for run_id, row in wanted.items():
-                new = cells(row)
-                if run_id in self.rows:
-                    for (column, _label, _width), value in zip(COLUMNS, new, strict=True):
-                        if not _same(self.get_cell(run_id, column), value):
-                            self.update_cell(run_id, column, value, update_width=False)
-                else:
-                    self.add_row(*new, key=run_id)
+            self.clear()
+            for row in rows:
+                self.add_row(*cells(row, now), key=row["run_id"])
+            self.move_to(keep)
+
+    def upsert(self, row: Row, now: datetime) -> bool:
+        """Bring one run's row up to date, adding it if absent. True when a row was added."""
+        run_id = row["run_id"]
+        new = cells(row, now)
+        if run_id in self.rows:
+            for (column, _label, _width), value in zip(COLUMNS, new, strict=True):
+                if not _same(self.get_cell(run_id, column), value):
+                    self.update_cell(run_id, column, value, update_width=False)
+            return False
+        self.add_row(*new, key=run_id)
+        return True
+
+    def order_by(self, key: Callable[[str], Any], *, reverse: bool) -> None:
+        """Re-order the rows by ``key(run_id)``, the cursor staying on its run."""
+        keep = self.selected_run_id
+        self.sort("run", key=lambda cell: key(cell.run_id), reverse=reverse)
+        self.move_to(keep)
+
+    def drop(self, run_id: str) -> None:
+        if run_id in self.rows:
+            self.remove_row(run_id)
+
+    def move_to(self, run_id: str | None) -> None:
+        """Put the cursor on ``run_id`` when it is shown (else leave it where it is)."""
+        if run_id is not None and run_id in self.rows:
+            self.move_cursor(row=self.get_row_index(run_id), animate=False, scroll=True)

@@ -1,4 +1,4 @@
-"""The line above the table: which workspace, how many runs in each state, who needs a human."""
+"""The lines above the table: workspace, host, counts per state, and who needs a human."""
 
 from __future__ import annotations
 
@@ -7,28 +7,43 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Static
 
-from core.lifecycle import NEEDS_HUMAN, RunState
-from jarvis_tui.safe_text import inert
+from core.lifecycle import RunState
+from jarvis_tui.safe_text import shown
 from jarvis_tui.state_look import STATE_LOOK
 
 
-def render_status(workspace: Path, counts: dict[str, int], read_at: str = "") -> Text:
-    """``workspace`` and ``symbol count`` per state, then how many runs wait on an operator."""
-    text = Text.assemble(("jarvis ", "bold"), (inert(str(workspace)), "dim"))
+def render_status(
+    workspace: Path,
+    counts: dict[str, int],
+    *,
+    host: int | None | bool = False,
+    attention: int = 0,
+    read_at: str = "",
+) -> Text:
+    """Workspace and host on the first line; ``symbol count`` per state on the second.
+
+    ``host`` is the host's pid, None when no host holds the workspace, False when not known yet.
+    """
+    text = Text.assemble(("jarvis ", "bold"), (shown(workspace), "dim"))
+    if host is None:
+        text.append("  ○ no host: runs will not start", style="bold red")
+    elif host is not False:
+        text.append(f"  ● host pid {host}", style="green")
     if read_at:
         text.append(f"  read {read_at}", style="dim")
     text.append("\n")
+    # Who waits on an operator comes first: a narrow terminal cuts the end of the line.
+    text.append(f"! {attention} need a human", style="bold yellow" if attention else "dim")
+    text.append(" │ ", style="dim")
     for state in RunState:
         symbol, style = STATE_LOOK.get(state.value, ("?", ""))
         text.append(f"{symbol} {state.value} ", style=style)
         text.append(f"{counts.get(state.value, 0)}  ")
-    waiting = sum(counts.get(state.value, 0) for state in NEEDS_HUMAN)
-    text.append(f"│ {waiting} need a human", style="bold" if waiting else "dim")
     return text
 
 
 class StatusHeader(Static):
-    """Workspace and per-state counts; `show_counts` refreshes the numbers."""
+    """Workspace, host and per-state counts; `show_status` refreshes them."""
 
     def __init__(self, workspace: Path, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(render_status(workspace, {}), id=id)
@@ -36,8 +51,22 @@ class StatusHeader(Static):
         """The workspace directory whose store is shown."""
         self.counts: dict[str, int] = {}
         """Runs per state, as last shown."""
+        self.host: int | None | bool = False
+        self.attention = 0
 
-    def show_counts(self, counts: dict[str, int], read_at: str = "") -> None:
-        """Show ``counts`` (runs per state) as read at ``read_at`` (a time of day)."""
+    def show_status(
+        self,
+        counts: dict[str, int],
+        *,
+        host: int | None | bool,
+        attention: int,
+        read_at: str = "",
+    ) -> None:
         self.counts = dict(counts)
-        self.update(render_status(self.workspace, self.counts, read_at))
+        self.host = host
+        self.attention = attention
+        self.update(
+            render_status(
+                self.workspace, self.counts, host=host, attention=attention, read_at=read_at
+            )
+        )

@@ -1,29 +1,33 @@
-"""The main screen as an operator sees it, at the smallest supported size and a large one.
+"""The console as an operator sees it, at the smallest supported size and a large one.
 
 The app runs with ``live=False`` and a fixed clock over a store with fixed timestamps, so every
-capture is the same; regenerate with ``pytest tests/snapshots --snapshot-update`` on Python 3.11.
+capture is the same; regenerate with ``pytest tests/snapshots --snapshot-update`` on Python 3.11
+and look at every changed SVG before committing it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input
+from textual.widgets import Input, TextArea
 
 from jarvis_tui.app import JarvisApp
 from tests.tui.conftest import build_store, fixed_clock
+from tests.tui.helpers import select, settle
 
 SnapCompare = Callable[..., bool]
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
 
 
 @pytest.fixture(autouse=True)
 def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Nothing blinks in a capture (the table has no text cursor today; inputs will)."""
+    """Nothing blinks in a capture."""
     monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
+    monkeypatch.setattr(TextArea, "_toggle_cursor_blink_visible", lambda self: None)
 
 
 @pytest.fixture
@@ -33,27 +37,68 @@ def console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "workspace").mkdir()
     db = build_store(Path("workspace") / "jarvis.db")
-    return JarvisApp(db, live=False, clock=fixed_clock)
+    return JarvisApp(db, live=False, clock=fixed_clock, operator="snapshot")
 
 
-async def loaded(pilot: Pilot[Any]) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+def on_run(run_id: str, *keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    """Select ``run_id`` by keys, then press ``keys`` and let the screen settle."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await select(pilot, run_id)
+        if keys:
+            await pilot.press(*keys)
+        await pilot.pause(0.2)
+        await settle(pilot)
+
+    return run_before
 
 
-async def second_row(pilot: Pilot[Any]) -> None:
-    await loaded(pilot)
-    pilot.app.query_one(DataTable).focus()
-    await pilot.press("down", "down")
-    await loaded(pilot)
-
-
-def test_main_screen_80x24(snap_compare: SnapCompare, console: JarvisApp) -> None:
-    assert snap_compare(console, terminal_size=(80, 24), run_before=loaded)
-
-
-def test_main_screen_160x48_with_a_failed_contract_run_selected(
-    snap_compare: SnapCompare, console: JarvisApp
+@pytest.mark.parametrize("size", SIZES)
+def test_main_screen_on_a_failed_contract_run(
+    snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
 ) -> None:
-    assert snap_compare(console, terminal_size=(160, 48), run_before=second_row)
+    assert snap_compare(console, terminal_size=size, run_before=on_run("run-contract"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_help_screen(snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]) -> None:
+    assert snap_compare(console, terminal_size=size, run_before=on_run("run-done", "f1"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_retry_dialog(snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]) -> None:
+    assert snap_compare(console, terminal_size=size, run_before=on_run("run-failed", "r"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_override_dialog_refusing_a_blank_reason(
+    snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
+) -> None:
+    run_before = on_run("run-contract", "o", "space", "enter")
+    assert snap_compare(console, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_cancel_dialog_with_a_reason_typed(
+    snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
+) -> None:
+    run_before = on_run("run-queued", "x", *"superseded by run-review")
+    assert snap_compare(console, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_run_details(snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]) -> None:
+    assert snap_compare(console, terminal_size=size, run_before=on_run("run-failed", "enter"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_steering_composer_on_a_running_run(
+    snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
+) -> None:
+    run_before = on_run("run-running", "s", *"run only the fast tests")
+    assert snap_compare(console, terminal_size=size, run_before=run_before)
+
+
+def test_attention_view(snap_compare: SnapCompare, console: JarvisApp) -> None:
+    assert snap_compare(console, terminal_size=(80, 24), run_before=on_run("run-done", "!"))

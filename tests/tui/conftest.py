@@ -61,11 +61,14 @@ def build_store(db_path: Path) -> Path:
                     "summary, tool_used, ingested_at) VALUES (?, 1, ?, ?, ?, ?, NULL, ?)",
                     [run_id, seq, stamp, phase, summary, stamp],
                 )
-                tx.execute(
-                    "UPDATE runs SET last_progress_summary = ?, last_progress_at = ? "
-                    "WHERE run_id = ?",
-                    [summary, stamp, run_id],
-                )
+                tx.touch_run(
+                    run_id,
+                    changes={"last_progress_summary": summary, "last_progress_at": stamp},
+                    kind="progress",
+                    payload={"attempt": 1, "seq": seq, "phase": phase, "summary": summary,
+                             "tool_used": None, "timestamp": stamp},
+                    actor="jarvis-worker-1",
+                )  # fmt: skip
             gates = [
                 ("run-review", "files_in_scope", 1, "3 files, all in scope"),
                 ("run-review", "tests_pass", 1, "42 passed"),
@@ -78,6 +81,43 @@ def build_store(db_path: Path) -> Path:
                     "evaluated_at) VALUES (?, 1, ?, ?, ?, '2026-01-02T09:50:00.000Z')",
                     [run_id, name, passed, detail],
                 )
+            steers = [
+                ("steer-1", "run only the unit tests", "acked", "t1", "t2", None),
+                (
+                    "steer-2",
+                    "stop after the fix",
+                    "expired",
+                    "t3",
+                    None,
+                    "not acknowledged in 30 s",
+                ),
+            ]
+            for steer_id, message, status, sent, acked, reason in steers:
+                tx.add_steer(steer_id, "run-running", message, "night-operator")
+                tx.execute(
+                    "UPDATE steering_events SET status = ?, sent_at = ?, acked_at = ?, "
+                    "status_reason = ? WHERE steer_id = ?",
+                    [status, f"2026-01-02T09:5{sent[1]}:00.000Z",
+                     f"2026-01-02T09:5{acked[1]}:30.000Z" if acked else None, reason, steer_id],
+                )  # fmt: skip
+            for run_id in ("run-failed", "run-contract"):
+                tx.execute(
+                    "INSERT INTO failures (run_id, attempt, error_class, error_code, step_id, "
+                    "message, fingerprint, at) VALUES (?, 1, 'worker', 'crash', 'run', "
+                    "'the worker exited with status 1', 'fp-0123456789abcdef', "
+                    "'2026-01-02T09:55:00.000Z')",
+                    [run_id],
+                )
+            tx.execute(
+                "UPDATE runs SET risk_summary = 'L1 low: 3 files, all in scope' "
+                "WHERE run_id = 'run-review'",
+                [],
+            )
+            tx.execute(
+                "UPDATE runs SET state_reason = 'the worker exited with status 1' "
+                "WHERE run_id = 'run-failed'",
+                [],
+            )
     finally:
         store.close()
     return db_path

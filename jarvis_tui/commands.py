@@ -1,0 +1,107 @@
+"""The command palette (ctrl+p): run actions, "go to run…", views, sorts, themes.
+
+Titles read "category: action" so typing the category lists its commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from jarvis_tui.run_actions import RUN_ACTIONS, availability
+from jarvis_tui.run_model import STATE_KEYS
+from jarvis_tui.safe_text import shown
+from jarvis_tui.theme import THEMES
+from jarvis_tui.widgets.run_table import SORT_CYCLE, SORTS
+
+if TYPE_CHECKING:
+    from jarvis_tui.screens.main_screen import MainScreen
+
+#: At most this many "go to run" hits per search: the palette is for finding one run.
+MAX_RUN_HITS = 30
+
+Command = tuple[str, str, Callable[[], object]]
+
+
+class JarvisCommands(Provider):
+    """Commands over the main screen's selected run and view."""
+
+    def _main(self) -> MainScreen | None:
+        from jarvis_tui.screens.main_screen import MainScreen
+
+        for screen in self.app.screen_stack:
+            if isinstance(screen, MainScreen):
+                return screen
+        return None
+
+    def _commands(self, main: MainScreen) -> Iterator[Command]:
+        row = main.selected_row()
+        run_id = shown(row["run_id"]) if row else "(no run selected)"
+        for action, (key, label) in RUN_ACTIONS.items():
+            can = availability(action, row)
+            method = "action_cancel_run" if action == "cancel" else f"action_{action}"
+            if can.enabled:
+                yield f"Run: {label} {run_id}", f"key {key}", getattr(main, method)
+            else:
+                yield (
+                    f"Run: {label} {run_id}",
+                    f"not possible: {can.reason}",
+                    partial(main.notify, can.reason, title=f"{label}: not possible",
+                            severity="warning", markup=False),
+                )  # fmt: skip
+        yield "Run: Details", "key enter", main.action_details
+        yield "View: Needs a human (attention)", "key !", main.action_attention
+        for key, state in STATE_KEYS.items():
+            label = state or "every state"
+            yield f"View: Only {label}", f"key {key}", partial(main.action_state_filter, state)
+        yield "View: Filter by text", "key /", main.action_filter
+        for sort in SORT_CYCLE:
+            yield f"Sort: By {SORTS[sort][0]}", "key S cycles", partial(main.set_sort, sort)
+        yield "Stream: Toggle all runs / selected run", "key t", main.action_toggle_stream
+        for name in THEMES:
+            yield f"Theme: {name}", "change the console's colours", partial(self._theme, name)
+
+    def _theme(self, name: str) -> None:
+        self.app.theme = name
+
+    async def discover(self) -> Hits:
+        main = self._main()
+        if main is None:
+            return
+        for title, help_text, callback in self._commands(main):
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        main = self._main()
+        if main is None:
+            return
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands(main):
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+        async for hit in self._run_hits(main, query):
+            yield hit
+
+    async def _run_hits(self, main: MainScreen, query: str) -> AsyncIterator[Hit]:
+        # "go to run": a plain substring of the run id (fuzzy matching 10,000 ids per key press
+        # would be slow and would match almost everything).
+        needle = query.lower().removeprefix("go to run").strip(" :")
+        if not needle:
+            return
+        found = 0
+        for run_id in main.model.rows:
+            if needle in run_id.lower():
+                title = f"Go to run: {shown(run_id)}"
+                yield Hit(
+                    0.9,
+                    title,
+                    partial(main.go_to_run, run_id),
+                    help=main.model.rows[run_id]["state"],
+                )
+                found += 1
+                if found >= MAX_RUN_HITS:
+                    return

@@ -1,0 +1,125 @@
+"""What the console reads from the store, and how little: the journal says what changed.
+
+`StoreFeed.read` runs in a thread worker. The first read takes every run; each later read takes
+the journal entries after the last one seen and re-reads only the runs they name, so a live
+console's cost follows the rate of change, not the size of the store. A read that finds the
+journal where it was returns None: an idle console does no work and redraws nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.host.lock import HostLock
+from core.run_views import (
+    fingerprint_peers,
+    journal_entry,
+    run_detail,
+    run_journal,
+    state_counts,
+    table_rows,
+)
+from core.store.sqlite_store import SqliteStore
+
+#: More journal entries than this since the last read: re-read everything instead (a console
+#: that was suspended for a while catches up in one read, not thousands of small ones).
+CATCH_UP_LIMIT = 5000
+
+
+@dataclass
+class FeedRead:
+    """One read's worth of change."""
+
+    rows: list[dict[str, Any]]
+    """Table rows (`core.run_views.table_rows`) of the runs that changed, or of every run."""
+    full: bool
+    """``rows`` is the whole run list (first read, or catching up after a long gap)."""
+    counts: dict[str, int]
+    """Runs per state, after the change."""
+    journal: list[dict[str, Any]]
+    """The new journal entries, oldest first (empty on a full read)."""
+    last_seq: int
+    """The journal position this read reflects."""
+    host_pid: int | None = None
+    """The pid of the host holding the workspace, None when no host runs."""
+
+
+@dataclass
+class RunView:
+    """Everything the side panels show for one run."""
+
+    run_id: str
+    detail: dict[str, Any] | None
+    """`core.run_views.run_detail`, or None when the run is gone."""
+    journal: list[dict[str, Any]] = field(default_factory=list)
+    """The run's newest journal entries, oldest first."""
+    peers: list[dict[str, Any]] = field(default_factory=list)
+    """Its failure fingerprints and how many other runs share each."""
+
+
+def host_pid(workspace_root: Path) -> int | None:
+    """The pid holding the workspace's host lock, if any."""
+    try:
+        return HostLock.holder(workspace_root)
+    except OSError:
+        return None
+
+
+class StoreFeed:
+    """Reads for one console. Each call opens its own connection: they run on worker threads."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+
+    def _open(self) -> SqliteStore:
+        # A reader: the schema is the writers' business, so a console never takes the write lock.
+        return SqliteStore(self.db_path, migrate=False)
+
+    def read(self, since_seq: int | None, *, last_host: int | None = None) -> FeedRead | None:
+        """What changed after ``since_seq`` (None: everything), or None when nothing did."""
+        store = self._open()
+        try:
+            seq = store.last_seq()
+            host = host_pid(self.db_path.parent)
+            if since_seq is not None and seq == since_seq:
+                if host == last_host:
+                    return None
+                return FeedRead([], False, {}, [], seq, host)  # only the host changed
+            if since_seq is None or seq - since_seq > CATCH_UP_LIMIT:
+                return FeedRead(table_rows(store), True, state_counts(store), [], seq, host)
+            entries = [
+                journal_entry(row)
+                for row in store.journal_since(since_seq, limit=CATCH_UP_LIMIT + 1)
+            ]
+            changed = list(dict.fromkeys(entry["run_id"] for entry in entries))
+            rows = table_rows(store, changed)
+            last = entries[-1]["seq"] if entries else seq
+            return FeedRead(rows, False, state_counts(store), entries, last, host)
+        finally:
+            store.close()
+
+    def run_view(self, run_id: str, *, journal_limit: int) -> RunView:
+        """The selected run's detail, newest journal entries and shared fingerprints."""
+        store = self._open()
+        try:
+            detail = run_detail(store, run_id, events=0)
+            if detail is None:
+                return RunView(run_id, None)
+            return RunView(
+                run_id,
+                detail,
+                run_journal(store, run_id, limit=journal_limit),
+                fingerprint_peers(store, run_id),
+            )
+        finally:
+            store.close()
+
+    def all_journal(self, *, limit: int) -> list[dict[str, Any]]:
+        """The newest journal entries of every run, oldest first."""
+        store = self._open()
+        try:
+            return run_journal(store, None, limit=limit)
+        finally:
+            store.close()

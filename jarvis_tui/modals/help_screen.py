@@ -1,0 +1,88 @@
+"""Every key the console answers to, grouped as an operator thinks of them."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+#: (section, [(keys, what it does)]). tests/tui checks every main-screen binding is listed.
+HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "Act on the selected run",
+        (
+            ("r", "Retry a failed or failed_contract run (asks to confirm, shows the retry count)"),
+            ("o", "Override a failed run to done (asks for a reason; marked overridden)"),
+            ("a", "Approve a run in review_requested"),
+            ("x", "Cancel a queued or running run (asks for a reason)"),
+            ("s", "Steer a running run: write in the composer, ctrl+s sends"),
+            ("enter", "Everything about the run: dispatch, gates, steers, audit"),
+        ),
+    ),
+    (
+        "Find runs",
+        (
+            ("/", "Filter by text (run id, lane, task, state, progress); escape clears"),
+            ("!", "Attention view: runs that need a human, the longest-waiting first"),
+            ("1-6", "Only queued, running, review_requested, failed_contract, failed, done"),
+            ("0", "Every state again"),
+            ("S", "Sort by the next column (age, updated, state, run, lane, task, retries)"),
+            ("R", "Reverse the sort"),
+            ("ctrl+p", "Command palette: run actions, go to run…, views, theme"),
+        ),
+    ),
+    (
+        "Panels",
+        (
+            ("p g", "Show the progress stream, or the gates (folded into tabs below 120 columns)"),
+            ("t", "Progress stream: the selected run, or all runs at once"),
+            ("end", "Progress stream: follow the newest entry again (scrolling up pauses)"),
+            ("tab", "Move between the table and the panels"),
+        ),
+    ),
+    (
+        "Console",
+        (
+            ("f5", "Read the store now"),
+            ("? f1", "This help"),
+            ("q", "Quit (a host this console started keeps the runs going)"),
+        ),
+    ),
+)
+
+
+def help_table() -> Group:
+    """One heading and one two-column grid per section (a heading in the key column would
+    widen it for every row)."""
+    parts: list[Text | Table] = []
+    for section, keys in HELP:
+        parts.append(Text(section, style="bold underline"))
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True, width=7)
+        table.add_column()
+        for key, what in keys:
+            table.add_row(key, what)
+        parts.extend([table, Text("")])
+    return Group(*parts)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,f1", "dismiss(None)", "Close help", id="help.close"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(classes="dialog-screen")
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog help"):
+            yield Static("Keys", classes="dialog-title")
+            yield Static(help_table(), classes="dialog-body")
+            yield Static("escape closes", classes="dialog-hint")

@@ -1,0 +1,75 @@
+"""Everything about one run on one scrollable page: what was asked, what happened, who acted."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from jarvis_tui.feed import RunView
+from jarvis_tui.safe_text import shown
+from jarvis_tui.widgets.gate_panel import render_gates
+from jarvis_tui.widgets.progress_stream import clock_of
+from jarvis_tui.widgets.steer_composer import render_receipts
+
+_FIELDS = (
+    "created_at", "started_at", "finished_at", "updated_at", "dispatch_repo", "dispatch_branch",
+    "branch_name", "commit_sha", "pr_url", "pr_skipped_reason", "test_summary",
+    "context_intent", "parent_run_id", "effective_session_id",
+)  # fmt: skip
+
+
+def render_details(view: RunView) -> Text:
+    if view.detail is None:
+        return Text(f"Run {shown(view.run_id)} is no longer in the store.", style="dim")
+    detail = view.detail
+    text = render_gates(view)
+    text.append("\n\nfields", style="bold underline")
+    for name in _FIELDS:
+        if detail.get(name) not in (None, ""):
+            text.append(f"\n  {name:<22}", style="dim")
+            text.append(shown(detail[name]))
+    files = detail.get("files_changed")
+    if isinstance(files, list) and files:
+        text.append("\n  files_changed         ", style="dim")
+        text.append(shown(", ".join(str(f) for f in files)))
+    text.append("\n\n")
+    text.append_text(render_receipts(view))
+    text.append("\n\naudit trail", style="bold underline")
+    for row in detail.get("audit") or []:
+        text.append(f"\n  {clock_of(row['at'])} ", style="dim")
+        text.append(f"{shown(row['actor'])} {shown(row['action'])}: ")
+        text.append(f"{shown(row['from_state'])} → {shown(row['to_state'])}")
+        if row.get("reason"):
+            text.append(f" — {shown(row['reason'])}", style="dim")
+    text.append("\n\ndispatch", style="bold underline")
+    dispatch: Any = detail.get("dispatch")
+    text.append("\n" + shown(json.dumps(dispatch, indent=2, ensure_ascii=False)))
+    return text
+
+
+class RunDetailsScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,enter", "dismiss(None)", "Close", id="details.close"),
+    ]
+
+    def __init__(self, view: RunView) -> None:
+        super().__init__(classes="dialog-screen")
+        self.view = view
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog details", id="details-scroll"):
+            yield Static(f"Run {shown(self.view.run_id)}", classes="dialog-title", markup=False)
+            yield Static(render_details(self.view), classes="dialog-body")
+            yield Static(
+                "escape closes · jarvis show RUN_ID --json has it all", classes="dialog-hint"
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#details-scroll").focus()

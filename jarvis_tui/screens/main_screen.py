@@ -1,0 +1,635 @@
+"""The console's one main screen: the run table and the selected run's panels, kept live.
+
+Reading: a thread worker asks `StoreFeed` what changed since the last journal position and posts
+`StoreChanged`; the next read is armed with `set_timer` only after the previous one finished,
+and polling pauses while a dialog is up. Applying: rows change in place by run id inside one
+`batch_update`; only an operator's change of view rebuilds the table.
+
+Acting: every action goes through `core.operator_actions` on a thread worker with the version the
+operator was looking at, so a run another process moved first is refused, not acted on twice;
+the result comes back as `ActionFinished` and becomes a notification with core's sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Vertical, VerticalScroll
+from textual.events import Key, Resize
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Input, Static, Tab, Tabs
+from textual.worker import Worker, WorkerState
+
+from core import operator_actions
+from core.identity import operator_name
+from core.run_views import ATTENTION_STATES
+from core.store.sqlite_store import SqliteStore
+from jarvis_tui.feed import FeedRead, RunView, StoreFeed
+from jarvis_tui.messages import ActionFinished, RunViewReceived, StoreChanged, StreamHistoryReceived
+from jarvis_tui.modals.reason_dialog import ReasonDialog
+from jarvis_tui.modals.retry_dialog import RetryDialog
+from jarvis_tui.modals.run_details import RunDetailsScreen
+from jarvis_tui.run_actions import RUN_ACTIONS, availability
+from jarvis_tui.run_model import STATE_KEYS, RunModel
+from jarvis_tui.safe_text import inert, one_line, shown
+from jarvis_tui.state_look import state_text
+from jarvis_tui.widgets.gate_panel import GatePanel
+from jarvis_tui.widgets.progress_stream import MAX_LINES, ProgressStream
+from jarvis_tui.widgets.run_table import SORT_CYCLE, RunTable
+from jarvis_tui.widgets.status_header import StatusHeader
+from jarvis_tui.widgets.steer_composer import SteerComposer
+
+Clock = Callable[[], datetime]
+
+#: From this many columns the panels sit beside the table instead of folding into tabs.
+WIDE_COLUMNS = 120
+#: The selected run's newest journal entries loaded when it is selected.
+RUN_JOURNAL = 200
+#: Seconds between age refreshes: ages are shown in minutes, so nothing finer is needed.
+AGE_REFRESH = 60.0
+#: More runs than this entering a needs-a-human state in one read become one summary toast.
+TOAST_EACH = 3
+
+_VERBS = {
+    "retry": "Retried",
+    "override": "Overrode",
+    "approve": "Approved",
+    "cancel": "Cancelled",
+    "steer": "Steer queued for",
+}
+
+#: (tab id, panel id, label) for the folded layout.
+PANELS = (
+    ("progress", "stream", "Progress"),
+    ("gates", "gates-scroll", "Gates"),
+    ("steer", "composer", "Steer"),
+)
+
+
+class MainScreen(Screen[None]):
+    """The run table, the progress stream, the gates and the steering composer."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "retry", "Retry", id="run.retry", tooltip="Retry the selected run"),
+        Binding(
+            "o",
+            "override",
+            "Override",
+            id="run.override",
+            tooltip="Override to done, with a reason",
+        ),
+        Binding("a", "approve", "Approve", id="run.approve", tooltip="Approve a run in review"),
+        Binding("x", "cancel_run", "Cancel", id="run.cancel", tooltip="Cancel, with a reason"),
+        Binding("s", "steer", "Steer", id="run.steer", tooltip="Write to a running run's worker"),
+        Binding("enter", "details", "Details", id="run.details", show=False),
+        Binding("slash", "filter", "Filter", id="view.filter", tooltip="Filter runs by text"),
+        Binding("exclamation_mark", "attention", "Attention", id="view.attention"),
+        Binding("question_mark,f1", "help", "Help", id="help", tooltip="Every key"),
+        Binding("S", "sort_next", "Sort", id="view.sort", show=False),
+        Binding("R", "sort_reverse", "Reverse sort", id="view.reverse", show=False),
+        Binding("t", "toggle_stream", "All runs", id="stream.toggle", show=False),
+        Binding("p", "panel('progress')", "Progress", id="panel.progress", show=False),
+        Binding("g", "panel('gates')", "Gates", id="panel.gates", show=False),
+        Binding("f5", "refresh", "Refresh", id="refresh", show=False),
+        *[
+            Binding(key, f"state_filter({state!r})", state or "all states", show=False)
+            for key, state in STATE_KEYS.items()
+        ],
+    ]
+
+    def __init__(
+        self,
+        workspace_db: Path,
+        *,
+        live: bool,
+        clock: Clock,
+        operator: str | None,
+        poll_interval: float,
+    ) -> None:
+        super().__init__()
+        self.feed = StoreFeed(workspace_db)
+        self.live = live
+        self.clock = clock
+        self.operator = operator_name(operator)
+        """Who the console acts as (recorded with every action)."""
+        self.poll_interval = poll_interval
+        self.model = RunModel()
+        """Every run the console knows, and the current view over them."""
+        self.seen_seq: int | None = None
+        """The journal position the screen reflects (None before the first read)."""
+        self.host: int | None | bool = False
+        self.view: RunView | None = None
+        """The selected run's panels, as last read."""
+        self.counts: dict[str, int] = {}
+        self._poll_timer: Timer | None = None
+        self._read_at = ""
+        self._read_seq: int | None = None
+        """The journal position the last finished read reached (ahead of ``seen_seq`` until its
+        message is handled)."""
+        self._read_host: int | None = None
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(self.feed.db_path.parent, id="status")
+        with Container(id="body"):
+            with Vertical(id="table-area"):
+                yield Static("", id="view-line")
+                yield Input(placeholder="filter: run id, lane, task, state, progress", id="filter")
+                yield RunTable(id="runs")
+            yield Tabs(*[Tab(label, id=tab) for tab, _panel, label in PANELS], id="panel-tabs")
+            with VerticalScroll(id="gates-scroll", classes="panel"):
+                yield GatePanel(id="gates")
+            yield ProgressStream(id="stream", classes="panel -active")
+            yield SteerComposer(id="composer", classes="panel")
+        # The palette's own footer hint would overlap the keys at 80 columns; ? lists ctrl+p.
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one(RunTable).focus()
+        self._show_view_line()
+        self.read_store()
+        if self.live:
+            self.set_interval(AGE_REFRESH, self._refresh_ages)
+
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width >= WIDE_COLUMNS, "-wide")
+
+    def on_screen_resume(self) -> None:
+        if self.live and self._poll_timer is None and self.seen_seq is not None:
+            self._poll()
+
+    def on_screen_suspend(self) -> None:
+        # Polling pauses behind a dialog: the operator is deciding on what they see.
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
+
+    # -- reading the store --------------------------------------------------------------------
+
+    def read_store(self) -> None:
+        """Read what changed now (everything on the first read)."""
+        self._read(self._read_seq, self._read_host)
+
+    def _poll(self) -> None:
+        self._poll_timer = None
+        self.read_store()
+
+    @work(
+        thread=True, exclusive=True, group="store", exit_on_error=False,
+        name="read-store", description="Read what changed in the store",
+    )  # fmt: skip
+    def _read(self, since: int | None, last_host: int | None) -> None:
+        read = self.feed.read(since, last_host=last_host)
+        if read is not None:
+            # Recorded here, not when the message is handled: the next poll may start first.
+            self._read_seq, self._read_host = read.last_seq, read.host_pid
+            self.post_message(StoreChanged(read))
+
+    @work(
+        thread=True, exclusive=True, group="view", exit_on_error=False,
+        name="read-run", description="Read the selected run",
+    )  # fmt: skip
+    def _read_view(self, run_id: str) -> None:
+        self.post_message(RunViewReceived(self.feed.run_view(run_id, journal_limit=RUN_JOURNAL)))
+
+    @work(
+        thread=True, exclusive=True, group="view", exit_on_error=False,
+        name="read-stream", description="Read every run's newest journal entries",
+    )  # fmt: skip
+    def _read_all_stream(self) -> None:
+        self.post_message(StreamHistoryReceived(self.feed.all_journal(limit=MAX_LINES)))
+
+    # -- applying what was read ---------------------------------------------------------------
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        read = message.read
+        first = self.seen_seq is None
+        self.seen_seq = read.last_seq
+        self.host = read.host_pid
+        table = self.query_one(RunTable)
+        now = self.clock()
+        selected = table.selected_run_id
+        if read.full:
+            self.model.load(read.rows)
+            table.replace_rows(self.model.visible(), now, selected)
+        elif read.rows:
+            self.model.update(read.rows)
+            self._apply_rows(table, read.rows, now)
+        if read.counts or read.full:
+            self.counts = read.counts
+        self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
+        self._show_status()
+        if not first:
+            self._toast_needs_human(read)
+        self._show_view_line()
+        stream = self.query_one(ProgressStream)
+        if stream.all_runs:
+            stream.add(read.journal)
+        now_selected = table.selected_run_id
+        changed = {row["run_id"] for row in read.rows}
+        if now_selected is not None and (
+            now_selected in changed or now_selected != selected or read.full
+        ):
+            self._read_view(now_selected)
+        elif now_selected is None and first:
+            self._show_run(None)
+        self.refresh_bindings()
+
+    def _apply_rows(self, table: RunTable, rows: list[dict[str, Any]], now: datetime) -> None:
+        added = False
+        with self.app.batch_update():
+            for row in rows:
+                if self.model.shows(row):
+                    added |= table.upsert(row, now)
+                else:
+                    table.drop(row["run_id"])
+            # New rows land at the bottom; a changed sort value may be out of place.
+            if added or self.model.view.attention or self.model.view.sort not in ("age", "run"):
+                table.order_by(self.model.sort_key, reverse=self.model.reverse)
+
+    def _show_status(self) -> None:
+        self.query_one(StatusHeader).show_status(
+            self.counts,
+            host=self.host,
+            attention=self.model.attention_count(),
+            read_at=self._read_at,
+        )
+
+    def _show_view_line(self) -> None:
+        table = self.query_one(RunTable)
+        text = Text(self.model.view.describe(), style="bold")
+        text.append(f" · {table.row_count:,} of {len(self.model.rows):,}", style="dim")
+        stream = self.query_one(ProgressStream)
+        text.append(f" · stream: {'all runs' if stream.all_runs else 'selected run'}", style="dim")
+        self.query_one("#view-line", Static).update(text)
+
+    def _toast_needs_human(self, read: FeedRead) -> None:
+        entered = [
+            entry
+            for entry in read.journal
+            if entry["kind"] == "transition"
+            and isinstance(entry.get("payload"), dict)
+            and entry["payload"].get("to") in ATTENTION_STATES
+        ]
+        if not entered:
+            return
+        if len(entered) > TOAST_EACH:
+            self.notify(
+                f"{len(entered)} runs need a human. Press ! for the attention view.",
+                title="Needs a human",
+                severity="warning",
+                markup=False,
+            )
+            return
+        for entry in entered:
+            reason = entry["payload"].get("reason")
+            self.notify(
+                f"Run {shown(entry['run_id'])} is {entry['payload']['to']}"
+                + (f": {one_line(reason, 160)}" if reason else "."),
+                title="Needs a human",
+                severity="warning",
+                markup=False,
+            )
+
+    @on(RunViewReceived)
+    def _view_received(self, message: RunViewReceived) -> None:
+        if message.view.run_id != self.query_one(RunTable).selected_run_id:
+            return  # the cursor moved on while this was read
+        self._show_run(message.view)
+
+    def _show_run(self, view: RunView | None) -> None:
+        previous = self.view.run_id if self.view else None
+        self.view = view
+        self.query_one(GatePanel).show(view)
+        self.query_one(SteerComposer).show(view)
+        stream = self.query_one(ProgressStream)
+        if not stream.all_runs:
+            entries = view.journal if view else []
+            if view is None or view.run_id != previous or stream.run_id != view.run_id:
+                stream.reset(run_id=view.run_id if view else None, all_runs=False, entries=entries)
+            else:
+                stream.add(entries)
+        self.refresh_bindings()
+
+    @on(StreamHistoryReceived)
+    def _stream_history(self, message: StreamHistoryReceived) -> None:
+        stream = self.query_one(ProgressStream)
+        if stream.all_runs:
+            stream.reset(run_id=None, all_runs=True, entries=message.entries)
+
+    @on(DataTable.RowHighlighted, "#runs")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self._read_view(str(event.row_key.value))
+        self.refresh_bindings()
+
+    @on(DataTable.RowSelected, "#runs")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_details()
+
+    def _refresh_ages(self) -> None:
+        table = self.query_one(RunTable)
+        now = self.clock()
+        with self.app.batch_update():
+            for run_id in table.run_ids:
+                row = self.model.rows.get(run_id)
+                if row is not None:
+                    table.upsert(row, now)  # only the age cells that changed are touched
+
+    # -- one funnel for worker outcomes -------------------------------------------------------
+
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        worker: Worker[Any] = event.worker
+        if event.state is WorkerState.ERROR:
+            self.notify(
+                inert(f"{worker.description}: {worker.error}"),
+                title="Store read failed" if worker.group != "act" else "Action failed",
+                severity="error",
+                markup=False,
+            )
+        if (
+            worker.group == "store"
+            and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
+            and self.live
+            and self.is_current
+        ):
+            if self._poll_timer is not None:
+                self._poll_timer.stop()
+            self._poll_timer = self.set_timer(self.poll_interval, self._poll)
+
+    # -- availability -------------------------------------------------------------------------
+
+    def selected_row(self) -> dict[str, Any] | None:
+        run_id = self.query_one(RunTable).selected_run_id
+        return self.model.rows.get(run_id) if run_id else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        name = "cancel" if action == "cancel_run" else action
+        if name in RUN_ACTIONS:
+            # None: shown in the footer, dimmed; pressing it says why (`on_key`).
+            return True if availability(name, self.selected_row()).enabled else None
+        if action == "details":
+            return True if self.selected_row() else None
+        return True
+
+    def on_key(self, event: Key) -> None:
+        # A disabled binding does not run its action; the key arrives here instead, and the
+        # operator hears why rather than nothing.
+        if isinstance(self.focused, (Input,)) or self.focused is None:
+            return
+        if self.focused.id == "steer-editor":
+            return
+        for action, (key, label) in RUN_ACTIONS.items():
+            if event.key == key:
+                can = availability(action, self.selected_row())
+                if not can.enabled:
+                    event.stop()
+                    self.notify(
+                        can.reason, title=f"{label}: not possible", severity="warning", markup=False
+                    )
+                return
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def action_retry(self) -> None:
+        row = self.selected_row()
+        if row is None:
+            return
+        snapshot = dict(row)
+
+        def confirmed(ok: bool | None) -> None:
+            if ok:
+                self._act("retry", snapshot["run_id"], int(snapshot["version"]))
+
+        self.app.push_screen(RetryDialog(snapshot), confirmed)
+
+    def action_override(self) -> None:
+        self._with_reason(
+            "override",
+            "Override",
+            "Mark it done although it failed. It stays marked as overridden wherever it is shown.",
+        )
+
+    def action_cancel_run(self) -> None:
+        self._with_reason(
+            "cancel",
+            "Cancel",
+            "Stop it: a running worker is stopped, and the run is failed with your reason.",
+        )
+
+    def _with_reason(self, action: str, verb: str, consequence: str) -> None:
+        row = self.selected_row()
+        if row is None:
+            return
+        snapshot = dict(row)
+        body = Text.assemble(
+            f"{verb} run ",
+            (shown(snapshot["run_id"]), "bold"),
+            ", which is ",
+            state_text(str(snapshot["state"])),
+            f"?\n\n{consequence}",
+        )
+        if snapshot.get("state_reason"):
+            body.append("\n\nWhy it stopped: ", style="dim")
+            body.append(one_line(snapshot["state_reason"], 300))
+
+        def given(reason: str | None) -> None:
+            if reason:
+                self._act(action, snapshot["run_id"], int(snapshot["version"]), reason)
+
+        self.app.push_screen(ReasonDialog(f"{verb} run", body, confirm=verb), given)
+
+    def action_approve(self) -> None:
+        row = self.selected_row()
+        if row is not None:
+            self._act("approve", row["run_id"], int(row["version"]))
+
+    def action_steer(self) -> None:
+        self.action_panel("steer")
+        self.query_one(SteerComposer).editor.focus()
+
+    def action_details(self) -> None:
+        if self.view is not None and self.view.run_id == self.query_one(RunTable).selected_run_id:
+            self.app.push_screen(RunDetailsScreen(self.view))
+
+    def action_help(self) -> None:
+        from jarvis_tui.modals.help_screen import HelpScreen
+
+        self.app.push_screen(HelpScreen())
+
+    def action_refresh(self) -> None:
+        self.read_store()
+
+    @on(SteerComposer.SendRequested)
+    def _send_steer(self, message: SteerComposer.SendRequested) -> None:
+        self._act("steer", message.run_id, message.version, message.message)
+
+    @work(
+        thread=True, group="act", exit_on_error=False,
+        name="act", description="Apply an operator action",
+    )  # fmt: skip
+    def _act(self, action: str, run_id: str, version: int, text: str | None = None) -> None:
+        store = SqliteStore(self.feed.db_path, migrate=False)
+        try:
+            if action == "retry":
+                result = operator_actions.retry(
+                    store, run_id, self.operator, expected_version=version
+                )
+            elif action == "approve":
+                result = operator_actions.approve(
+                    store, run_id, self.operator, expected_version=version
+                )
+            elif action == "override":
+                result = operator_actions.override(
+                    store, run_id, self.operator, text, expected_version=version
+                )
+            elif action == "cancel":
+                result = operator_actions.cancel(
+                    store, run_id, self.operator, text, expected_version=version
+                )
+            else:
+                result = operator_actions.steer(
+                    store, run_id, self.operator, text, expected_version=version
+                )
+        finally:
+            store.close()
+        self.post_message(ActionFinished(action, run_id, result))
+
+    @on(ActionFinished)
+    def _action_finished(self, message: ActionFinished) -> None:
+        result = message.result
+        if result.ok and result.run is not None:
+            state = result.run["state"]
+            extra = f", retry {result.run['retry_count']}" if message.action == "retry" else ""
+            self.notify(
+                f"{_VERBS[message.action]} run {shown(message.run_id)}: now {state}{extra}.",
+                title="Done",
+                markup=False,
+            )
+            if message.action == "steer":
+                self.query_one(SteerComposer).editor.clear()
+        elif result.refusal is not None:
+            self.notify(
+                result.refusal.message,
+                title=f"Refused ({result.refusal.code})",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+        self.read_store()
+
+    # -- views --------------------------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        table = self.query_one(RunTable)
+        table.replace_rows(self.model.visible(), self.clock(), table.selected_run_id)
+        self._show_view_line()
+        run_id = table.selected_run_id
+        if run_id is not None and (self.view is None or self.view.run_id != run_id):
+            self._read_view(run_id)
+        elif run_id is None:
+            self._show_run(None)
+
+    def action_filter(self) -> None:
+        filter_input = self.query_one("#filter", Input)
+        self.add_class("-filtering")
+        filter_input.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.model.view.text = event.value.strip()
+        self._rebuild()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            self.remove_class("-filtering")
+        self.query_one(RunTable).focus()
+
+    def key_escape(self) -> None:
+        filter_input = self.query_one("#filter", Input)
+        if self.has_class("-filtering") or filter_input.value:
+            filter_input.value = ""
+            self.remove_class("-filtering")
+            self.query_one(RunTable).focus()
+
+    def action_attention(self) -> None:
+        self.model.view.attention = not self.model.view.attention
+        self._rebuild()
+
+    def action_state_filter(self, state: str | None) -> None:
+        self.model.view.state = state
+        self._rebuild()
+
+    def action_sort_next(self) -> None:
+        view = self.model.view
+        view.attention = False
+        view.sort = SORT_CYCLE[(SORT_CYCLE.index(view.sort) + 1) % len(SORT_CYCLE)]
+        view.reverse = view.sort in ("age", "updated", "retries")
+        self._rebuild()
+
+    def action_sort_reverse(self) -> None:
+        self.model.view.reverse = not self.model.view.reverse
+        self._rebuild()
+
+    def set_sort(self, sort: str) -> None:
+        self.model.view.attention = False
+        self.model.view.sort = sort
+        self._rebuild()
+
+    def go_to_run(self, run_id: str) -> None:
+        """Select ``run_id``, widening the view if it hides the run."""
+        row = self.model.rows.get(run_id)
+        if row is None:
+            self.notify(f"There is no run {shown(run_id)}.", severity="warning", markup=False)
+            return
+        if not self.model.shows(row):
+            self.model.view.text = ""
+            self.model.view.state = None
+            self.model.view.attention = False
+            self.query_one("#filter", Input).value = ""
+            self.remove_class("-filtering")
+            self._rebuild()
+        table = self.query_one(RunTable)
+        table.move_to(run_id)
+        table.focus()
+
+    def action_toggle_stream(self) -> None:
+        stream = self.query_one(ProgressStream)
+        if stream.all_runs:
+            stream.all_runs = False
+            run_id = self.query_one(RunTable).selected_run_id
+            stream.reset(run_id=run_id, all_runs=False, entries=[])
+            if run_id is not None:
+                self.view = None
+                self._read_view(run_id)
+        else:
+            stream.reset(run_id=None, all_runs=True, entries=[])
+            self._read_all_stream()
+        self.action_panel("progress")
+        self._show_view_line()
+
+    def action_panel(self, name: str) -> None:
+        """Bring panel ``name`` forward (folded layout) and focus it."""
+        self.query_one(Tabs).active = name
+        self._activate_panel(name)
+
+    @on(Tabs.TabActivated, "#panel-tabs")
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        if event.tab.id:
+            self._activate_panel(event.tab.id)
+
+    def _activate_panel(self, name: str) -> None:
+        for tab, panel, _label in PANELS:
+            self.query_one(f"#{panel}").set_class(tab == name, "-active")

@@ -1,0 +1,156 @@
+"""The progress stream: a run's journal (progress, steers, state changes) as it happens.
+
+Follows new entries while the operator is at the bottom; scrolling up pauses it (new entries
+still arrive, the view holds still); `end` resumes. Memory is bounded by ``max_lines``: older
+history is the store's (`jarvis journal RUN`), not the widget's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
+from textual.widgets import RichLog
+
+from jarvis_tui.safe_text import one_line, shown
+from jarvis_tui.state_look import STATE_LOOK, STEER_LOOK
+
+#: Lines kept in memory per stream.
+MAX_LINES = 1000
+
+
+def clock_of(stamp: object) -> str:
+    """The time of day of an ISO timestamp: what an operator scans for."""
+    text = str(stamp or "")
+    return text[11:19] if len(text) >= 19 else text
+
+
+def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
+    """One journal entry as one line, every worker-supplied string made inert and masked."""
+    raw = entry.get("payload")
+    payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    line = Text(clock_of(entry.get("at")), style="dim")
+    line.append(" ")
+    if with_run:
+        line.append(f"{shown(entry.get('run_id') or ''):<18.18}", style="bold")
+        line.append(" ")
+    kind = entry.get("kind")
+    if kind == "progress":
+        line.append(f"{one_line(payload.get('phase') or '-', 10):<10}", style="bold")
+        line.append(" ")
+        line.append(one_line(payload.get("summary") or ""))
+        if payload.get("tool_used"):
+            line.append(f"  [{one_line(payload['tool_used'], 30)}]", style="dim")
+    elif kind == "steer":
+        status = str(payload.get("status") or "")
+        symbol, style = STEER_LOOK.get(status, ("?", ""))
+        line.append(f"{symbol} steer {status:<9}", style=style)
+        if payload.get("message"):
+            line.append(f" “{one_line(payload['message'], 120)}”")
+        if payload.get("reason"):
+            line.append(f" — {one_line(payload['reason'])}", style="dim")
+        line.append(f"  by {shown(entry.get('actor') or '')}", style="dim")
+    elif kind == "transition":
+        target = str(payload.get("to") or "")
+        symbol, style = STATE_LOOK.get(target, ("?", ""))
+        line.append(
+            f"{symbol} {payload.get('action')}: {payload.get('from')} → {target}", style=style
+        )
+        line.append(f"  by {shown(entry.get('actor') or '')}", style="dim")
+        if payload.get("reason"):
+            line.append(f" — {one_line(payload['reason'])}")
+    elif kind == "created":
+        line.append(f"+ created ({payload.get('state')})", style="dim")
+        line.append(f"  by {shown(entry.get('actor') or '')}", style="dim")
+    elif kind == "worker":
+        line.append(
+            f"⚙ worker started (pid {payload.get('pid')}, {shown(payload.get('lane') or '')})",
+            style="dim",
+        )
+    else:
+        line.append(f"{shown(kind or '?')} {one_line(payload)}", style="dim")
+    return line
+
+
+class ProgressStream(RichLog):
+    """A bounded, follow-or-pause view of journal entries."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "scroll_up", "Up", show=False),
+        Binding("down", "scroll_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "scroll_home", "Oldest", show=False),
+        Binding("end", "follow", "Follow", id="stream.follow", tooltip="Jump to the newest entry"),
+    ]
+
+    following: reactive[bool] = reactive(True)
+    """New entries scroll into view; False once the operator scrolls up."""
+
+    def __init__(
+        self,
+        *,
+        max_lines: int = MAX_LINES,
+        id: str | None = None,  # noqa: A002 - Textual's name
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(
+            max_lines=max_lines, wrap=False, markup=False, highlight=False, id=id, classes=classes
+        )
+        self.all_runs = False
+        """Entries of every run (prefixed by run id), not just the selected one's."""
+        self.run_id: str | None = None
+        """The run whose entries are shown (per-run mode)."""
+        self.last_seq = 0
+        """The newest journal seq shown: an entry at or below it is never written twice."""
+        self.shown_lines: list[str] = []
+        """Plain text of what was written, newest last (bounded like the log): for tests."""
+
+    def on_mount(self) -> None:
+        self._title()
+
+    def _title(self) -> None:
+        what = "all runs" if self.all_runs else (shown(self.run_id) if self.run_id else "no run")
+        self.border_title = f"progress · {what}"
+        self.border_subtitle = "following" if self.following else "paused — end to follow"
+
+    def watch_following(self) -> None:
+        self._title()
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        # At the bottom (or nothing to scroll): follow. Anywhere above: the operator is reading.
+        self.following = new >= self.max_scroll_y
+
+    def action_follow(self) -> None:
+        self.following = True
+        self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def reset(
+        self, *, run_id: str | None, all_runs: bool, entries: Iterable[dict[str, Any]]
+    ) -> None:
+        """Show ``entries`` afresh for a new selection or mode, following the newest."""
+        self.clear()
+        self.shown_lines = []
+        self.run_id = run_id
+        self.all_runs = all_runs
+        self.last_seq = 0
+        self.following = True
+        self._title()
+        self.add(entries)
+
+    def add(self, entries: Iterable[dict[str, Any]]) -> None:
+        """Append entries newer than what is shown (older or repeated ones are skipped)."""
+        for entry in entries:
+            seq = int(entry.get("seq") or 0)
+            if seq <= self.last_seq:
+                continue
+            self.last_seq = seq
+            line = entry_text(entry, with_run=self.all_runs)
+            self.shown_lines.append(line.plain)
+            self.write(line, scroll_end=self.following)
+        if len(self.shown_lines) > (self.max_lines or MAX_LINES):
+            del self.shown_lines[: len(self.shown_lines) - (self.max_lines or MAX_LINES)]

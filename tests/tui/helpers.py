@@ -1,0 +1,96 @@
+"""Driving the console in tests: wait for reads to land, poll for a condition, read the store."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Static
+from textual.worker import WorkerCancelled, WorkerFailed
+
+from core.store.sqlite_store import Row, SqliteStore
+from jarvis_tui.app import JarvisApp
+from jarvis_tui.screens.main_screen import MainScreen
+from jarvis_tui.widgets.run_table import RunTable
+from tests.tui.conftest import fixed_clock
+
+
+class RecordingApp(JarvisApp):
+    """The console, remembering every notification it showed (title, message, severity)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes: list[tuple[str, str, str]] = []
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None:  # fmt: skip
+        self.notes.append((title, message, str(severity)))
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+
+def make_app(db: Path, *, live: bool = False, **kwargs: Any) -> RecordingApp:
+    return RecordingApp(db, live=live, clock=fixed_clock, operator="test-operator", **kwargs)
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Let every store read finish and the messages it posted be handled."""
+    for _ in range(4):
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except (WorkerCancelled, WorkerFailed):
+            pass  # an exclusive read replaced by a newer one
+        await pilot.pause()
+
+
+async def wait_for(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Poll ``condition`` while the app runs; fail with a clear message at the deadline."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await pilot.pause(0.05)
+
+
+def main(app: JarvisApp) -> MainScreen:
+    return app.main
+
+
+def table(app: JarvisApp) -> RunTable:
+    return app.main.query_one(RunTable)
+
+
+def row_text(app: JarvisApp, run_id: str) -> list[str]:
+    return [cell.plain for cell in table(app).get_row(run_id)]
+
+
+async def select(pilot: Pilot[Any], run_id: str) -> None:
+    """Put the cursor on ``run_id`` by keys, as an operator would, and wait for its panels."""
+    app = pilot.app
+    assert isinstance(app, JarvisApp)
+    runs = table(app)
+    runs.focus()
+    await pilot.press("home")
+    for _ in range(runs.row_count):
+        if runs.selected_run_id == run_id:
+            break
+        await pilot.press("down")
+    assert runs.selected_run_id == run_id, f"{run_id} is not in the table"
+    await settle(pilot)
+    await wait_for(pilot, lambda: app.main.view is not None and app.main.view.run_id == run_id)
+
+
+def read_run(db: Path, run_id: str) -> Row:
+    store = SqliteStore(db, migrate=False)
+    try:
+        run = store.get_run(run_id)
+        assert run is not None
+        return run
+    finally:
+        store.close()
+
+
+def static_text(widget: Static) -> str:
+    return str(widget.render())
