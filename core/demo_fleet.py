@@ -84,6 +84,7 @@ class Fleet:
     """run_id → (scenario, steers left, dispatched at)."""
     _files: int = 0
     _runs: int = 0
+    _day: str = ""
     _lane_turn: int = 0
 
     def __post_init__(self) -> None:
@@ -122,12 +123,23 @@ class Fleet:
         atomic_write_json(path, doc)
         return path
 
+    def next_run_id(self) -> str:
+        """``task-<today>-<n>`` as a dispatcher numbers them: one past the day's highest."""
+        day = f"task-{datetime.now(UTC):%Y%m%d}-"
+        if day != self._day:
+            self._day = day
+            self._runs = 0
+            for row in self.store.rows("SELECT run_id FROM runs WHERE run_id LIKE ? || '%'", [day]):
+                number = str(row["run_id"])[len(day) :]
+                if number.isdigit():
+                    self._runs = max(self._runs, int(number))
+        self._runs += 1
+        return f"{day}{self._runs:03d}"
+
     def dispatch(self) -> str:
         """Send one dispatch; returns its run id."""
         scenario = self.deal()
-        now = datetime.now(UTC)
-        self._runs += 1
-        run_id = f"task-{now:%Y%m%d-%H%M%S}-{self._runs % 1000:03d}"
+        run_id = self.next_run_id()
         self._lane_turn += 1
         lane = self.lanes[self._lane_turn % len(self.lanes)]
         source = self.rng.choice(SOURCES)
