@@ -3,7 +3,7 @@
 Samples are named for their verdict (``valid-…``, ``invalid-…``, ``review-…``,
 ``failed_contract-…``, ``results-L2-…``, ``ok-…``, ``repaired-…``), so a reader knows what a file
 shows without opening it, and this module can check that every sample still does what its name
-says. ``jarvis demo`` and the test suite both run this catalogue.
+says. ``jarvis samples`` and the test suite both run this catalogue.
 """
 
 from __future__ import annotations

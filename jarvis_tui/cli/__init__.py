@@ -60,8 +60,22 @@ def _action_flags(parser: argparse.ArgumentParser) -> None:
     _workspace_flags(parser, acts=True)
 
 
+def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | None = None) -> None:
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        default=None,
+        help=workspace_help
+        or "the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created on first use",
+    )
+    parser.add_argument(
+        "--theme", default="jarvis-dark", metavar="NAME",
+        help="jarvis-dark (default), jarvis-light or jarvis-high-contrast",
+    )  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from jarvis_tui.cli import demo, host, runs, tui, validate
+    from jarvis_tui.cli import demo, host, runs, samples, tui, validate
 
     parser = _Parser(
         prog="jarvis",
@@ -194,32 +208,55 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser("host", help="run the engine for a workspace until interrupted")
     p.add_argument("--poll", action="store_true", help="poll the IPC tree instead of inotify")
     p.add_argument("--verbose", action="store_true", help="log more")
+    p.add_argument(
+        "--stop",
+        action="store_true",
+        help="stop the host running on the workspace (SIGTERM, then wait until it lets go)",
+    )
     _workspace_flags(p)
     p.set_defaults(handler=host.run)
 
-    p = commands.add_parser("tui", help="the operator console over a workspace's runs")
+    p = commands.add_parser("tui", help="the operator console (the default command)")
+    _console_flags(p)
     p.add_argument(
-        "--workspace",
-        metavar="DIR",
-        default=None,
-        help="the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created on first use",
+        "--no-host",
+        action="store_true",
+        help="do not start a background host when none is running",
     )
-    p.add_argument(
-        "--theme", default="jarvis-dark", metavar="NAME",
-        help="jarvis-dark (default), jarvis-light or jarvis-high-contrast",
-    )  # fmt: skip
     p.set_defaults(handler=tui.run)
 
-    p = commands.add_parser("demo", help="show the engine at work on the bundled sample runs")
-    _json_flag(p)
+    p = commands.add_parser(
+        "demo", help="the console on a seeded workspace with a live simulated fleet"
+    )
+    _console_flags(p, workspace_help="use DIR (empty or absent) instead of a temporary workspace")
+    p.add_argument(
+        "--keep", action="store_true", help="keep the temporary workspace when the demo ends"
+    )
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds between the fleet's dispatches (default: 1.5)",
+    )
+    # Tests and scripted checks: run the host and the fleet for SECONDS without the console.
+    p.add_argument("--no-console", type=float, default=None, metavar="SECONDS",
+                   help=argparse.SUPPRESS)  # fmt: skip
     p.set_defaults(handler=demo.run)
+
+    p = commands.add_parser(
+        "samples", help="check every bundled sample through the engine, as its name says"
+    )
+    _json_flag(p)
+    p.set_defaults(handler=samples.run)
     return parser
 
 
 def run(argv: Sequence[str]) -> int:
     """Run one ``jarvis`` command and return its exit code."""
     parser = build_parser()
-    args = parser.parse_args(list(argv))
+    # `jarvis` alone opens the console, as `jarvis tui` does.
+    args = parser.parse_args(list(argv) or ["tui"])
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

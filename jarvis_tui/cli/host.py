@@ -1,21 +1,29 @@
-"""``jarvis host``: run the engine for one workspace until interrupted."""
+"""``jarvis host``: run the engine for one workspace until interrupted, or stop the one running."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+from pathlib import Path
 
 from core.host.config import ConfigError, load_config
 from core.host.host import Host
+from core.host.launcher import HostStopError, stop_host
 from core.host.lock import HostLockHeld
-from core.workspace import Workspace, WorkspaceError
+from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError
 from jarvis_tui.cli.inputs import UsageError
 from jarvis_tui.cli.output import emit_json
 from jarvis_tui.safe_text import inert
 
+#: Beyond the host's own shutdown grace, how long `--stop` waits for it to let go.
+STOP_MARGIN_S = 10.0
+
 
 def run(args: argparse.Namespace) -> int:
+    if args.stop:
+        return stop(args)
     try:
         workspace = Workspace.resolve(args.workspace)
         config = load_config(workspace.root, force_poll=args.poll)
@@ -39,3 +47,32 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"jarvis: {inert(str(exc))}\n")
         return 1
     return 0
+
+
+def stop(args: argparse.Namespace) -> int:
+    """SIGTERM the workspace's host and wait for it to let go: 0 stopped, 1 none was running."""
+    # Not Workspace.resolve: stopping must not create a workspace that was never there.
+    root = Path(args.workspace or os.environ.get(ENV_VAR) or DEFAULT_DIR).expanduser().resolve()
+    grace = 5.0
+    if root.is_dir():
+        try:
+            grace = load_config(root).timeouts.shutdown_grace_s
+        except ConfigError:
+            pass  # the host that runs read it once; the default margin will do
+    try:
+        pid = stop_host(root, timeout_s=grace + STOP_MARGIN_S) if root.is_dir() else None
+    except HostStopError as exc:
+        if args.json:
+            emit_json({"stopped": False, "pid": None, "message": str(exc)})
+        else:
+            sys.stderr.write(f"jarvis: {inert(str(exc))}\n")
+        return 1
+    if pid is None:
+        message = f"No host is running on {root}."
+    else:
+        message = f"Stopped the host on {root} (pid {pid})."
+    if args.json:
+        emit_json({"stopped": pid is not None, "pid": pid, "message": message})
+    else:
+        (sys.stdout if pid is not None else sys.stderr).write(inert(message) + "\n")
+    return 0 if pid is not None else 1

@@ -1,4 +1,4 @@
-"""``jarvis demo``: the engine at work on the bundled sample runs.
+"""``jarvis samples``: the engine at work on the bundled sample runs.
 
 Runs every sample in ``sample_runs/`` through the contract engine — dispatch validation,
 completion gates, the scope and risk gate, versioned records and planner parsing — and shows each

@@ -199,8 +199,8 @@ def test_results_on_a_missing_folder_is_an_io_error(tmp_path: Path) -> None:
     assert result.code == 2 and result.json()["error"]["code"] == "not_a_directory"
 
 
-def test_demo_reports_every_sample_as_named() -> None:
-    result = jarvis("demo", "--json")
+def test_samples_reports_every_sample_as_named() -> None:
+    result = jarvis("samples", "--json")
     assert result.code == 0
     data = result.json()
     assert data["all_as_named"] is True
@@ -208,7 +208,7 @@ def test_demo_reports_every_sample_as_named() -> None:
     assert families == {
         "dispatch", "completion", "openclaw_request", "openclaw_results", "record", "planner",
     }  # fmt: skip
-    readable = jarvis("demo")
+    readable = jarvis("samples")
     assert readable.code == 0 and "samples behave as named" in readable.stdout
 
 

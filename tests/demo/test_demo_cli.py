@@ -1,0 +1,196 @@
+"""`jarvis demo` as a real process tree: live work at once, and nothing left behind after it.
+
+The console is replaced by the hidden ``--no-console SECONDS`` mode (host and fleet without the
+screen). Each test then ends the demo a different way — its own timer, SIGTERM, ``kill -9`` —
+and checks /proc: no process whose environment or command line names the workspace survives.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import jarvis
+from tests.host.hostkit import wait_until
+
+pytestmark = pytest.mark.slow
+
+#: Generous for a loaded 2-core machine; on an idle one live work shows in about a second.
+LIVE_TIMEOUT_S = 15.0
+
+
+def referencing(path: Path) -> list[int]:
+    """Live processes (not this one) whose environment or command line mentions ``path``."""
+    needle = str(path).encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            blobs = [Path(f"/proc/{entry}/{name}").read_bytes() for name in ("cmdline", "environ")]
+        except OSError:
+            continue
+        if any(needle in blob for blob in blobs):
+            found.append(int(entry))
+    return found
+
+
+def workers(path: Path) -> list[int]:
+    needle = f"JARVIS_IPC_DIR={path}/".encode()
+    found = []
+    for pid in referencing(path):
+        try:
+            if needle in Path(f"/proc/{pid}/environ").read_bytes():
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def assert_nothing_left(path: Path, timeout: float = 15.0) -> None:
+    try:
+        wait_until(lambda: not referencing(path), timeout, f"every process of {path} to end",
+                   lambda: f"left: {referencing(path)}")  # fmt: skip
+    finally:
+        for pid in referencing(path):  # never leak into the rest of the suite
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+def start_demo(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    env["JARVIS_SIM_INTERVAL_MS"] = "20,60"  # quick runs; the demo's own pace is for watching
+    env.pop("JARVIS_WORKSPACE", None)
+    env.update(env_extra or {})
+    return subprocess.Popen(
+        [sys.executable, "-m", "jarvis_tui", "demo", *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def live_states(ws: Path) -> dict[str, str]:
+    """The fleet's runs: every seeded one was created at least a few minutes ago."""
+    since = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
+    try:
+        conn = sqlite3.connect(f"file:{ws / 'jarvis.db'}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = conn.execute(
+                "SELECT run_id, state, created_at FROM runs WHERE source_lane != 'openclaw'"
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+    return {run_id: state for run_id, state, created in rows if created >= since[:23]}
+
+
+def test_demo_shows_live_work_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    ws = tmp_path / "demo"
+    started = time.monotonic()
+    demo = start_demo("--workspace", str(ws), "--no-console", "4", "--interval", "0.3")
+    try:
+        wait_until(lambda: "running" in live_states(ws).values() or None, LIVE_TIMEOUT_S,
+                   "a live run to be running")  # fmt: skip
+        first_live = time.monotonic() - started
+        print(f"first live run running {first_live:.2f} s after the demo started")
+        ended = {"review_requested", "failed_contract", "failed"}
+        wait_until(lambda: ended & set(live_states(ws).values()), LIVE_TIMEOUT_S,
+                   "a live run to end its attempt", lambda: str(live_states(ws)))  # fmt: skip
+        out, err = demo.communicate(timeout=30)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
+    assert demo.returncode == 0, err
+    assert "past runs seeded" in err and "kept at" in err
+    assert first_live < LIVE_TIMEOUT_S
+    assert_nothing_left(ws)
+    # The workspace was given, so it stays; the fleet's files were all accepted.
+    assert (ws / "jarvis.db").is_file() and (ws / "host.log").is_file()
+    assert not list((ws / "data" / "ipc" / "errors").glob("*"))
+    assert "Traceback" not in (ws / "host.log").read_text()
+
+
+def test_sigterm_stops_the_tree_and_removes_the_temporary_workspace(tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    demo = start_demo("--no-console", "60", env_extra={"TMPDIR": str(tmp)})
+    try:
+        ws = wait_until(lambda: next(tmp.glob("jarvis-demo-*"), None), LIVE_TIMEOUT_S,
+                        "the temporary workspace")  # fmt: skip
+        wait_until(lambda: workers(ws), LIVE_TIMEOUT_S, "a worker process")
+        signalled = time.monotonic()
+        demo.send_signal(signal.SIGTERM)
+        _, err = demo.communicate(timeout=20)
+        took = time.monotonic() - signalled
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
+    assert demo.returncode == 128 + signal.SIGTERM, err
+    assert took < 10, f"the demo took {took:.1f} s to stop"
+    assert_nothing_left(ws, timeout=2)  # the demo waits for its tree before it exits
+    assert not ws.exists(), "the temporary workspace was not removed"
+
+
+def test_kill_9_of_the_demo_orphans_nothing(tmp_path: Path) -> None:
+    ws = tmp_path / "demo"
+    demo = start_demo("--workspace", str(ws), "--no-console", "60")
+    try:
+        wait_until(lambda: workers(ws), LIVE_TIMEOUT_S, "a worker process")
+        demo.kill()  # SIGKILL: the demo cleans up nothing; the parent-death signal must
+        demo.wait()
+        assert_nothing_left(ws)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--theme", "no-such-theme"], "is not a console theme"),
+        (["--interval", "0"], "--interval must be a positive number"),
+    ],
+)
+def test_bad_demo_arguments_are_usage_errors(args: list[str], says: str, tmp_path: Path) -> None:
+    result = jarvis("demo", *args, "--workspace", tmp_path / "ws")
+    assert result.code == 2 and says in result.stderr
+    assert not (tmp_path / "ws").exists()  # refused before anything was made
+
+
+def test_the_demo_refuses_a_workspace_with_something_in_it(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    result = jarvis("demo", "--workspace", tmp_path, "--no-console", "0")
+    assert result.code == 2 and "empty or absent" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_jarvis_alone_opens_the_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jarvis_tui.cli import run, tui
+
+    seen: list[tuple[str | None, str, bool]] = []
+
+    def fake(args: object) -> int:
+        seen.append((args.workspace, args.theme, args.no_host))  # type: ignore[attr-defined]
+        return 0
+
+    monkeypatch.setattr(tui, "run", fake)
+    assert run([]) == 0
+    assert seen == [(None, "jarvis-dark", False)]
