@@ -25,7 +25,7 @@ from textual.containers import Container, Vertical, VerticalScroll
 from textual.events import Key, Resize
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Static, Tab, Tabs
+from textual.widgets import Footer, Input, Static, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from core import operator_actions
@@ -43,7 +43,7 @@ from jarvis_tui.safe_text import inert, one_line, shown
 from jarvis_tui.state_look import state_text
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.progress_stream import MAX_LINES, ProgressStream
-from jarvis_tui.widgets.run_table import SORT_CYCLE, RunTable
+from jarvis_tui.widgets.run_table import SORT_CYCLE, RunTable, RunTableHeader
 from jarvis_tui.widgets.status_header import StatusHeader
 from jarvis_tui.widgets.steer_composer import SteerComposer
 
@@ -135,6 +135,7 @@ class MainScreen(Screen[None]):
         """The journal position the last finished read reached (ahead of ``seen_seq`` until its
         message is handled)."""
         self._read_host: int | None = None
+        self._bindings_key: tuple[object, ...] = ()
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -144,6 +145,7 @@ class MainScreen(Screen[None]):
             with Vertical(id="table-area"):
                 yield Static("", id="view-line")
                 yield Input(placeholder="filter: run id, lane, task, state, progress", id="filter")
+                yield RunTableHeader(id="runs-header")
                 yield RunTable(id="runs")
             yield Tabs(*[Tab(label, id=tab) for tab, _panel, label in PANELS], id="panel-tabs")
             with VerticalScroll(id="gates-scroll", classes="panel"):
@@ -243,7 +245,7 @@ class MainScreen(Screen[None]):
             self._read_view(now_selected)
         elif now_selected is None and first:
             self._show_run(None)
-        self.refresh_bindings()
+        self._sync_bindings()
 
     def _apply_rows(self, table: RunTable, rows: list[dict[str, Any]], now: datetime) -> None:
         added = False
@@ -319,7 +321,7 @@ class MainScreen(Screen[None]):
                 stream.reset(run_id=view.run_id if view else None, all_runs=False, entries=entries)
             else:
                 stream.add(entries)
-        self.refresh_bindings()
+        self._sync_bindings()
 
     @on(StreamHistoryReceived)
     def _stream_history(self, message: StreamHistoryReceived) -> None:
@@ -327,24 +329,20 @@ class MainScreen(Screen[None]):
         if stream.all_runs:
             stream.reset(run_id=None, all_runs=True, entries=message.entries)
 
-    @on(DataTable.RowHighlighted, "#runs")
-    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None:
-            self._read_view(str(event.row_key.value))
-        self.refresh_bindings()
+    @on(RunTable.Highlighted)
+    def _row_highlighted(self, event: RunTable.Highlighted) -> None:
+        if event.run_id is not None:
+            self._read_view(event.run_id)
+        else:
+            self._show_run(None)
+        self._sync_bindings()
 
-    @on(DataTable.RowSelected, "#runs")
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
+    @on(RunTable.Selected)
+    def _row_selected(self, event: RunTable.Selected) -> None:
         self.action_details()
 
     def _refresh_ages(self) -> None:
-        table = self.query_one(RunTable)
-        now = self.clock()
-        with self.app.batch_update():
-            for run_id in table.run_ids:
-                row = self.model.rows.get(run_id)
-                if row is not None:
-                    table.upsert(row, now)  # only the age cells that changed are touched
+        self.query_one(RunTable).set_now(self.clock())  # only the lines on screen are redrawn
 
     # -- one funnel for worker outcomes -------------------------------------------------------
 
@@ -373,6 +371,16 @@ class MainScreen(Screen[None]):
     def selected_row(self) -> dict[str, Any] | None:
         run_id = self.query_one(RunTable).selected_run_id
         return self.model.rows.get(run_id) if run_id else None
+
+    def _sync_bindings(self) -> None:
+        # The footer rebuilds its keys on every refresh_bindings(); do it only when what the
+        # selected run allows has changed, not on every cursor move or store read.
+        row = self.selected_row()
+        allowed = tuple(availability(action, row).enabled for action in RUN_ACTIONS)
+        key = (row is not None, allowed)
+        if key != self._bindings_key:
+            self._bindings_key = key
+            self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         name = "cancel" if action == "cancel_run" else action

@@ -465,10 +465,10 @@ async def test_live_changes_update_rows_in_place_and_toast_once(store_db: Path) 
         # An idle console reads nothing more (the hook sees a message at each pump it visits).
         assert len({id(r) for r in reads}) == 1 and reads[0].read.full
         runs = table(app)
-        before = {key.value: row for key, row in runs.rows.items()}
-        cleared: list[bool] = []
-        original = runs.clear
-        runs.clear = lambda columns=False: cleared.append(columns) or original(columns)  # type: ignore[method-assign]
+        drawn = {run_id: runs.get_row(run_id) for run_id in runs.run_ids}
+        rebuilt: list[object] = []
+        original = runs.replace_rows
+        runs.replace_rows = lambda *a, **k: rebuilt.append(a) or original(*a, **k)  # type: ignore[method-assign]
         store = SqliteStore(store_db)
         try:
             submit_dispatch(store, dispatch_doc("run-new"), source_lane="main",
@@ -482,10 +482,10 @@ async def test_live_changes_update_rows_in_place_and_toast_once(store_db: Path) 
         await wait_for(pilot, lambda: "run-new" in runs.run_ids)
         await wait_for(pilot, lambda: row_text(app, "run-running")[1] == "⊘ failed_contract")
         assert runs.run_ids[0] == "run-new"  # newest first, by a sort, not a rebuild
-        after = {key.value: row for key, row in runs.rows.items()}
-        for run_id, row in before.items():
-            assert after[run_id] is row
-        assert cleared == []
+        for run_id, cells in drawn.items():
+            if run_id != "run-running":
+                assert runs.get_row(run_id) is cells  # untouched lines keep their cells
+        assert rebuilt == []
         await pilot.pause(0.3)
         toasts = [n for n in app.notes if n[0] == "Needs a human"]
         assert toasts == [("Needs a human", "Run run-running is failed_contract.", "warning")]
