@@ -77,7 +77,10 @@ def child_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, 
     """An environment in which ``python -m jarvis_tui`` works from any directory."""
     env = dict(os.environ if base is None else base)
     parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if str(_IMPORT_ROOT) not in parts:
+    # A checkout run without installing needs its root on the path; an installed package is
+    # found anyway, and putting site-packages ahead of the standard library could shadow it.
+    installed = _IMPORT_ROOT.name in ("site-packages", "dist-packages")
+    if not installed and str(_IMPORT_ROOT) not in parts:
         env["PYTHONPATH"] = os.pathsep.join([str(_IMPORT_ROOT), *parts])
     env.update(extra)
     return env

@@ -203,12 +203,15 @@ class _Signals:
         self.app: Any = None
         self._on_give_up = on_give_up
         self._previous: list[tuple[int, Any]] = []
+        self._watchdog: threading.Timer | None = None
 
     def install(self) -> None:
         for sig in self.HANDLED:
             self._previous.append((sig, signal.signal(sig, self.handle)))
 
     def restore(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()  # the console did end: nothing to give up on
         for sig, previous in self._previous:
             signal.signal(sig, previous)
         self._previous.clear()
@@ -226,9 +229,9 @@ class _Signals:
             return
         # From a signal handler, only the thread-safe entry into the loop is safe.
         loop.call_soon_threadsafe(self.app.exit)
-        timer = threading.Timer(APP_EXIT_WATCHDOG_S, self._on_give_up, args=(signum,))
-        timer.daemon = True
-        timer.start()
+        self._watchdog = threading.Timer(APP_EXIT_WATCHDOG_S, self._on_give_up, args=(signum,))
+        self._watchdog.daemon = True
+        self._watchdog.start()
 
 
 def run(args: argparse.Namespace) -> int:
