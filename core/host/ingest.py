@@ -210,9 +210,18 @@ class Ingestor:
         )
         if not inserted:
             return  # the same (run, attempt, seq) under another file name: already recorded
+        # Files can be ingested out of order (a batch cut by a crash, a sweep after the watcher):
+        # the run's last progress is its highest seq, not whichever file came in last.
+        newest = tx.rows(
+            "SELECT MAX(seq) AS seq FROM progress_events WHERE run_id = ? AND attempt = ?",
+            [event.run_id, attempt],
+        )[0]["seq"]
+        latest = parsed.seq >= int(newest)
         tx.touch_run(
             event.run_id,
-            changes={"last_progress_summary": parsed.summary, "last_progress_at": parsed.timestamp},
+            changes={"last_progress_summary": parsed.summary, "last_progress_at": parsed.timestamp}
+            if latest
+            else {},
             kind="progress",
             payload={
                 "attempt": attempt,

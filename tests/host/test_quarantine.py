@@ -244,3 +244,24 @@ def test_a_path_refused_by_its_name_alone_is_not_quarantined_again_once_moved(
     reasons = _reasons(ipc / "errors")
     assert [r["outcome"] for r in reasons] == ["moved"], reasons
     assert again.outcome in ("gone", "ignored"), again
+
+
+def test_a_late_older_event_does_not_become_the_runs_last_progress(ws: Path) -> None:
+    """Files can arrive out of order (a crash between batches): the newest seq stays the last
+    progress an operator sees, and the older event is still recorded and journalled."""
+    ipc = ws / "data" / "ipc"
+    folder = ipc / OWN / "progress" / RUN
+    folder.mkdir(parents=True)
+    store = SqliteStore(ws / "jarvis.db")
+    try:
+        ingestor = Ingestor(store, IpcLayout(ipc))
+        for seq in (2, 1):
+            path = folder / f"20261122T033000-{seq}.json"
+            path.write_bytes(progress(seq=seq))
+            assert ingestor.handle(path).outcome == "ingested"
+        run = store.get_run(RUN)
+        assert run is not None and run["last_progress_summary"] == "running pytest: 2 passed"
+        kinds = [e["kind"] for e in store.journal_since(0, run_id=RUN)]
+        assert kinds.count("progress") == 2
+    finally:
+        store.close()
