@@ -120,7 +120,7 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
         steers = store.rows(
             "SELECT run_id, status, COUNT(*) AS n FROM steering_events GROUP BY run_id, status"
         )
-        gates = store.rows(_GATE_TOTALS.format(where=""))
+        gates = store.rows(_GATE_TOTALS.format(inner="", where=""))
     else:
         runs, steers, gates = [], [], []
         for chunk in _chunks(sorted(set(run_ids))):
@@ -131,7 +131,12 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
                 f"WHERE run_id IN ({marks}) GROUP BY run_id, status",
                 chunk,
             )
-            gates += store.rows(_GATE_TOTALS.format(where=f"WHERE g.run_id IN ({marks})"), chunk)
+            gates += store.rows(
+                _GATE_TOTALS.format(
+                    inner=f"WHERE run_id IN ({marks})", where=f"WHERE g.run_id IN ({marks})"
+                ),
+                chunk + chunk,
+            )
     steer_counts: dict[str, dict[str, int]] = {}
     for row in steers:
         steer_counts.setdefault(row["run_id"], {})[row["status"]] = int(row["n"])
@@ -148,11 +153,12 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
     return out
 
 
-# Only the latest attempt's verdicts count: a retried run's old failures are history.
+# Only the latest attempt's verdicts count: a retried run's old failures are history. The run
+# filter goes inside the subquery too, or it would group every gate row of the store first.
 _GATE_TOTALS = (
     "SELECT g.run_id, SUM(g.passed) AS passed, COUNT(*) AS total FROM gate_results g "
-    "JOIN (SELECT run_id, MAX(attempt) AS attempt FROM gate_results GROUP BY run_id) latest "
-    "ON latest.run_id = g.run_id AND latest.attempt = g.attempt {where} GROUP BY g.run_id"
+    "JOIN (SELECT run_id, MAX(attempt) AS attempt FROM gate_results {inner} GROUP BY run_id) "
+    "latest ON latest.run_id = g.run_id AND latest.attempt = g.attempt {where} GROUP BY g.run_id"
 )
 
 

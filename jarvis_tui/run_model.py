@@ -66,6 +66,7 @@ class RunModel:
     def __init__(self) -> None:
         self.rows: dict[str, Row] = {}
         self.view = View()
+        self._haystacks: dict[str, tuple[Row, str]] = {}
 
     def load(self, rows: Iterable[Row]) -> None:
         """Replace every row (a full read)."""
@@ -82,7 +83,15 @@ class RunModel:
             return False
         if view.state and row.get("state") != view.state:
             return False
-        return not view.text or view.text.lower() in _haystack(row)
+        return not view.text or view.text.lower() in self._haystack(row)
+
+    def _haystack(self, row: Row) -> str:
+        # Cached per row object: a filter keystroke over 10,000 runs must not rebuild them all.
+        cached = self._haystacks.get(row["run_id"])
+        if cached is None or cached[0] is not row:
+            cached = (row, _haystack(row))
+            self._haystacks[row["run_id"]] = cached
+        return cached[1]
 
     def sort_key(self, run_id: str) -> Any:
         row = self.rows.get(run_id)

@@ -12,6 +12,7 @@ the result comes back as `ActionFinished` and becomes a notification with core's
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -231,7 +232,12 @@ class MainScreen(Screen[None]):
             self.counts = read.counts
         self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
         self._show_status()
-        if not first:
+        if first:
+            # The widget tree and the first read are long-lived: keep them out of the
+            # collector's way, or full collections (up to 0.1 s over 10,000 runs) land on keys.
+            gc.collect()
+            gc.freeze()
+        else:
             self._toast_needs_human(read)
         self._show_view_line()
         stream = self.query_one(ProgressStream)
@@ -273,7 +279,7 @@ class MainScreen(Screen[None]):
         text.append(f" · {table.row_count:,} of {len(self.model.rows):,}", style="dim")
         stream = self.query_one(ProgressStream)
         text.append(f" · stream: {'all runs' if stream.all_runs else 'selected run'}", style="dim")
-        self.query_one("#view-line", Static).update(text)
+        self.query_one("#view-line", Static).update(text, layout=False)  # one fixed line
 
     def _toast_needs_human(self, read: FeedRead) -> None:
         entered = [

@@ -65,8 +65,10 @@ class StatusHeader(Static):
         self.counts = dict(counts)
         self.host = host
         self.attention = attention
+        # Two fixed lines: a new text never changes the layout, so skip the layout pass.
         self.update(
             render_status(
                 self.workspace, self.counts, host=host, attention=attention, read_at=read_at
-            )
+            ),
+            layout=False,
         )
