@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.host.lock import HostLock
+from core.host.launcher import host_status
 from core.run_views import (
     fingerprint_peers,
     journal_entry,
@@ -60,9 +60,9 @@ class RunView:
 
 
 def host_pid(workspace_root: Path) -> int | None:
-    """The pid holding the workspace's host lock, if any."""
+    """The pid holding the workspace's host lock, if any (unknown reads as none)."""
     try:
-        return HostLock.holder(workspace_root)
+        return host_status(workspace_root)
     except OSError:
         return None
 

@@ -26,6 +26,7 @@ from core.lifecycle import RunState
 from core.run_views import journal_entry, run_detail, run_summary
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
+from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.cli.inputs import UsageError, read_input
 from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
 from jarvis_tui.safe_text import inert
@@ -34,14 +35,8 @@ from jarvis_tui.state_look import state_text
 
 def age(stamp: str, now: datetime) -> str:
     """How long ago an ISO timestamp was, in the largest whole unit: 42s, 7m, 3h, 2d."""
-    try:
-        seconds = max(0, int((now - datetime.fromisoformat(stamp)).total_seconds()))
-    except ValueError:
-        return "?"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+    seconds = seconds_since(stamp, now)
+    return "?" if seconds is None else in_largest_unit(seconds)
 
 
 @contextmanager

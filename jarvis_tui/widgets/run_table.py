@@ -24,6 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
+from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import STEER_LOOK, state_text
 
@@ -58,29 +59,12 @@ SORTS: dict[str, tuple[str, Callable[[Row], Any]]] = {
 SORT_CYCLE = ("age", "updated", "state", "run", "lane", "task", "retries")
 
 
-def parse_time(stamp: str | None) -> datetime | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def age_text(stamp: str | None, now: datetime) -> str:
-    """A coarse age (``42s``, ``7m``, ``3h``, ``12d``): coarse enough to change rarely."""
-    moment = parse_time(stamp)
-    if moment is None:
+    """A coarse age (``<1m``, ``7m``, ``3h``, ``12d``): coarse enough to change rarely."""
+    seconds = seconds_since(stamp, now)
+    if seconds is None:
         return ""
-    if moment.tzinfo is None or now.tzinfo is None:
-        moment, now = moment.replace(tzinfo=None), now.replace(tzinfo=None)
-    seconds = max(0, int((now - moment).total_seconds()))
-    if seconds < 60:
-        return "<1m"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return ""  # unreachable: seconds >= 60 here
+    return "<1m" if seconds < 60 else in_largest_unit(seconds)
 
 
 def gates_text(gates: dict[str, int] | None) -> Text:
@@ -125,9 +109,8 @@ def _line(values: tuple[Text, ...]) -> Text:
     line = Text(no_wrap=True, end="")
     for (_key, _label, width), value in zip(COLUMNS, values, strict=True):
         cell = value.copy()
-        cell.truncate(width, overflow="ellipsis", pad=True)
-        if value.justify == "right":
-            cell = Text(" " * (width - value.cell_len)) + value if value.cell_len < width else cell
+        cell.truncate(width, overflow="ellipsis")
+        cell.align("right" if value.justify == "right" else "left", width)
         line.append_text(cell)
         line.append(" ")
     return line

@@ -8,12 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Static
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from core.store.sqlite_store import Row, SqliteStore
 from jarvis_tui.app import JarvisApp
-from jarvis_tui.screens.main_screen import MainScreen
 from jarvis_tui.widgets.run_table import RunTable
 from tests.tui.conftest import fixed_clock
 
@@ -54,10 +52,6 @@ async def wait_for(pilot: Pilot[Any], condition: Callable[[], bool], timeout: fl
         await pilot.pause(0.05)
 
 
-def main(app: JarvisApp) -> MainScreen:
-    return app.main
-
-
 def table(app: JarvisApp) -> RunTable:
     return app.main.query_one(RunTable)
 
@@ -90,7 +84,3 @@ def read_run(db: Path, run_id: str) -> Row:
         return run
     finally:
         store.close()
-
-
-def static_text(widget: Static) -> str:
-    return str(widget.render())
