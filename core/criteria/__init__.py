@@ -1,0 +1,1 @@
+"""Acceptance criteria: extraction from task text and mechanical verification in a checkout."""
