@@ -1,0 +1,243 @@
+"""Run one criterion command: no shell, a scrubbed environment, a time limit, a bounded tail.
+
+* The command runs in its own session (process group), so a time-out kills everything it
+  started, grandchildren included. A child that starts a session of its own escapes the group;
+  catching that needs cgroups, which this module does not use. Anything still running in the
+  group when the command finishes is killed too: a check must not leave servers behind.
+* Output (stdout and stderr together) is read as it arrives into a buffer that keeps only the
+  last ``keep_bytes`` bytes, so a command that prints without end costs neither memory nor disk;
+  `render_tail` turns those bytes into text for people, with secrets masked.
+* The environment starts empty and gains only what tools need to find themselves
+  (`child_env`); credentials in the parent's environment never reach the command. This is not
+  a sandbox: files the user can read (``~/.npmrc``, ``~/.aws``) stay readable to the command.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final
+
+from core.contracts.secrets_scan import mask_secrets
+
+#: Variables passed through from the parent: where tools and their caches are, and the locale.
+ENV_NAMES: Final = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "VIRTUAL_ENV",
+        "JAVA_HOME",
+        "GOPATH",
+        "GOROOT",
+        "GOCACHE",
+        "GOMODCACHE",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+    }
+)
+ENV_PREFIXES: Final = ("LC_",)
+
+#: Set for every command. TERM and NO_COLOR keep escape codes out of the kept output; CI makes
+#: runners that default to watch mode (jest through react-scripts, vitest) run once and exit
+#: instead of waiting for the time limit; npm_config_yes=false stops ``npx X`` from downloading
+#: a package that is not installed (without it npx assumes "yes" when stdin is not a terminal).
+ENV_FIXED: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "CI": "true",
+        "npm_config_yes": "false",
+    }
+)
+
+#: Names that look like credentials. Checked even for allowed and extra names, so a policy that
+#: passes ``DEPLOY_TOKEN`` through by mistake still does not leak it.
+_SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|KEY|PASS|CRED|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE|DSN|DATABASE_URL"
+    r"|^(?:AWS|AZURE|GCP|GOOGLE|GH|GITHUB|GITLAB|OPENAI|ANTHROPIC|NPM|PYPI|TWINE|DOCKER)_",
+    re.IGNORECASE,
+)
+
+_READ_CHUNK: Final = 65536
+_POLL_S: Final = 0.1
+_WAIT_STEP_S: Final = 0.01
+_DRAIN_GRACE_S: Final = 1.0
+"""After the command exits, how long to wait for output from a child outside its group."""
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable's name suggests it holds a credential."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def child_env(parent: Mapping[str, str], extra_names: Iterable[str] = ()) -> dict[str, str]:
+    """The environment for a criterion command, built from ``parent``.
+
+    Only `ENV_NAMES`, ``LC_*`` and ``extra_names`` are copied, never a name that `looks_secret`;
+    `ENV_FIXED` is then applied on top.
+    """
+    wanted = ENV_NAMES | frozenset(extra_names)
+    env = {
+        name: value
+        for name, value in parent.items()
+        if (name in wanted or name.startswith(ENV_PREFIXES)) and not looks_secret(name)
+    }
+    env.update(ENV_FIXED)
+    return env
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a command ended and the end of what it printed."""
+
+    returncode: int | None
+    """The exit status (negative: killed by that signal); None if it did not exit in time."""
+    timed_out: bool
+    tail: bytes
+    """The last bytes of stdout and stderr together, at most the ``keep_bytes`` asked for."""
+    total_bytes: int
+    """How many bytes it printed in all."""
+
+
+class _Tail:
+    """A byte buffer that keeps only the last ``limit`` bytes written to it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(limit, 0)
+        self.data = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        if len(self.data) > self.limit:
+            del self.data[: len(self.data) - self.limit]
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already gone
+
+
+def _has_exited(pid: int) -> bool:
+    """Whether ``pid`` has exited, without reaping it.
+
+    Leaving the zombie in place keeps its pid, and so its process-group id, from being reused
+    until we have killed the group; reaping first could make ``killpg`` hit a stranger.
+    """
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None
+
+
+def _collect(process: subprocess.Popen[bytes], deadline: float, tail: _Tail) -> bool:
+    """Read output until the command and its group are done; True if the deadline came first."""
+    assert process.stdout is not None
+    fd = process.stdout.fileno()
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return True
+            if exited_at is None and _has_exited(process.pid):
+                # Whatever is left in the group would only hold the pipe open: stop it now.
+                _kill_group(process.pid)
+                exited_at = now
+            if exited_at is not None and now - exited_at >= _DRAIN_GRACE_S:
+                return False  # a child in another session still holds the pipe; stop reading
+            for _key, _events in selector.select(min(deadline - now, _POLL_S)):
+                chunk = os.read(fd, _READ_CHUNK)
+                if not chunk:
+                    return not _wait_until(process, deadline)
+                tail.add(chunk)
+
+
+def _wait_until(process: subprocess.Popen[bytes], deadline: float) -> bool:
+    """Whether the command exits by ``deadline``.
+
+    Called once its output has closed, when it has normally exited already; a command can close
+    its output and go on running, though, and that still counts against the time limit.
+    """
+    while not _has_exited(process.pid):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        time.sleep(min(remaining, _WAIT_STEP_S))
+    return True
+
+
+def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    keep_bytes: int,
+) -> RunResult:
+    """Run ``argv`` (no shell) in ``cwd`` and return how it ended.
+
+    Raises:
+        OSError: the command could not be started (FileNotFoundError when it does not exist).
+    """
+    process = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, so killing the group kills all of it
+        bufsize=0,
+    )
+    tail = _Tail(keep_bytes)
+    timed_out = True
+    try:
+        timed_out = _collect(process, time.monotonic() + timeout_s, tail)
+    finally:
+        _kill_group(process.pid)
+        assert process.stdout is not None
+        process.stdout.close()
+        returncode = process.wait()
+    return RunResult(
+        returncode=None if timed_out else returncode,
+        timed_out=timed_out,
+        tail=bytes(tail.data),
+        total_bytes=tail.total,
+    )
+
+
+def render_tail(run: RunResult, cap: int) -> str:
+    """The last ``cap`` bytes of a command's output as text, with secrets masked.
+
+    Masking runs on the whole kept window before the cut, so a secret that straddles the cut is
+    recognised whole; a cut in the middle of a UTF-8 character drops the partial character.
+    """
+    masked = mask_secrets(run.tail.decode("utf-8", errors="replace")).encode("utf-8")
+    if len(masked) <= cap and run.total_bytes <= len(run.tail):
+        return masked.decode("utf-8")
+    kept = masked[-cap:] if cap > 0 else b""
+    while kept and kept[0] & 0xC0 == 0x80:  # a continuation byte: the cut split a character
+        kept = kept[1:]
+    return f"[output cut: the last {len(kept)} of {run.total_bytes} bytes]\n" + kept.decode()

@@ -1,0 +1,70 @@
+"""Shared pieces for the criteria tests: a policy that may run this interpreter, process checks."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from core.criteria.allowlist import DEFAULT_POLICY
+
+PYTHON = sys.executable
+#: Runs ``python -c ...`` without approval; a generous limit so a loaded machine does not flake.
+POLICY = replace(
+    DEFAULT_POLICY, allowlist=DEFAULT_POLICY.allowlist | {Path(PYTHON).name}, timeout_s=20
+)
+#: For time-out tests: short, so the suite stays fast.
+SHORT = replace(POLICY, timeout_s=0.5)
+
+
+def py(code: str) -> list[str]:
+    return [PYTHON, "-c", code]
+
+
+def command(kind: str, code: str, **extra: Any) -> dict[str, Any]:
+    return {"type": kind, "command": py(code), "description": "check", **extra}
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie counts as dead)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return text.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def wait_dead(pid: int, within_s: float = 3.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.02)
+    return not alive(pid)
+
+
+def wait_for_file(path: Path, within_s: float = 5.0) -> str:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.02)
+    raise AssertionError(f"{path} was not written")
+
+
+def kill_if_alive(pid: int) -> None:
+    """Clean up a process a failing test left behind (only ever a pid the test itself made)."""
+    if alive(pid):
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
