@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.events import Click
@@ -165,8 +166,12 @@ class RunTable(ScrollView, can_focus=True):
         self._index: dict[str, int] = {}
         self._rows: dict[str, Row] = {}
         self._cells: dict[str, tuple[Text, ...]] = {}
+        self._strips: dict[str, tuple[tuple[object, ...], Strip]] = {}
+        """Each drawn run's finished line with what it was drawn for (style, offset, width):
+        a cursor move or a scroll redraws lines whose runs did not change."""
         self._now = datetime.now(UTC)
         self._width = sum(width + 1 for _key, _label, width in COLUMNS)
+        self._pass_style: Style | None = None
 
     # -- what is shown --------------------------------------------------------------------------
 
@@ -204,8 +209,14 @@ class RunTable(ScrollView, can_focus=True):
     def replace_rows(self, rows: Iterable[Row], now: datetime, keep: str | None) -> None:
         """Show exactly ``rows`` in order (a change of view), keeping the cursor on ``keep``."""
         self._now = now
+        rows = list(rows)
         self._order = [row["run_id"] for row in rows]
-        self._rows.update((row["run_id"], row) for row in rows)
+        for row in rows:
+            run_id = row["run_id"]
+            if self._rows.get(run_id) is not row:
+                # Changed while out of view (a hidden run is dropped, not kept up to date).
+                self._rows[run_id] = row
+                self._forget(run_id)
         self._reindex()
         self._place_cursor(keep)
 
@@ -217,10 +228,10 @@ class RunTable(ScrollView, can_focus=True):
         self._rows[run_id] = row
         if run_id in self._index:
             if old != row:
-                self._cells.pop(run_id, None)
+                self._forget(run_id)
                 self.refresh_line(self._index[run_id])
             return False
-        self._cells.pop(run_id, None)
+        self._forget(run_id)
         self._index[run_id] = len(self._order)
         self._order.append(run_id)
         self._resize()
@@ -245,6 +256,7 @@ class RunTable(ScrollView, can_focus=True):
         """Ages are relative to ``now``: rebuild the cells that are drawn again."""
         self._now = now
         self._cells.clear()
+        self._strips.clear()
         self.refresh()
 
     def move_to(self, run_id: str | None) -> None:
@@ -252,6 +264,10 @@ class RunTable(ScrollView, can_focus=True):
         if run_id is not None and run_id in self._index:
             self.cursor_row = self._index[run_id]
             self._scroll_to_cursor()
+
+    def _forget(self, run_id: str) -> None:
+        self._cells.pop(run_id, None)
+        self._strips.pop(run_id, None)
 
     def _reindex(self) -> None:
         self._index = {run_id: i for i, run_id in enumerate(self._order)}
@@ -313,11 +329,19 @@ class RunTable(ScrollView, can_focus=True):
 
     # -- drawing ----------------------------------------------------------------------------------
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The widget's style walks every ancestor; work it out once per pass, not per line.
+        self._pass_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass_style = None
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         row = y + scroll_y
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self._pass_style or self.rich_style
         if row >= len(self._order):
             return Strip.blank(width, base)
         run_id = self._order[row]
@@ -327,7 +351,12 @@ class RunTable(ScrollView, can_focus=True):
             style = base + self.get_component_rich_style("run-table--even-row")
         else:
             style = base
+        drawn_for = (style, scroll_x, width)
+        cached = self._strips.get(run_id)
+        if cached is not None and cached[0] == drawn_for:
+            return cached[1]
         line = _line(self.get_row(run_id))
         segments = list(line.render(self.app.console))
-        strip = Strip(segments).apply_style(style)
-        return strip.crop_extend(scroll_x, scroll_x + width, style)
+        strip = Strip(segments).apply_style(style).crop_extend(scroll_x, scroll_x + width, style)
+        self._strips[run_id] = (drawn_for, strip)
+        return strip
