@@ -22,11 +22,11 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Container, Vertical, VerticalScroll
+from textual.containers import Container, Vertical
 from textual.events import Key, Resize
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static, Tab, Tabs
+from textual.widgets import Input, Static, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from core import operator_actions
@@ -43,6 +43,7 @@ from jarvis_tui.run_model import STATE_KEYS, RunModel
 from jarvis_tui.safe_text import inert, one_line, shown
 from jarvis_tui.state_look import state_text
 from jarvis_tui.widgets.gate_panel import GatePanel
+from jarvis_tui.widgets.key_bar import KeyBar
 from jarvis_tui.widgets.progress_stream import MAX_LINES, ProgressStream
 from jarvis_tui.widgets.run_table import SORT_CYCLE, RunTable, RunTableHeader
 from jarvis_tui.widgets.status_header import StatusHeader
@@ -70,7 +71,7 @@ _VERBS = {
 #: (tab id, panel id, label) for the folded layout.
 PANELS = (
     ("progress", "stream", "Progress"),
-    ("gates", "gates-scroll", "Gates"),
+    ("gates", "gates", "Gates"),
     ("steer", "composer", "Steer"),
 )
 
@@ -149,12 +150,11 @@ class MainScreen(Screen[None]):
                 yield RunTableHeader(id="runs-header")
                 yield RunTable(id="runs")
             yield Tabs(*[Tab(label, id=tab) for tab, _panel, label in PANELS], id="panel-tabs")
-            with VerticalScroll(id="gates-scroll", classes="panel"):
-                yield GatePanel(id="gates")
+            yield GatePanel(id="gates", classes="panel")
             yield ProgressStream(id="stream", classes="panel -active")
             yield SteerComposer(id="composer", classes="panel")
-        # The palette's own footer hint would overlap the keys at 80 columns; ? lists ctrl+p.
-        yield Footer(compact=True, show_command_palette=False)
+        # ctrl+p is not on the bar: at 80 columns it would push out run keys; ? lists it.
+        yield KeyBar(id="keys")
 
     def on_mount(self) -> None:
         self.query_one(RunTable).focus()
@@ -379,8 +379,8 @@ class MainScreen(Screen[None]):
         return self.model.rows.get(run_id) if run_id else None
 
     def _sync_bindings(self) -> None:
-        # The footer rebuilds its keys on every refresh_bindings(); do it only when what the
-        # selected run allows has changed, not on every cursor move or store read.
+        # Only when what the selected run allows has changed, not on every cursor move or read:
+        # each refresh_bindings() walks the bindings of the focused chain and redraws the keys.
         row = self.selected_row()
         allowed = tuple(availability(action, row).enabled for action in RUN_ACTIONS)
         key = (row is not None, allowed)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import Static
 
 from jarvis_tui.feed import RunView
 from jarvis_tui.run_actions import RUN_ACTIONS, availability
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import state_text
+from jarvis_tui.widgets.text_pane import TextPane
 
 
 def _heading(text: Text, title: str) -> None:
@@ -133,17 +133,22 @@ def render_gates(view: RunView | None) -> Text:
     return text
 
 
-class GatePanel(Static):
+class GatePanel(TextPane):
     """Shows one run's verdicts; `show` replaces them. Worker text is inert, never markup."""
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
-        super().__init__(render_gates(None), id=id)
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
+        super().__init__(wrap=True, id=id, classes=classes)
         self.shown: Text = render_gates(None)
         """What the panel shows, as Rich text (its ``plain`` is what an operator reads)."""
+        self.view_run_id: str | None = None
+        """The run shown."""
+        self.set_text(self.shown)
 
     def show(self, view: RunView | None) -> None:
         text = render_gates(view)
-        if text.plain == self.shown.plain and text.spans == self.shown.spans:
-            return  # unchanged: an idle console does not redraw
+        run_id = view.run_id if view else None
+        if run_id != self.view_run_id and self.top:
+            self.scroll_to_row(0)  # another run: start at its header
+        self.view_run_id = run_id
         self.shown = text
-        self.update(text)
+        self.set_text(text)  # repaints only when something changed: an idle console is still

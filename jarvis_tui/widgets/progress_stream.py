@@ -1,8 +1,9 @@
 """The progress stream: a run's journal (progress, steers, state changes) as it happens.
 
 Follows new entries while the operator is at the bottom; scrolling up pauses it (new entries
-still arrive, the view holds still); `end` resumes. Memory is bounded by ``max_lines``: older
-history is the store's (`jarvis journal RUN`), not the widget's.
+still arrive, the view holds still); `end` resumes. A `TextPane`, not a `RichLog`: a log's every
+write asks the whole screen for a layout, and a busy fleet writes many times a second. Memory is
+bounded by ``max_lines``: older history is the store's (`jarvis journal RUN`), not the widget's.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.events import Resize
 from textual.reactive import reactive
-from textual.widgets import RichLog
 
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import STATE_LOOK, STEER_LOOK
+from jarvis_tui.widgets.text_pane import TextPane
 
 #: Lines kept in memory per stream.
 MAX_LINES = 1000
@@ -75,15 +77,10 @@ def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
     return line
 
 
-class ProgressStream(RichLog):
+class ProgressStream(TextPane):
     """A bounded, follow-or-pause view of journal entries."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "scroll_up", "Up", show=False),
-        Binding("down", "scroll_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "scroll_home", "Oldest", show=False),
         Binding("end", "follow", "Follow", id="stream.follow", tooltip="Jump to the newest entry"),
     ]
 
@@ -97,17 +94,19 @@ class ProgressStream(RichLog):
         id: str | None = None,  # noqa: A002 - Textual's name
         classes: str | None = None,
     ) -> None:
-        super().__init__(
-            max_lines=max_lines, wrap=False, markup=False, highlight=False, id=id, classes=classes
-        )
+        # One entry, one row, cut at the edge: a stream is scanned down its left side.
+        super().__init__(wrap=False, max_lines=max_lines, id=id, classes=classes)
         self.all_runs = False
         """Entries of every run (prefixed by run id), not just the selected one's."""
         self.run_id: str | None = None
         """The run whose entries are shown (per-run mode)."""
         self.last_seq = 0
         """The newest journal seq shown: an entry at or below it is never written twice."""
-        self.shown_lines: list[str] = []
-        """Plain text of what was written, newest last (bounded like the log): for tests."""
+
+    @property
+    def shown_lines(self) -> list[str]:
+        """Plain text of the entries held, oldest first."""
+        return [line.plain for line in self.lines]
 
     def on_mount(self) -> None:
         self._title()
@@ -120,37 +119,47 @@ class ProgressStream(RichLog):
     def watch_following(self) -> None:
         self._title()
 
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
+    def scrolled(self) -> None:
         # At the bottom (or nothing to scroll): follow. Anywhere above: the operator is reading.
-        self.following = new >= self.max_scroll_y
+        self.following = self.at_bottom
+
+    def on_resize(self, event: Resize) -> None:
+        super().on_resize(event)
+        if self.following:
+            self.top = self.max_top
 
     def action_follow(self) -> None:
         self.following = True
-        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.scroll_to_row(self.max_top)
 
     def reset(
         self, *, run_id: str | None, all_runs: bool, entries: Iterable[dict[str, Any]]
     ) -> None:
         """Show ``entries`` afresh for a new selection or mode, following the newest."""
-        self.clear()
-        self.shown_lines = []
         self.run_id = run_id
         self.all_runs = all_runs
         self.last_seq = 0
         self.following = True
         self._title()
-        self.add(entries)
+        # Drawn as one replacement: each line is rendered only if and when it is on screen.
+        self.set_lines(self._new_lines(entries))
+        self.top = self.max_top
 
     def add(self, entries: Iterable[dict[str, Any]]) -> None:
         """Append entries newer than what is shown (older or repeated ones are skipped)."""
+        lines = self._new_lines(entries)
+        if not lines:
+            return
+        self.append_lines(lines)
+        if self.following:
+            self.top = self.max_top
+
+    def _new_lines(self, entries: Iterable[dict[str, Any]]) -> list[Text]:
+        lines = []
         for entry in entries:
             seq = int(entry.get("seq") or 0)
             if seq <= self.last_seq:
                 continue
             self.last_seq = seq
-            line = entry_text(entry, with_run=self.all_runs)
-            self.shown_lines.append(line.plain)
-            self.write(line, scroll_end=self.following)
-        if len(self.shown_lines) > (self.max_lines or MAX_LINES):
-            del self.shown_lines[: len(self.shown_lines) - (self.max_lines or MAX_LINES)]
+            lines.append(entry_text(entry, with_run=self.all_runs))
+        return lines

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
@@ -22,6 +22,7 @@ from jarvis_tui.run_actions import availability
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import steer_text
 from jarvis_tui.widgets.progress_stream import clock_of
+from jarvis_tui.widgets.text_pane import TextPane
 
 
 def render_receipts(view: RunView | None) -> Text:
@@ -77,10 +78,12 @@ class SteerComposer(Vertical):
         self.view: RunView | None = None
         """The run the composer steers."""
         self.receipts_text: Text = render_receipts(None)
+        self._hint: Text = Text("")
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="steer-receipts-scroll"):
-            yield Static(self.receipts_text, id="steer-receipts")
+        receipts = TextPane(wrap=True, id="steer-receipts")
+        receipts.set_text(self.receipts_text)
+        yield receipts
         yield Static("", id="steer-hint")
         yield SteerEditor(id="steer-editor", soft_wrap=True, show_line_numbers=False)
 
@@ -90,19 +93,27 @@ class SteerComposer(Vertical):
 
     def show(self, view: RunView | None) -> None:
         """Show ``view``'s receipts, and whether it can be steered now."""
+        previous = self.view.run_id if self.view else None
         self.view = view
         receipts = render_receipts(view)
-        if receipts.plain != self.receipts_text.plain or receipts.spans != self.receipts_text.spans:
-            self.receipts_text = receipts
-            self.query_one("#steer-receipts", Static).update(receipts)
+        pane = self.query_one("#steer-receipts", TextPane)
+        if (view.run_id if view else None) != previous and pane.top:
+            pane.scroll_to_row(0)  # another run: its newest steer first
+        self.receipts_text = receipts
+        pane.set_text(receipts)  # redraws only on a change; never a layout
         detail: dict[str, Any] | None = view.detail if view else None
         can = availability("steer", detail)
-        hint = (
-            Text("ctrl+s sends · escape returns to the runs", style="dim")
-            if can.enabled
-            else Text(can.reason, style="yellow")
-        )
-        self.query_one("#steer-hint", Static).update(hint)
+        if can.enabled:
+            hint = Text("ctrl+s sends · escape returns to the runs", style="dim")
+        elif detail is not None:
+            # Short enough for one line of the narrowest panel; the key's notice says it in full.
+            hint = Text(f"{detail['state']}: only a running run can be steered", style="yellow")
+        else:
+            hint = Text(can.reason, style="yellow")
+        if hint.plain != self._hint.plain or hint.spans != self._hint.spans:
+            self._hint = hint
+            # A fixed one-line box (theme CSS): a new hint never changes the layout.
+            self.query_one("#steer-hint", Static).update(hint, layout=False)
         self.editor.read_only = not can.enabled
         self.set_class(not can.enabled, "-disabled")
 

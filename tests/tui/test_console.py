@@ -432,23 +432,25 @@ async def test_stream_pauses_when_scrolled_up_and_follows_at_end(store_db: Path)
         await settle(pilot)
         await select(pilot, "run-running")
         stream = app.main.query_one(ProgressStream)
-        await wait_for(pilot, lambda: stream.max_scroll_y > 0)
+        await wait_for(pilot, lambda: stream.max_top > 0)
         assert stream.following
         stream.focus()
         await pilot.press("pageup")
         await pilot.pause()
         assert not stream.following
-        held = stream.scroll_y
+        held = stream.top
+        assert held < stream.max_top
         store = SqliteStore(store_db)
         with store.transaction() as tx:
             tx.touch_run("run-running", changes={}, kind="progress",
                          payload={"phase": "test", "summary": "one more"}, actor="w")  # fmt: skip
         store.close()
         await wait_for(pilot, lambda: any("one more" in line for line in stream.shown_lines))
-        assert stream.scroll_y == held  # the reader's place is kept
+        assert stream.top == held  # the reader's place is kept
+        assert not stream.following
         await pilot.press("end")
         await pilot.pause()
-        assert stream.following and stream.scroll_y == stream.max_scroll_y
+        assert stream.following and stream.top == stream.max_top
 
 
 async def test_live_changes_update_rows_in_place_and_toast_once(store_db: Path) -> None:
@@ -497,14 +499,14 @@ async def test_panels_fold_into_tabs_when_narrow(store_db: Path) -> None:
         await settle(pilot)
         screen = app.main
         assert not screen.has_class("-wide")
-        assert screen.query_one("#stream").display and not screen.query_one("#gates-scroll").display
+        assert screen.query_one("#stream").display and not screen.query_one("#gates").display
         await pilot.press("g")
         await pilot.pause()
-        assert screen.query_one("#gates-scroll").display and not screen.query_one("#stream").display
+        assert screen.query_one("#gates").display and not screen.query_one("#stream").display
         await pilot.resize_terminal(160, 48)
         await pilot.pause()
         assert screen.has_class("-wide")
-        for panel in ("#stream", "#gates-scroll", "#composer"):
+        for panel in ("#stream", "#gates", "#composer"):
             assert screen.query_one(panel).display
         assert not screen.query_one("#panel-tabs").display
 

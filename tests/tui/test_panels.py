@@ -1,0 +1,149 @@
+"""The side panels and the key bar: they scroll by keys, stay bounded, and a live change
+repaints them without laying the screen out again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from core.lifecycle import Action
+from core.moves import host_move
+from core.store.sqlite_store import SqliteStore
+from jarvis_tui.widgets.key_bar import KeyBar
+from jarvis_tui.widgets.progress_stream import ProgressStream
+from jarvis_tui.widgets.text_pane import TextPane
+from tests.tui.helpers import make_app, row_text, select, settle, table, wait_for
+
+
+class PaneApp(App[None]):
+    def __init__(self, pane: TextPane) -> None:
+        super().__init__()
+        self.pane = pane
+
+    def compose(self) -> ComposeResult:
+        yield self.pane
+
+
+def screen_text(pane: TextPane) -> list[str]:
+    return [pane.render_line(y).text for y in range(pane.size.height)]
+
+
+async def test_a_pane_wraps_to_its_width_and_scrolls_by_keys() -> None:
+    pane = TextPane(wrap=True)
+    async with PaneApp(pane).run_test(size=(21, 4)) as pilot:
+        pane.set_text(Text("\n".join(f"line {n} " + "x" * 15 for n in range(6))))
+        pane.focus()
+        await pilot.pause()
+        # 20 columns for text, one for the bar; each line wraps into two rows.
+        assert len(pane.rows) == 12
+        assert screen_text(pane)[0].startswith("line 0")
+        assert screen_text(pane)[0][-1] == "┃"  # the bar's thumb at the top
+        await pilot.press("pagedown")
+        assert pane.top == 3
+        await pilot.press("end")
+        assert pane.top == pane.max_top == 8
+        assert screen_text(pane)[-1].startswith("x")
+        assert screen_text(pane)[-1][-1] == "┃"  # thumb at the bottom
+        await pilot.press("home", "down")
+        assert pane.top == 1
+
+
+async def test_an_unchanged_text_is_not_redrawn_and_a_short_one_has_no_bar() -> None:
+    pane = TextPane(wrap=True)
+    async with PaneApp(pane).run_test(size=(30, 5)):
+        assert pane.set_text(Text("one\ntwo")) is True
+        assert pane.set_text(Text("one\ntwo")) is False
+        assert pane.set_text(Text("one\ntwo", style="bold")) is True  # a style is a change
+        assert [line.rstrip() for line in screen_text(pane)] == ["one", "two", "", "", ""]
+
+
+async def test_a_bounded_pane_drops_the_oldest_and_keeps_a_readers_place() -> None:
+    pane = TextPane(wrap=False, max_lines=10)
+    async with PaneApp(pane).run_test(size=(30, 4)):
+        pane.append_lines(Text(f"entry {n}") for n in range(10))
+        pane.scroll_to_row(2)
+        assert screen_text(pane)[0].startswith("entry 2")
+        dropped = pane.append_lines([Text("entry 10"), Text("entry 11")])
+        assert dropped == 2 and len(pane.lines) == 10
+        assert pane.lines[0].plain == "entry 2"
+        assert screen_text(pane)[0].startswith("entry 2")  # the same entry, not the same row
+
+
+async def test_a_live_fleet_repaints_panels_without_laying_out_the_screen(
+    store_db: Path,
+) -> None:
+    app = make_app(store_db, live=True, poll_interval=0.05)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await select(pilot, "run-running")
+        await pilot.pause(0.3)
+        layouts: list[Any] = []
+        screen = app.main
+        original = screen._refresh_layout
+
+        def counting(*args: Any, **kwargs: Any) -> None:
+            layouts.append(args)
+            original(*args, **kwargs)
+
+        screen._refresh_layout = counting  # type: ignore[method-assign]
+        stream = screen.query_one(ProgressStream)
+        store = SqliteStore(store_db)
+        try:
+            for n in range(30):
+                with store.transaction() as tx:
+                    summary = f"step {n}"
+                    tx.touch_run("run-running", changes={"last_progress_summary": summary},
+                                 kind="progress", payload={"phase": "edit", "summary": summary},
+                                 actor="w")  # fmt: skip
+        finally:
+            store.close()
+        await wait_for(pilot, lambda: any("step 29" in line for line in stream.shown_lines))
+        # The cursor moves between runs that allow different actions: the keys change too.
+        await pilot.press("up", "down", "up", "down")
+        await settle(pilot)
+        await wait_for(
+            pilot, lambda: screen.view is not None and screen.view.run_id == "run-running"
+        )
+        assert "step 29" in row_text(app, "run-running")[-1]
+        assert layouts == []
+
+
+async def test_the_key_bar_dims_what_the_selected_run_cannot_do(store_db: Path) -> None:
+    app = make_app(store_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        bar = app.main.query_one(KeyBar)
+        await select(pilot, "run-review")
+        await pilot.pause()
+        assert bar.keys["a"] == ("Approve", True)
+        assert bar.keys["r"] == ("Retry", False)
+        await select(pilot, "run-failed")
+        await pilot.pause()
+        assert bar.keys["a"] == ("Approve", False)
+        assert bar.keys["r"] == ("Retry", True)
+        assert "f1" not in bar.keys  # one entry per action: ? and F1 both open help
+        # The steer editor has its own keys.
+        await select(pilot, "run-running")
+        await pilot.press("s")
+        await pilot.pause()
+        assert "ctrl+s" in bar.keys and "r" not in bar.keys
+
+
+async def test_a_run_that_changed_while_filtered_out_shows_its_new_state(store_db: Path) -> None:
+    app = make_app(store_db, live=True, poll_interval=0.05)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"run-review", "enter")
+        await wait_for(pilot, lambda: table(app).run_ids == ["run-review"])
+        store = SqliteStore(store_db)
+        try:
+            host_move(store, "run-running", Action.FAIL_GATES)
+        finally:
+            store.close()
+        await wait_for(pilot, lambda: app.main.model.rows["run-running"]["state"] != "running")
+        await pilot.press("slash", "escape")
+        await wait_for(pilot, lambda: "run-running" in table(app).run_ids)
+        assert row_text(app, "run-running")[1] == "⊘ failed_contract"
