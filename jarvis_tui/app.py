@@ -21,7 +21,7 @@ from jarvis_tui.theme import DEFAULT_THEME, register_themes
 Clock = Callable[[], datetime]
 
 #: Seconds between the end of one store read and the start of the next.
-POLL_INTERVAL = 0.25
+POLL_INTERVAL = 0.5
 
 
 def _utc_now() -> datetime:
@@ -57,6 +57,7 @@ class JarvisApp(App[None]):
         clock: Clock | None = None,
         operator: str | None = None,
         poll_interval: float = POLL_INTERVAL,
+        own_process: bool = False,
     ) -> None:
         super().__init__()
         register_themes(self)
@@ -68,6 +69,9 @@ class JarvisApp(App[None]):
         self._clock: Clock = clock or _utc_now
         self._operator = operator
         self._poll_interval = poll_interval
+        self.own_process = own_process
+        """The console is this process's only job (the CLI), so it may tune the garbage
+        collector for it; never in a process it shares, such as a test run."""
 
     def get_default_screen(self) -> Screen[None]:
         return MainScreen(
@@ -76,6 +80,7 @@ class JarvisApp(App[None]):
             clock=self._clock,
             operator=self._operator,
             poll_interval=self._poll_interval,
+            tune_gc=self.own_process,
         )
 
     @property

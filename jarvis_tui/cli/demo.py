@@ -280,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
         if signals.signum is None:
             from jarvis_tui.app import JarvisApp
 
-            app = JarvisApp(root / "jarvis.db", theme=args.theme)
+            app = JarvisApp(root / "jarvis.db", theme=args.theme, own_process=True)
             signals.app = app
             app.run()
         return 128 + signals.signum if signals.signum is not None else 0

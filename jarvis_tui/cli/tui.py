@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from jarvis_tui.app import JarvisApp
 
     try:
-        JarvisApp(workspace.db_path, theme=args.theme).run()
+        JarvisApp(workspace.db_path, theme=args.theme, own_process=True).run()
     finally:
         if launched is not None:
             sys.stderr.write(

@@ -26,7 +26,7 @@ from textual.containers import Container, Vertical
 from textual.events import Key, Resize
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input, Static, Tab, Tabs
+from textual.widgets import Static, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from core import operator_actions
@@ -42,6 +42,7 @@ from jarvis_tui.run_actions import RUN_ACTIONS, availability
 from jarvis_tui.run_model import STATE_KEYS, RunModel
 from jarvis_tui.safe_text import inert, one_line, shown
 from jarvis_tui.state_look import state_text
+from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
 from jarvis_tui.widgets.progress_stream import MAX_LINES, ProgressStream
@@ -57,6 +58,10 @@ WIDE_COLUMNS = 120
 RUN_JOURNAL = 200
 #: Seconds between age refreshes: ages are shown in minutes, so nothing finer is needed.
 AGE_REFRESH = 60.0
+#: Allocations between young collections, and a full-collection threshold never reached:
+#: full collections run once a minute instead (see `_store_changed`).
+GC_YOUNG = 10_000
+GC_FULL_NEVER = 1_000_000
 #: More runs than this entering a needs-a-human state in one read become one summary toast.
 TOAST_EACH = 3
 
@@ -115,8 +120,10 @@ class MainScreen(Screen[None]):
         clock: Clock,
         operator: str | None,
         poll_interval: float,
+        tune_gc: bool = False,
     ) -> None:
         super().__init__()
+        self.tune_gc = tune_gc
         self.feed = StoreFeed(workspace_db)
         self.live = live
         self.clock = clock
@@ -146,7 +153,11 @@ class MainScreen(Screen[None]):
         with Container(id="body"):
             with Vertical(id="table-area"):
                 yield Static("", id="view-line")
-                yield Input(placeholder="filter: run id, lane, task, state, progress", id="filter")
+                yield FilterLine(
+                    placeholder="filter: run id, lane, task, state, progress",
+                    on_change=self._filter_changed,
+                    id="filter",
+                )
                 yield RunTableHeader(id="runs-header")
                 yield RunTable(id="runs")
             yield Tabs(*[Tab(label, id=tab) for tab, _panel, label in PANELS], id="panel-tabs")
@@ -232,12 +243,17 @@ class MainScreen(Screen[None]):
             self.counts = read.counts
         self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
         self._show_status()
-        if first:
+        if first and self.tune_gc:
             # The widget tree and the first read are long-lived: keep them out of the
             # collector's way, or full collections (up to 0.1 s over 10,000 runs) land on keys.
             gc.collect()
             gc.freeze()
-        else:
+            # Frozen, the old generation is nearly empty, and Python then runs a full
+            # collection every few hundred thousand allocations, each up to ~30 ms on the
+            # UI thread at 200 events/s. Young collections stay; full ones wait for the
+            # minute's age refresh, where a pause lands on nobody's keystroke.
+            gc.set_threshold(GC_YOUNG, 50, GC_FULL_NEVER)
+        if not first:
             self._toast_needs_human(read)
         self._show_view_line()
         stream = self.query_one(ProgressStream)
@@ -245,13 +261,32 @@ class MainScreen(Screen[None]):
             stream.add(read.journal)
         now_selected = table.selected_run_id
         changed = {row["run_id"] for row in read.rows}
-        if now_selected is not None and (
-            now_selected in changed or now_selected != selected or read.full
-        ):
+        if now_selected is not None and (now_selected != selected or read.full):
             self._read_view(now_selected)
+        elif now_selected is not None and now_selected in changed:
+            self._selected_changed(now_selected, read)
         elif now_selected is None and first:
             self._show_run(None)
         self._sync_bindings()
+
+    def _selected_changed(self, run_id: str, read: FeedRead) -> None:
+        # A running run's news is mostly progress, several times a second: its entries are in
+        # this read already, and progress changes nothing else the panels show. Anything else
+        # (a state change, a steer, a gate) reads the run again.
+        mine = [entry for entry in read.journal if entry["run_id"] == run_id]
+        view = self.view
+        if (
+            not mine
+            or view is None
+            or view.run_id != run_id
+            or any(entry["kind"] != "progress" for entry in mine)
+        ):
+            self._read_view(run_id)
+            return
+        view.journal = [*view.journal, *mine][-RUN_JOURNAL:]
+        stream = self.query_one(ProgressStream)
+        if not stream.all_runs and stream.run_id == run_id:
+            stream.add(mine)
 
     def _apply_rows(self, table: RunTable, rows: list[dict[str, Any]], now: datetime) -> None:
         added = False
@@ -349,6 +384,11 @@ class MainScreen(Screen[None]):
 
     def _refresh_ages(self) -> None:
         self.query_one(RunTable).set_now(self.clock())  # only the lines on screen are redrawn
+        if self.tune_gc:
+            # The full collection the thresholds put off; what survives it is long-lived too,
+            # so the next minute's collection looks only at the minute's new objects.
+            gc.collect()
+            gc.freeze()
 
     # -- one funnel for worker outcomes -------------------------------------------------------
 
@@ -400,7 +440,7 @@ class MainScreen(Screen[None]):
     def on_key(self, event: Key) -> None:
         # A disabled binding does not run its action; the key arrives here instead, and the
         # operator hears why rather than nothing.
-        if isinstance(self.focused, (Input,)) or self.focused is None:
+        if isinstance(self.focused, FilterLine) or self.focused is None:
             return
         if self.focused.id == "steer-editor":
             return
@@ -556,23 +596,22 @@ class MainScreen(Screen[None]):
             self._show_run(None)
 
     def action_filter(self) -> None:
-        filter_input = self.query_one("#filter", Input)
+        filter_input = self.query_one("#filter", FilterLine)
         self.add_class("-filtering")
         filter_input.focus()
 
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        self.model.view.text = event.value.strip()
+    def _filter_changed(self, value: str) -> None:
+        self.model.view.text = value.strip()
         self._rebuild()
 
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self, event: Input.Submitted) -> None:
+    @on(FilterLine.Submitted, "#filter")
+    def _filter_submitted(self, event: FilterLine.Submitted) -> None:
         if not event.value.strip():
             self.remove_class("-filtering")
         self.query_one(RunTable).focus()
 
     def key_escape(self) -> None:
-        filter_input = self.query_one("#filter", Input)
+        filter_input = self.query_one("#filter", FilterLine)
         if self.has_class("-filtering") or filter_input.value:
             filter_input.value = ""
             self.remove_class("-filtering")
@@ -612,7 +651,7 @@ class MainScreen(Screen[None]):
             self.model.view.text = ""
             self.model.view.state = None
             self.model.view.attention = False
-            self.query_one("#filter", Input).value = ""
+            self.query_one("#filter", FilterLine).value = ""
             self.remove_class("-filtering")
             self._rebuild()
         table = self.query_one(RunTable)

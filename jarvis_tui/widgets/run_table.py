@@ -17,17 +17,18 @@ from typing import Any, ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
-from textual.events import Click
-from textual.geometry import Region, Size
+from textual.events import Click, MouseScrollDown, MouseScrollUp, Resize
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Static
 
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import STEER_LOOK, state_text
+from jarvis_tui.widgets.text_pane import WHEEL_LINES, scroll_bar
 
 Row = dict[str, Any]
 
@@ -128,8 +129,13 @@ class RunTableHeader(Static):
         super().__init__(header_text(), id=id)
 
 
-class RunTable(ScrollView, can_focus=True):
-    """The runs of the current view, in order, with a row cursor."""
+class RunTable(Widget, can_focus=True):
+    """The runs of the current view, in order, with a row cursor.
+
+    It scrolls by an offset it keeps itself, with a drawn one-column bar, rather than as a
+    `ScrollView`: a view's ``virtual_size`` is a layout reactive, so every filter keystroke or
+    new run would lay the whole screen out again (about 25 ms at 160×48).
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor(-1)", "Up", show=False),
@@ -167,10 +173,11 @@ class RunTable(ScrollView, can_focus=True):
         self._rows: dict[str, Row] = {}
         self._cells: dict[str, tuple[Text, ...]] = {}
         self._strips: dict[str, tuple[tuple[object, ...], Strip]] = {}
-        """Each drawn run's finished line with what it was drawn for (style, offset, width):
+        """Each drawn run's finished line with what it was drawn for (style, width, bar):
         a cursor move or a scroll redraws lines whose runs did not change."""
         self._now = datetime.now(UTC)
-        self._width = sum(width + 1 for _key, _label, width in COLUMNS)
+        self.top = 0
+        """The index of the first line on screen."""
         self._pass_style: Style | None = None
 
     # -- what is shown --------------------------------------------------------------------------
@@ -229,13 +236,12 @@ class RunTable(ScrollView, can_focus=True):
         if run_id in self._index:
             if old != row:
                 self._forget(run_id)
-                self.refresh_line(self._index[run_id])
+                self._refresh_row(self._index[run_id])
             return False
         self._forget(run_id)
         self._index[run_id] = len(self._order)
         self._order.append(run_id)
-        self._resize()
-        self.refresh_line(self._index[run_id])
+        self.refresh()  # the scroll bar's proportions changed too
         return True
 
     def drop(self, run_id: str) -> None:
@@ -271,11 +277,12 @@ class RunTable(ScrollView, can_focus=True):
 
     def _reindex(self) -> None:
         self._index = {run_id: i for i, run_id in enumerate(self._order)}
-        self._resize()
+        self.top = max(0, min(self.top, len(self._order) - self.size.height))
         self.refresh()
 
-    def _resize(self) -> None:
-        self.virtual_size = Size(self._width, len(self._order))
+    def _refresh_row(self, index: int) -> None:
+        if self.top <= index < self.top + self.size.height:
+            self.refresh(Region(0, index - self.top, self.size.width, 1))
 
     def _place_cursor(self, keep: str | None) -> None:
         before = self.selected_run_id
@@ -290,8 +297,8 @@ class RunTable(ScrollView, can_focus=True):
     # -- the cursor -------------------------------------------------------------------------------
 
     def watch_cursor_row(self, old: int, new: int) -> None:
-        self.refresh_line(old)
-        self.refresh_line(new)
+        self._refresh_row(old)
+        self._refresh_row(new)
 
     def _move(self, row: int) -> None:
         if not self._order:
@@ -303,15 +310,27 @@ class RunTable(ScrollView, can_focus=True):
         self._scroll_to_cursor()
 
     def _scroll_to_cursor(self) -> None:
-        self.scroll_to_region(
-            Region(0, self.cursor_row, 1, 1), animate=False, force=True, immediate=True
-        )
+        height = max(1, self.size.height)
+        top = self.top
+        if self.cursor_row < top:
+            top = self.cursor_row
+        elif self.cursor_row >= top + height:
+            top = self.cursor_row - height + 1
+        if top != self.top:
+            self.top = top
+            self.refresh()
+
+    def on_resize(self, event: Resize) -> None:
+        self._strips.clear()
+        self.top = max(0, min(self.top, len(self._order) - self.size.height))
+        self._scroll_to_cursor()
+        self.refresh()
 
     def action_cursor(self, delta: int) -> None:
         self._move(self.cursor_row + delta)
 
     def action_page(self, direction: int) -> None:
-        self._move(self.cursor_row + direction * max(1, self.scrollable_content_region.height - 1))
+        self._move(self.cursor_row + direction * max(1, self.size.height - 1))
 
     def action_jump(self, row: int) -> None:
         self._move(row if row >= 0 else len(self._order) - 1)
@@ -321,7 +340,7 @@ class RunTable(ScrollView, can_focus=True):
             self.post_message(self.Selected(self, self.selected_run_id))
 
     def on_click(self, event: Click) -> None:
-        row = event.y + self.scroll_offset.y
+        row = event.y + self.top
         if 0 <= row < len(self._order):
             if row == self.cursor_row and event.chain > 1:
                 self.action_select()
@@ -337,13 +356,21 @@ class RunTable(ScrollView, can_focus=True):
         finally:
             self._pass_style = None
 
+    def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
+        event.stop()
+        self._move(self.cursor_row + WHEEL_LINES)
+
+    def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
+        event.stop()
+        self._move(self.cursor_row - WHEEL_LINES)
+
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        row = y + scroll_y
-        width = self.scrollable_content_region.width
+        row = y + self.top
         base = self._pass_style or self.rich_style
+        bar = scroll_bar(y, self.size.height, len(self._order), self.top, base)
+        width = max(0, self.size.width - 1)  # the last column is the scroll bar's
         if row >= len(self._order):
-            return Strip.blank(width, base)
+            return Strip([*Strip.blank(width, base), bar], width + 1)
         run_id = self._order[row]
         if row == self.cursor_row:
             style = base + self.get_component_rich_style("run-table--cursor")
@@ -351,12 +378,13 @@ class RunTable(ScrollView, can_focus=True):
             style = base + self.get_component_rich_style("run-table--even-row")
         else:
             style = base
-        drawn_for = (style, scroll_x, width)
+        drawn_for = (style, width, bar)
         cached = self._strips.get(run_id)
         if cached is not None and cached[0] == drawn_for:
             return cached[1]
         line = _line(self.get_row(run_id))
         segments = list(line.render(self.app.console))
-        strip = Strip(segments).apply_style(style).crop_extend(scroll_x, scroll_x + width, style)
+        strip = Strip(segments).apply_style(style).crop_extend(0, width, style)
+        strip = Strip([*strip, bar], width + 1)
         self._strips[run_id] = (drawn_for, strip)
         return strip

@@ -26,6 +26,24 @@ from textual.widget import Widget
 WHEEL_LINES = 3
 
 
+def _same(a: Text | None, b: Text | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.plain == b.plain and a.spans == b.spans and a.style == b.style
+
+
+def scroll_bar(y: int, height: int, total: int, top: int, base: Style) -> Segment:
+    """Row ``y`` of a one-column scroll bar for ``total`` rows seen ``height`` at a time from
+    ``top``: a thumb (┃) where the view is, a dim track (│) elsewhere, blank when all fits."""
+    if total <= height or height <= 0:
+        return Segment(" ", base)
+    size = max(1, height * height // total)
+    start = (height - size) * top // max(1, total - height)
+    if start <= y < start + size:
+        return Segment("┃", base)
+    return Segment("│", base + Style(dim=True))
+
+
 class TextPane(Widget, can_focus=True):
     """Lines of Rich text, wrapped to the width (or cut, with ``wrap=False``), with an offset."""
 
@@ -63,7 +81,8 @@ class TextPane(Widget, can_focus=True):
         """The index of the first row on screen."""
         self._rows: list[Text] | None = None
         self._rows_width = -1
-        self._strips: dict[int, Strip] = {}
+        self._strips: dict[int, tuple[tuple[Style, Segment], Strip]] = {}
+        """Finished rows by index, with the style and bar cell they were drawn with."""
         self._pass_style: Style | None = None
 
     # -- content --------------------------------------------------------------------------------
@@ -77,8 +96,7 @@ class TextPane(Widget, can_focus=True):
         """Show ``text`` (split at newlines). False, and nothing redrawn, when it is unchanged."""
         lines: list[Text] = list(text.split("\n", allow_blank=True)) if text.plain else []
         if len(lines) == len(self.lines) and all(
-            new.plain == old.plain and new.spans == old.spans and new.style == old.style
-            for new, old in zip(lines, self.lines, strict=True)
+            _same(new, old) for new, old in zip(lines, self.lines, strict=True)
         ):
             return False
         self.set_lines(lines)
@@ -86,11 +104,32 @@ class TextPane(Widget, can_focus=True):
 
     def set_lines(self, lines: Iterable[Text]) -> None:
         """Replace the content, keeping the offset where it still fits."""
+        drawn = self._on_screen() if self._rows is not None and self.is_mounted else None
         self.lines = list(lines)
         self._trim()
         self._invalidate()
         self.top = min(self.top, self.max_top)
-        self.refresh()
+        if drawn is None:
+            self.refresh()
+            return
+        # Only the rows that now read differently are drawn again: the next run's panel
+        # often shares its blank tail, headings and layout with the last one's.
+        now = self._on_screen()
+        width = self.size.width
+        for y, (old, new) in enumerate(zip(drawn[0], now[0], strict=True)):
+            if not _same(old, new):
+                self.refresh(Region(0, y, width, 1))
+        if drawn[1] != now[1]:
+            self.refresh(Region(width - 1, 0, 1, self.size.height))  # the bar moved
+
+    def _on_screen(self) -> tuple[list[Text | None], tuple[int, int]]:
+        """The rows on screen (None past the end), and what the bar is drawn from."""
+        rows = self.rows
+        shown = [
+            rows[index] if index < len(rows) else None
+            for index in range(self.top, self.top + self.size.height)
+        ]
+        return shown, (len(rows), self.top)
 
     def append_lines(self, lines: Iterable[Text]) -> int:
         """Add lines at the end; returns how many old lines were dropped to stay bounded."""
@@ -205,22 +244,15 @@ class TextPane(Widget, can_focus=True):
         base = self._pass_style or self.rich_style
         rows = self.rows
         index = self.top + y
-        if index < len(rows):
-            strip = self._strips.get(index)
-            if strip is None:
-                segments = rows[index].render(self.app.console, end="")
-                strip = Strip(segments).apply_style(base).crop_extend(0, self._text_width, base)
-                self._strips[index] = strip
-        else:
-            strip = Strip.blank(self._text_width, base)
-        return Strip.join([strip, Strip([self._bar(y, len(rows), base)], 1)])
-
-    def _bar(self, y: int, total: int, base: Style) -> Segment:
-        height = self.size.height
-        if total <= height or height <= 0:
-            return Segment(" ", base)
-        size = max(1, height * height // total)
-        start = (height - size) * self.top // max(1, total - height)
-        if start <= y < start + size:
-            return Segment("┃", base)
-        return Segment("│", base + Style(dim=True))
+        width = self._text_width
+        bar = scroll_bar(y, self.size.height, len(rows), self.top, base)
+        if index >= len(rows):
+            return Strip([*Strip.blank(width, base), bar], width + 1)
+        cached = self._strips.get(index)
+        if cached is not None and cached[0] == (base, bar):
+            return cached[1]
+        segments = rows[index].render(self.app.console, end="")
+        strip = Strip(segments).apply_style(base).crop_extend(0, width, base)
+        strip = Strip([*strip, bar], width + 1)
+        self._strips[index] = ((base, bar), strip)
+        return strip

@@ -419,7 +419,7 @@ def mode_console(db: str, out: str, profile: str) -> None:
 
         Widget.refresh = counted_refresh  # type: ignore[method-assign, assignment]
 
-    app = TimedApp(Path(db))
+    app = TimedApp(Path(db), own_process=True)  # as the CLI runs it
     if profile:
         import cProfile
 

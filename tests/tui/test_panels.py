@@ -9,12 +9,18 @@ from typing import Any
 from rich.text import Text
 from textual.app import App, ComposeResult
 
+from core.intake import submit_dispatch
 from core.lifecycle import Action
 from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
+from jarvis_tui.screens.main_screen import MainScreen
+from jarvis_tui.widgets.filter_line import FilterLine
+from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
 from jarvis_tui.widgets.progress_stream import ProgressStream
 from jarvis_tui.widgets.text_pane import TextPane
+from tests.core.store_helpers import dispatch_doc
+from tests.tui.conftest import RUNS
 from tests.tui.helpers import make_app, row_text, select, settle, table, wait_for
 
 
@@ -147,3 +153,93 @@ async def test_a_run_that_changed_while_filtered_out_shows_its_new_state(store_d
         await pilot.press("slash", "escape")
         await wait_for(pilot, lambda: "run-running" in table(app).run_ids)
         assert row_text(app, "run-running")[1] == "⊘ failed_contract"
+
+
+async def test_the_filter_line_edits_and_never_lets_typed_keys_act(store_db: Path) -> None:
+    app = make_app(store_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"lane run-rx", "backspace")
+        line = app.main.query_one(FilterLine)
+        assert line.value == "lane run-r"
+        await pilot.press("ctrl+w")
+        assert line.value == "lane "
+        await pilot.press("ctrl+u", *"run-fail")
+        await pilot.pause()
+        assert sorted(table(app).run_ids) == ["run-failed"]
+        await pilot.press("ctrl+u", "r", "x", "o")  # action keys, typed as text
+        await pilot.pause()
+        assert line.value == "rxo"
+        assert isinstance(app.screen, MainScreen)  # no retry or cancel dialog
+        await pilot.press("ctrl+u", "enter")
+        await pilot.pause()
+        assert table(app).has_focus and len(table(app).run_ids) == len(RUNS)
+        assert not app.main.has_class("-filtering")  # an empty filter folds away
+
+
+async def test_a_long_table_scrolls_with_its_cursor_and_draws_a_bar(tmp_path: Path) -> None:
+    db = tmp_path / "jarvis.db"
+    store = SqliteStore(db)
+    try:
+        for n in range(60):
+            submit_dispatch(store, dispatch_doc(f"run-{n:02d}"), source_lane="main",
+                            target_lane="jarvis-worker-1", actor="test")  # fmt: skip
+    finally:
+        store.close()
+    app = make_app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        runs = table(app)
+        runs.focus()
+        height = runs.size.height
+        assert 0 < height < 60
+        assert runs.render_line(0).text.endswith("┃")  # the thumb at the top
+        await pilot.press("pagedown")
+        assert runs.cursor_row == height - 1 and runs.top == 0
+        await pilot.press("down")
+        assert runs.top == 1  # the cursor's line stays on screen
+        assert runs.render_line(height - 1).text.startswith(runs.selected_run_id or "?")
+        await pilot.press("end")
+        assert runs.selected_run_id == runs.run_ids[-1] and runs.top == 60 - height
+        assert runs.render_line(height - 1).text.endswith("┃")  # and at the bottom
+        await pilot.press("home")
+        assert runs.top == 0 and runs.cursor_row == 0
+
+
+async def test_progress_of_the_selected_run_streams_without_reading_the_run_again(
+    store_db: Path,
+) -> None:
+    app = make_app(store_db, live=True, poll_interval=0.05)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await select(pilot, "run-running")
+        await pilot.pause(0.3)
+        screen = app.main
+        read: list[str] = []
+        original = screen.feed.run_view
+
+        def counting(run_id: str, **kwargs: Any) -> Any:
+            read.append(run_id)
+            return original(run_id, **kwargs)
+
+        screen.feed.run_view = counting  # type: ignore[method-assign]
+        stream = screen.query_one(ProgressStream)
+        store = SqliteStore(store_db)
+        try:
+            with store.transaction() as tx:
+                payload = {"phase": "edit", "summary": "only progress"}
+                tx.touch_run("run-running", changes={}, kind="progress", payload=payload, actor="w")
+        finally:
+            store.close()
+        await wait_for(pilot, lambda: any("only progress" in line for line in stream.shown_lines))
+        assert read == []
+        assert screen.view is not None
+        assert screen.view.journal[-1]["payload"]["summary"] == "only progress"
+        store = SqliteStore(store_db)
+        try:
+            host_move(store, "run-running", Action.FAIL_GATES)
+        finally:
+            store.close()
+        # A state change is more than progress: the panels read the run again.
+        await wait_for(pilot, lambda: "failed_contract" in screen.query_one(GatePanel).shown.plain)
+        assert read and set(read) == {"run-running"}
