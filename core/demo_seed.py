@@ -32,6 +32,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from core.criteria import run_criteria
+from core.criteria.allowlist import DEFAULT_POLICY
 from core.demo_tasks import TASKS, WORKER_LANES, DemoTask, build_dispatch
 from core.host.ingest import Ingestor
 from core.host.openclaw import gate_finished_results, ingest_requests
@@ -54,6 +56,7 @@ from core.simworker import (
     build_plan,
     iso_ms,
     read_task,
+    write_checkout,
 )
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace
@@ -135,6 +138,8 @@ class _Seeder:
     def sample_dispatch(self, name: str, run_id: str) -> dict[str, Any]:
         doc: dict[str, Any] = json.loads((self.samples / name).read_text("utf-8"))
         doc["run_id"] = run_id
+        # History made by simulated workers: no real code, so no universal checklist.
+        doc.setdefault("universal_criteria", False)
         doc["request_id"] = f"req-{run_id.rsplit('-', 1)[-1]}{self.rng.getrandbits(24):06x}"
         return doc
 
@@ -246,13 +251,34 @@ class _Seeder:
     def settle_steers(self) -> None:
         expire_steers(self.store, self.layout, ack_timeout_s=SEED_STEER_ACK_S)
 
-    def complete(self, run_id: str, output: str, expect: str) -> None:
+    def complete(self, run_id: str, output: str, expect: str, doc: dict[str, Any]) -> None:
         self.later(2, 15)
         run = record_completion(self.store, run_id, output.encode())
+        if run is not None and run.get("verification_state") == run_criteria.PENDING:
+            run = self.verify(run_id, output, doc)
+            if run["state"] == "failed":
+                expect = "failed"  # the worker left out what the task asked for
         if run is None or run["state"] != expect:
             state = run["state"] if run else None
             raise SeedError(f"run {run_id} ended {state}, expected {expect}")
         self.settle_steers()
+
+    def verify(self, run_id: str, output: str, doc: dict[str, Any]) -> dict[str, Any]:
+        """The host's verification, after the worker left its files in the run's checkout."""
+        body = output.split("<completion>", 1)[1].split("</completion>", 1)[0]
+        checkout = run_criteria.checkout_dir(self.root, run_id)
+        write_checkout(str(checkout), json.loads(body), read_task(doc, run_id))
+        run = run_criteria.begin(self.store, run_id)
+        if run is None:
+            raise SeedError(f"run {run_id} was not due for verification")
+        verification = run_criteria.verify_run(
+            self.store, self.root, run, DEFAULT_POLICY,
+            now=lambda: datetime.fromisoformat(self.store.now()),
+        )  # fmt: skip
+        ended = run_criteria.finish(self.store, run_id, verification)
+        if ended is None:
+            raise SeedError(f"run {run_id}'s verification was not recorded")
+        return ended
 
     def fail(self, run_id: str, kind: str, message: str) -> None:
         self.later(2, 15)
@@ -291,7 +317,7 @@ class _Seeder:
         sample = self.samples / output
         dispatch = json.loads((sample.parent / "dispatch.json").read_text("utf-8"))
         text = sample.read_text("utf-8").replace(str(dispatch["run_id"]), run_id)
-        self.complete(run_id, text, expect)
+        self.complete(run_id, text, expect, dispatch)
         folder = self.root / "logs" / run_id
         with (folder / "stdout.log").open("a", encoding="utf-8") as handle:
             handle.write(text)
@@ -341,7 +367,7 @@ class _Seeder:
             self.fail(run_id, "no_output", "no output for 120 s")
         else:
             expect = "failed_contract" if scenario == "fail_contract" else "review_requested"
-            self.complete(run_id, output, expect)
+            self.complete(run_id, output, expect, doc)
             with (self.root / "logs" / run_id / "stdout.log").open("a", encoding="utf-8") as f:
                 f.write(output)
 

@@ -127,6 +127,9 @@ def build_dispatch(
         "branch": f"jarvis-{task.slug}",
         "acceptance_tests": list(task.tests),
         "output_contract": contract,
+        # A simulated worker changes no real code, so the universal checklist (tests, lint,
+        # changelog, backlog) could never pass in its checkout; the task's own criteria stay.
+        "universal_criteria": False,
     }
     if task.ui:
         doc["ui_impacting"] = True

@@ -28,6 +28,7 @@ from core.authorization import dispatch_refusal, is_worker_lane
 from core.contracts.dispatch import validate_dispatch
 from core.contracts.errors import FieldError
 from core.contracts.idempotency import payload_hash
+from core.criteria.run_criteria import dispatch_fields, extraction_note, log_extraction
 from core.lifecycle import RETRYABLE, Action, RunState, allowed_from
 from core.moves import apply_move
 from core.operator_actions import RETRY_CLEARS
@@ -217,17 +218,23 @@ def _decide(
             )
         values: dict[str, Any] = dict.fromkeys(RETRY_CLEARS)
         values.update(_run_fields(doc, source, target, key))
+        criteria, extraction = dispatch_fields(doc)
+        values.update(criteria)
         values["retry_count"] = existing["retry_count"] + 1
         run = apply_move(
             tx, existing, Action.RETRY, actor, reason=f"re-dispatched by {source}",
             changes=values, via="dispatch",
         )  # fmt: skip
+        log_extraction(tx, run_id, extraction, actor)
         outcome: Outcome = "retried"
         message = f"Run {run_id} retried (attempt {run['retry_count'] + 1})."
     else:
         fields = _run_fields(doc, source, target, key)
+        criteria, extraction = dispatch_fields(doc)
         run = tx.create_run(
-            {"run_id": run_id, "state": RunState.QUEUED.value, **fields}, actor=actor
+            {"run_id": run_id, "state": RunState.QUEUED.value, **fields, **criteria},
+            actor=actor,
+            note=extraction_note(extraction),
         )
         tx.audit(run_id, actor=actor, action="dispatch", from_state=None, to_state="queued",
                  reason=f"dispatched by {source} to {target}")  # fmt: skip

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.criteria.run_criteria import record_override
 from core.lifecycle import REASON_REQUIRED, Action, IllegalTransition, RunState
 from core.moves import apply_move
 from core.run_views import run_summary
@@ -31,6 +32,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 RETRY_CLEARS = (
     "state_reason", "branch_name", "commit_sha", "files_changed", "test_summary",
     "risk_summary", "pr_url", "pr_skipped_reason", "started_at", "finished_at",
+    "verification_state",
 )  # fmt: skip
 """What a retry resets: the last attempt's outcome. Its history stays in the journal and audit."""
 
@@ -93,6 +95,7 @@ def _move(
     reason: str | None = None,
     expected_version: int | None = None,
     changes: Changes | None = None,
+    also: Callable[[Transaction, Row], None] | None = None,
 ) -> ActionResult:
     if action in REASON_REQUIRED:
         problem = _text_problem(reason, what="reason", limit=MAX_REASON)
@@ -120,6 +123,8 @@ def _move(
             )
         except IllegalTransition as exc:
             return _refused("illegal_transition", str(exc), run)
+        if also is not None:
+            also(tx, updated)  # in the same transaction: the move and its record land together
     return ActionResult(True, updated)
 
 
@@ -175,6 +180,8 @@ def override(
             "overridden_at": now,
             "finished_at": now,
         },
+        # A run failed by its criteria shows who overrode them, why and when, with the results.
+        also=lambda tx, run: record_override(tx, run_id, str(reason), operator),
     )
 
 

@@ -16,7 +16,7 @@ SUMMARY_FIELDS = (
     "overridden", "override_reason", "overridden_by", "overridden_at", "version",
     "created_at", "updated_at", "started_at", "finished_at",
     "last_progress_summary", "last_progress_at", "steer_count",
-    "dispatch_repo", "dispatch_branch", "commit_sha", "pr_url",
+    "dispatch_repo", "dispatch_branch", "commit_sha", "pr_url", "verification_state",
 )  # fmt: skip
 
 
@@ -42,6 +42,9 @@ def run_full(row: Row) -> dict[str, Any]:
     full["overridden"] = bool(row.get("overridden"))
     full["dispatch"] = _loads(full.pop("dispatch_json", None))
     full["files_changed"] = _loads(full.get("files_changed"))
+    full["criteria"] = _loads(full.pop("criteria_json", None)) or []
+    full["universal_criteria"] = bool(row.get("universal_criteria", 1))
+    full["approved_commands"] = _loads(full.get("approved_commands")) or []
     return full
 
 
@@ -79,6 +82,15 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
         "WHERE run_id = ? ORDER BY id",
         [run_id],
     )
+    latest = store.rows(
+        "SELECT attempt, results_json FROM verification_results WHERE run_id = ? "
+        "ORDER BY id DESC LIMIT 1",
+        [run_id],
+    )
+    # The latest verification_results (constraint-extraction shape) and its attempt, or None.
+    detail["verification"] = (
+        {"attempt": latest[0]["attempt"], **_loads(latest[0]["results_json"])} if latest else None
+    )
     return detail
 
 
@@ -105,6 +117,8 @@ def needs_attention(row: dict[str, Any]) -> bool:
     """A run an operator must look at: it waits on a decision, or a steer to it went unheard."""
     if row.get("state") in ATTENTION_STATES:
         return True
+    if row.get("verification_state") == "awaiting_approval":
+        return True  # a criterion's command waits for an operator to allow it
     steers = row.get("steers") or {}
     return row.get("state") == "running" and bool(steers.get("expired"))
 

@@ -398,6 +398,31 @@ class Outcome:
     """For the last progress summary and the completion's own ``summary``."""
 
 
+def write_checkout(checkout: str | None, completion: Mapping[str, Any], task: Task) -> None:
+    """Leave in the run's checkout (``JARVIS_CHECKOUT``) the files the completion says changed,
+    so the host's verification checks real files: ``verify_fail`` leaves out what was asked.
+
+    Each file carries a dated line and a ticked box, which is what a changelog or backlog
+    criterion looks for. Paths that are absolute or climb out are skipped, never written.
+    """
+    if not checkout:
+        return
+    root = Path(checkout).resolve()
+    today = datetime.now(UTC).date().isoformat()
+    for name in completion.get("files_changed") or []:
+        if not isinstance(name, str) or name.startswith(("/", "~")) or ".." in Path(name).parts:
+            continue
+        target = (root / name).resolve()
+        if not target.is_relative_to(root):
+            continue
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("a", encoding="utf-8") as out:
+                out.write(f"## {today}\n\n- [x] {_clip(task.text, 160)}\n")
+        except OSError:
+            continue  # a file that cannot be written is simply missing at verification
+
+
 def build_completion(
     dispatch: Mapping[str, Any], task: Task, scenario: str, rng: random.Random
 ) -> Outcome:
@@ -680,6 +705,7 @@ class Worker:
             self.crash()
             return EXIT_CRASH
         self.say(f"simworker: done, {outcome.note}")
+        write_checkout(os.environ.get("JARVIS_CHECKOUT"), outcome.completion, task)
         body = json.dumps(outcome.completion, indent=2)
         self.say(f"{OUTPUT_START}\n<completion>\n{body}\n</completion>\n{OUTPUT_END}")
         return EXIT_OK

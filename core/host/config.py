@@ -29,6 +29,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.contracts.pydantic_errors import from_validation_error
+from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
 
 POLL_ENV = "JARVIS_POLL"
 
@@ -66,10 +67,31 @@ class WatchConfig(BaseModel):
     poll_interval_ms: Annotated[int, Field(ge=10, le=10_000)] = 100
 
 
+class CriteriaConfig(BaseModel):
+    """``[criteria]``: how acceptance criteria are verified."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300
+    """Per-criterion time limit (a criterion's own ``timeout_s`` wins)."""
+    allow: list[str] = Field(default_factory=list)
+    """More executables that run without an operator's approval (basenames)."""
+    env: list[str] = Field(default_factory=list)
+    """More environment variables passed to criterion commands (secret-looking names never)."""
+
+    def policy(self) -> VerifyPolicy:
+        return VerifyPolicy(
+            allowlist=DEFAULT_ALLOWLIST | frozenset(self.allow),
+            timeout_s=self.timeout_s,
+            env_passthrough=frozenset(self.env),
+        )
+
+
 class HostConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
+    criteria: CriteriaConfig = Field(default_factory=CriteriaConfig)
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import watchfiles
 
+from core.criteria import run_criteria
 from core.host.config import HostConfig
 from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
@@ -68,6 +69,9 @@ class Host:
         self._paths: queue.SimpleQueue[Path] = queue.SimpleQueue()
         self._watcher: threading.Thread | None = None
         self.store: SqliteStore | None = None
+        self._verifier: threading.Thread | None = None
+        """Verifies one run's acceptance criteria at a time, off the loop: a criterion may run
+        a test suite for minutes, and the loop must keep ingesting and supervising."""
 
     # -- the host's own lifecycle ------------------------------------------------------------
 
@@ -108,6 +112,7 @@ class Host:
                 self.sweep()
                 next_sweep = time.monotonic() + interval
             self._reap()
+            self._verify()
             self._schedule()
             deliver_pending(self.store, self.layout)
             expire_steers(self.store, self.layout, ack_timeout_s=self.config.timeouts.steer_ack_s)
@@ -245,6 +250,8 @@ class Host:
         for run in self.store.list_runs(states=(RunState.RUNNING.value,)):
             if run["source_lane"] == OPENCLAW:
                 continue  # run by an OpenClaw worker outside this host: nothing was lost
+            if run.get("verification_state"):
+                continue  # its worker had finished; verification (re)runs from the store
             pid = run.get("worker_pid")
             if pid and is_worker_of(int(pid), run["run_id"]):
                 try:
@@ -263,6 +270,37 @@ class Host:
         worker = self.workers.get(run_id)
         if worker:
             worker.touch()
+
+    def _verify(self) -> None:
+        """Start verifying the next run whose gates passed, if none is being verified."""
+        assert self.store is not None
+        if self.stopping.is_set() or (self._verifier is not None and self._verifier.is_alive()):
+            return
+        due = run_criteria.due(self.store)
+        if not due:
+            return
+        self._verifier = threading.Thread(
+            target=self._verify_one, args=(due[0],), name=f"verify-{due[0]}", daemon=True
+        )
+        self._verifier.start()
+
+    def _verify_one(self, run_id: str) -> None:
+        # Its own connection: a store is one connection, used by one thread.
+        store = SqliteStore(self.workspace.db_path, migrate=False)
+        try:
+            run = run_criteria.begin(store, run_id)
+            if run is None:
+                return
+            verification = run_criteria.verify_run(
+                store, self.workspace.root, run, self.config.criteria.policy()
+            )
+            ended = run_criteria.finish(store, run_id, verification)
+            if ended is not None:
+                log.info("run %s verified: %s", run_id, ended["state"])
+        except Exception:  # a verifier fault must not end the host; the run stays due
+            log.exception("verifying run %s failed", run_id)
+        finally:
+            store.close()
 
     def _schedule(self) -> None:
         assert self.store is not None
@@ -298,6 +336,8 @@ class Host:
             log_dir=self.workspace.root / "logs" / run_id,
         )
         paths.progress_dir.mkdir(parents=True, exist_ok=True)
+        checkout = run_criteria.checkout_dir(self.workspace.root, run_id)
+        checkout.mkdir(parents=True, exist_ok=True)
         env = worker_env(
             os.environ,
             run_id=run_id,
@@ -306,13 +346,16 @@ class Host:
             dispatch=json.loads(run["dispatch_json"]),
             paths=paths,
         )
+        # The worker works in the run's checkout, knowing what will be verified there.
+        env["JARVIS_CHECKOUT"] = str(checkout)
+        env["JARVIS_CRITERIA"] = json.dumps(run_criteria.criteria_of(run))
         try:
             worker = start_worker(
                 self.config.workers.command,
                 run_id=run_id,
                 lane=lane,
                 env=env,
-                cwd=self.workspace.root,
+                cwd=checkout,
                 paths=paths,
             )
         except OSError as exc:

@@ -11,6 +11,7 @@ from typing import Any
 
 from core.contracts.completion import evaluate_completion
 from core.contracts.fingerprint import fingerprint
+from core.criteria.run_criteria import PENDING, needs_verification
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import HOST, apply_move
 from core.store.sqlite_store import Row, SqliteStore
@@ -61,6 +62,13 @@ def record_completion(store: SqliteStore, run_id: str, output: bytes) -> Row | N
             "worker_pid": None,
         }
         failed = [g.name for g in verdict.gates if not g.passed]
+        if verdict.passed and needs_verification(run):
+            # The gates say the output is well-formed; the criteria say whether what was asked
+            # for was delivered. The run waits, still running, for the host to verify them.
+            artifacts["verification_state"] = PENDING
+            tx.touch_run(run_id, changes=artifacts, kind="verification",
+                         payload={"status": PENDING}, actor=HOST)  # fmt: skip
+            return tx.get_run(run_id)
         action = Action.PASS_GATES if verdict.passed else Action.FAIL_GATES
         if failed:
             artifacts["state_reason"] = "completion gates failed: " + ", ".join(failed)

@@ -254,6 +254,28 @@ def _console_reads(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0004_criteria")
+def _criteria(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- Acceptance criteria live with the run (constraint-extraction document): extracted at
+        -- dispatch, editable while queued, verified after the completion gates pass.
+        ALTER TABLE runs ADD COLUMN criteria_json TEXT;
+        ALTER TABLE runs ADD COLUMN universal_criteria INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE runs ADD COLUMN criteria_source TEXT;
+        -- pending (gates passed, to verify) | verifying | awaiting_approval | NULL (none due).
+        -- A host that dies mid-verification finds the run pending or verifying and runs it again.
+        ALTER TABLE runs ADD COLUMN verification_state TEXT;
+        -- Command keys an operator allowed to run although they are not on the allowlist.
+        ALTER TABLE runs ADD COLUMN approved_commands TEXT;
+        CREATE INDEX runs_verification ON runs (verification_state)
+            WHERE verification_state IS NOT NULL;
+        CREATE INDEX verification_results_run ON verification_results (run_id, id);
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

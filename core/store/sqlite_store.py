@@ -82,13 +82,16 @@ class Transaction:
             return None
         return {"run_id": run_id, "lane": found[0], "state": found[1], "retry_count": found[2]}
 
-    def create_run(self, row: Mapping[str, Any], *, actor: str) -> Row:
+    def create_run(
+        self, row: Mapping[str, Any], *, actor: str, note: Mapping[str, Any] | None = None
+    ) -> Row:
+        """Insert a run; ``note`` adds to its ``created`` journal entry (e.g. its criteria)."""
         record = dict(row)
         record.update(version=1, created_at=self.now, updated_at=self.now)
         columns = ", ".join(record)
         marks = ", ".join("?" for _ in record)
         self._db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(record.values()))
-        self.journal(record["run_id"], "created", {"state": record["state"]}, actor)
+        self.journal(record["run_id"], "created", {"state": record["state"], **(note or {})}, actor)
         created = self.get_run(record["run_id"])
         assert created is not None
         return created

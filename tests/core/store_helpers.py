@@ -20,6 +20,9 @@ def dispatch_doc(run_id: str, **changes: Any) -> dict[str, Any]:
     doc = copy.deepcopy(BASE_DISPATCH)
     doc.pop("request_id", None)
     doc["run_id"] = run_id
+    # Simulated workers change no real code: the universal checklist (tests, lint, changelog,
+    # backlog) could never pass in their checkouts. Tests of criteria turn it on themselves.
+    doc["universal_criteria"] = False
     doc.update(changes)
     return doc
 

@@ -1,0 +1,465 @@
+"""Acceptance criteria as part of a run: chosen at dispatch, edited while queued, verified once
+the completion gates pass, and overridden with a reason.
+
+The run's row holds the list (``criteria_json``), where it came from (``criteria_source``), the
+universal flag, the commands an operator approved, and where verification stands
+(``verification_state``): ``pending`` once the gates passed, ``verifying`` while it runs,
+``awaiting_approval`` when a command off the allowlist waits for an operator, NULL otherwise.
+The run stays ``running`` until verification decides: all criteria pass → ``review_requested``;
+any fails → ``failed`` with the failing criteria named. A host that dies mid-verification finds
+the run ``pending`` or ``verifying`` and verifies it again: a check only reads the checkout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.contracts.fingerprint import fingerprint
+from core.contracts.names import relative_path_problem
+from core.criteria.allowlist import DEFAULT_POLICY, VerifyPolicy
+from core.criteria.extract import Extraction, canonical, extract_criteria, task_text_of
+from core.criteria.verify import Verification, verify_all
+from core.lifecycle import Action, RunState
+from core.moves import HOST, apply_move
+from core.store.sqlite_store import Row, SqliteStore, Transaction
+
+#: Where a run's repository checkout lives, under the workspace.
+CHECKOUTS = "checkouts"
+
+PENDING = "pending"
+VERIFYING = "verifying"
+AWAITING_APPROVAL = "awaiting_approval"
+
+
+def checkout_dir(workspace_root: Path, run_id: str) -> Path:
+    """The run's checkout: where its worker works and its criteria are verified.
+
+    Run ids are validated names (no separators, no ``..``) before they reach the store; this
+    checks again, since a path built from one must never leave the workspace.
+    """
+    problem = relative_path_problem(run_id)
+    if problem or "/" in run_id or run_id in (".", ".."):
+        raise ValueError(f"run id {run_id!r} cannot name a checkout folder")
+    return workspace_root / CHECKOUTS / run_id
+
+
+# -- at dispatch ------------------------------------------------------------------------------
+
+
+def criteria_for_dispatch(doc: Mapping[str, Any]) -> tuple[Extraction, bool]:
+    """The criteria a dispatch gets, and its universal flag.
+
+    A dispatch that lists ``acceptance_criteria`` keeps exactly those (plus the universal
+    checklist when the flag is on); otherwise they are extracted from its text by patterns.
+    """
+    universal = doc.get("universal_criteria") is not False
+    given = doc.get("acceptance_criteria")
+    if isinstance(given, list) and given:
+        # Validated with the dispatch already; canonical() only normalises their shape.
+        criteria = [canonical(c, universal=False) for c in given if isinstance(c, Mapping)]
+        if universal:
+            extra = extract_criteria("", universal=True)
+            criteria += [c for c in extra.criteria if c not in criteria]
+        return Extraction(criteria, "dispatch", ["criteria listed by the dispatch"]), universal
+    return extract_criteria(task_text_of(doc), universal=universal), universal
+
+
+def dispatch_fields(doc: Mapping[str, Any]) -> tuple[dict[str, Any], Extraction]:
+    """The run columns a dispatch's criteria set, and the extraction (for its log entry)."""
+    extraction, universal = criteria_for_dispatch(doc)
+    fields = {
+        "criteria_json": json.dumps(extraction.criteria),
+        "universal_criteria": int(universal),
+        "criteria_source": extraction.source,
+        "verification_state": None,
+        "approved_commands": None,
+    }
+    return fields, extraction
+
+
+def extraction_note(extraction: Extraction) -> dict[str, Any]:
+    """What a run's journal says about how its criteria were found (every extraction is logged
+    with its source): part of the ``created`` entry, or its own ``criteria`` entry."""
+    return {
+        "criteria": {
+            "source": extraction.source,
+            "count": len(extraction.criteria),
+            "notes": extraction.notes[:20],
+        }
+    }
+
+
+def log_extraction(tx: Transaction, run_id: str, extraction: Extraction, actor: str) -> None:
+    """A re-dispatch's new criteria, as their own journal entry."""
+    tx.journal(run_id, "criteria", extraction_note(extraction)["criteria"], actor)
+
+
+# -- reading and editing ----------------------------------------------------------------------
+
+
+def criteria_of(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    raw = run.get("criteria_json")
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else []
+    except json.JSONDecodeError:
+        return []
+    return [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
+
+
+def approved_of(run: Mapping[str, Any]) -> list[str]:
+    raw = run.get("approved_commands")
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else []
+    except json.JSONDecodeError:
+        return []
+    return [k for k in value if isinstance(k, str)] if isinstance(value, list) else []
+
+
+@dataclass(frozen=True)
+class CriteriaChange:
+    ok: bool
+    criteria: list[dict[str, Any]]
+    code: str = ""
+    """``not_found``, ``not_queued``, ``invalid_criterion``, ``bad_index`` or ``stale_version``."""
+    message: str = ""
+    field: str = ""
+
+
+def _editable(tx: Transaction, run_id: str, expected_version: int | None) -> Row | CriteriaChange:
+    run = tx.get_run(run_id)
+    if run is None:
+        return CriteriaChange(False, [], "not_found", f"There is no run {run_id}.", "run_id")
+    if run["state"] != RunState.QUEUED.value:
+        return CriteriaChange(
+            False,
+            criteria_of(run),
+            "not_queued",
+            f"Run {run_id} is {run['state']}; criteria can be changed only before it starts.",
+            "run_id",
+        )
+    if expected_version is not None and run["version"] != expected_version:
+        return CriteriaChange(
+            False,
+            criteria_of(run),
+            "stale_version",
+            f"Run {run_id} changed since you looked at it (version {run['version']}, not "
+            f"{expected_version}); nothing was done.",
+            "version",
+        )
+    return run
+
+
+def _save(tx: Transaction, run: Row, criteria: list[dict[str, Any]], actor: str, what: str) -> None:
+    payload = {"source": "operator", "count": len(criteria), "notes": [what]}
+    changes = {"criteria_json": json.dumps(criteria), "criteria_source": "operator"}
+    tx.touch_run(run["run_id"], kind="criteria", payload=payload, actor=actor, changes=changes)
+    tx.audit(run["run_id"], actor=actor, action="criteria", from_state=run["state"],
+             to_state=run["state"], reason=what)  # fmt: skip
+
+
+def add_criterion(
+    store: SqliteStore,
+    run_id: str,
+    criterion: Any,
+    operator: str,
+    *,
+    expected_version: int | None = None,
+) -> CriteriaChange:
+    """Append ``criterion`` (validated like any other) to a queued run's criteria."""
+    if not isinstance(criterion, Mapping):
+        return CriteriaChange(False, [], "invalid_criterion", "A criterion is a JSON object.",
+                              "criterion")  # fmt: skip
+    try:
+        clean = canonical(criterion, universal=False)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "criterion"
+        return CriteriaChange(False, [], "invalid_criterion", f"{where}: {first['msg']}",
+                              f"criterion.{where}")  # fmt: skip
+    with store.transaction() as tx:
+        run = _editable(tx, run_id, expected_version)
+        if isinstance(run, CriteriaChange):
+            return run
+        criteria = [*criteria_of(run), clean]
+        _save(tx, run, criteria, operator, f"added {clean['type']}: {clean['description']}")
+    return CriteriaChange(True, criteria)
+
+
+def remove_criterion(
+    store: SqliteStore,
+    run_id: str,
+    index: int,
+    operator: str,
+    *,
+    expected_version: int | None = None,
+) -> CriteriaChange:
+    """Remove the criterion at ``index`` (0-based, as `jarvis criteria RUN` lists them)."""
+    with store.transaction() as tx:
+        run = _editable(tx, run_id, expected_version)
+        if isinstance(run, CriteriaChange):
+            return run
+        criteria = criteria_of(run)
+        if not 0 <= index < len(criteria):
+            return CriteriaChange(
+                False, criteria, "bad_index",
+                f"Run {run_id} has {len(criteria)} criteria; there is no index {index}.", "index",
+            )  # fmt: skip
+        gone = criteria.pop(index)
+        _save(tx, run, criteria, operator, f"removed {gone.get('type')}: {gone.get('description')}")
+    return CriteriaChange(True, criteria)
+
+
+# -- after the gates --------------------------------------------------------------------------
+
+
+def needs_verification(run: Mapping[str, Any]) -> bool:
+    """Whether a run whose gates just passed has criteria to verify."""
+    return bool(criteria_of(run))
+
+
+def policy_for(run: Mapping[str, Any], base: VerifyPolicy = DEFAULT_POLICY) -> VerifyPolicy:
+    return VerifyPolicy(
+        allowlist=base.allowlist,
+        timeout_s=base.timeout_s,
+        output_cap=base.output_cap,
+        approved=base.approved | frozenset(approved_of(run)),
+        env_passthrough=base.env_passthrough,
+        subcommands=base.subcommands,
+    )
+
+
+def due(store: SqliteStore) -> list[str]:
+    """Runs whose verification should run now (including one a dead host left half done)."""
+    rows = store.rows(
+        "SELECT run_id FROM runs WHERE state = ? AND verification_state IN (?, ?) "
+        "ORDER BY updated_at, run_id",
+        [RunState.RUNNING.value, PENDING, VERIFYING],
+    )
+    return [row["run_id"] for row in rows]
+
+
+def begin(store: SqliteStore, run_id: str) -> Row | None:
+    """Mark the run as verifying; None when it is no longer due (cancelled meanwhile)."""
+    with store.transaction() as tx:
+        run = tx.get_run(run_id)
+        if (
+            run is None
+            or run["state"] != RunState.RUNNING.value
+            or run.get("verification_state") not in (PENDING, VERIFYING)
+        ):
+            return None
+        tx.touch_run(run_id, changes={"verification_state": VERIFYING},
+                     kind="verification", payload={"status": VERIFYING}, actor=HOST)  # fmt: skip
+        return tx.get_run(run_id)
+
+
+def verify_run(
+    store: SqliteStore,
+    workspace_root: Path,
+    run: Mapping[str, Any],
+    policy: VerifyPolicy,
+    *,
+    now: Callable[[], datetime] | None = None,
+) -> Verification:
+    """Run the run's criteria in its checkout (no store writes; may take minutes)."""
+    checkout = checkout_dir(workspace_root, str(run["run_id"]))
+    checkout.mkdir(parents=True, exist_ok=True)
+    clock = now or (lambda: datetime.fromisoformat(store.now()))
+    return verify_all(criteria_of(run), checkout, policy_for(run, policy), now=clock)
+
+
+def _failing(verification: Verification) -> list[str]:
+    return [
+        str(o.criterion.get("description") or o.criterion.get("type"))
+        for o in verification.outcomes
+        if not o.passed and o.status != "needs_approval"
+    ]
+
+
+def record(
+    tx: Transaction, run: Mapping[str, Any], verification: Verification, *, decide: bool
+) -> Row:
+    """Store the results for the run's current attempt; with ``decide``, move the run on.
+
+    Decides only for a run still running whose verification was due: all pass →
+    review_requested, any fails → failed naming them, waiting on approval → it waits.
+    """
+    run_id = str(run["run_id"])
+    attempt = int(run["retry_count"]) + 1
+    results = verification.results()
+    tx.execute(
+        "INSERT INTO verification_results (run_id, attempt, results_json, verified_at) "
+        "VALUES (?, ?, ?, ?)",
+        [run_id, attempt, json.dumps(results), results["verified_at"]],
+    )
+    current = tx.get_run(run_id)
+    assert current is not None
+    failing = _failing(verification)
+    summary = {
+        "passed": verification.passed,
+        "failed": failing,
+        "pending_approval": verification.pending_approval,
+    }
+    if not decide or current["state"] != RunState.RUNNING.value:
+        tx.touch_run(run_id, changes={}, kind="verification",
+                     payload={"status": "recorded", **summary}, actor=HOST)  # fmt: skip
+        return current
+    if failing:
+        reason = "acceptance criteria failed: " + "; ".join(failing)
+        _record_failure(tx, run_id, attempt, verification, reason)
+        changes = {"verification_state": None, "state_reason": reason[:2000]}
+        return apply_move(tx, current, Action.FAIL, HOST, reason=reason[:2000], changes=changes)
+    if verification.pending_approval:
+        tx.touch_run(
+            run_id,
+            changes={"verification_state": AWAITING_APPROVAL,
+                     "state_reason": "a criterion's command waits for an operator's approval"},
+            kind="verification", payload={"status": AWAITING_APPROVAL, **summary}, actor=HOST,
+        )  # fmt: skip
+        updated = tx.get_run(run_id)
+        assert updated is not None
+        return updated
+    return apply_move(tx, current, Action.PASS_GATES, HOST,
+                      changes={"verification_state": None})  # fmt: skip
+
+
+#: The error.v1 record of a run its criteria failed: runs that fail the same kind of criterion
+#: share a fingerprint, which is how the console says "N other runs failed like this".
+CRITERIA_ERROR = ("interaction_failed", "ACCEPTANCE_CRITERIA_FAILED")
+
+
+def _record_failure(
+    tx: Transaction, run_id: str, attempt: int, verification: Verification, reason: str
+) -> None:
+    first = next(o for o in verification.outcomes if not o.passed)
+    step = f"verify:{first.criterion.get('type', 'criterion')}"
+    error_class, error_code = CRITERIA_ERROR
+    tx.execute(
+        "INSERT INTO failures (run_id, attempt, error_class, error_code, step_id, url, "
+        "message, fingerprint, at) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?)",
+        [run_id, attempt, error_class, error_code, step, reason[:2000],
+         fingerprint(error_class, error_code, step), tx.now],
+    )  # fmt: skip
+
+
+def finish(store: SqliteStore, run_id: str, verification: Verification) -> Row | None:
+    """Record a host verification and decide; None when the run moved on meanwhile."""
+    with store.transaction() as tx:
+        run = tx.get_run(run_id)
+        if run is None or run.get("verification_state") != VERIFYING:
+            return None
+        return record(tx, run, verification, decide=True)
+
+
+def latest_results(store: SqliteStore, run_id: str) -> dict[str, Any] | None:
+    rows = store.rows(
+        "SELECT results_json FROM verification_results WHERE run_id = ? ORDER BY id DESC LIMIT 1",
+        [run_id],
+    )
+    if not rows:
+        return None
+    value = json.loads(rows[0]["results_json"])
+    return value if isinstance(value, dict) else None
+
+
+def record_override(tx: Transaction, run_id: str, reason: str, operator: str) -> None:
+    """The override's who, why and when, in the run's latest verification results."""
+    rows = tx.rows(
+        "SELECT id, results_json FROM verification_results WHERE run_id = ? "
+        "ORDER BY id DESC LIMIT 1",
+        [run_id],
+    )
+    if not rows:
+        return
+    results = json.loads(rows[0]["results_json"])
+    results.update(
+        override_applied=True,
+        override_reason=reason,
+        overridden_at=tx.now,
+        overridden_by=operator,
+    )
+    tx.execute(
+        "UPDATE verification_results SET results_json = ? WHERE id = ?",
+        [json.dumps(results), rows[0]["id"]],
+    )
+
+
+def approve_command(store: SqliteStore, run_id: str, key: str, operator: str) -> CriteriaChange:
+    """Allow one command off the allowlist for this run; its verification then runs again."""
+    with store.transaction() as tx:
+        run = tx.get_run(run_id)
+        if run is None:
+            return CriteriaChange(False, [], "not_found", f"There is no run {run_id}.", "run_id")
+        if run.get("verification_state") != AWAITING_APPROVAL:
+            return CriteriaChange(
+                False, criteria_of(run), "not_awaiting",
+                f"Run {run_id} has no command waiting for approval.", "run_id",
+            )  # fmt: skip
+        approved = [*approved_of(run), key]
+        tx.touch_run(
+            run_id,
+            changes={"approved_commands": json.dumps(sorted(set(approved))),
+                     "verification_state": PENDING, "state_reason": None},
+            kind="verification", payload={"status": "approved", "command": key}, actor=operator,
+        )  # fmt: skip
+        tx.audit(run_id, actor=operator, action="approve_command", from_state=run["state"],
+                 to_state=run["state"], reason=f"allowed {key}")  # fmt: skip
+    return CriteriaChange(True, criteria_of(run))
+
+
+@dataclass(frozen=True)
+class Reverified:
+    """What `reverify` did: the results recorded, and the run as it now is (or why not)."""
+
+    ok: bool
+    results: dict[str, Any] | None = None
+    run: Row | None = None
+    code: str = ""
+    """``not_found``, ``no_criteria`` or ``in_progress``."""
+    message: str = ""
+
+
+def reverify(
+    store: SqliteStore,
+    workspace_root: Path,
+    run_id: str,
+    policy: VerifyPolicy = DEFAULT_POLICY,
+) -> Reverified:
+    """Verify a run's criteria again now (`jarvis verify`, the console's ``v``).
+
+    The results are always recorded. They decide the run only while it waits on verification
+    (gates passed, or a command approved); a run already decided keeps its state, and an
+    operator reads the new results and overrides if they show the criteria were wrong.
+    """
+    run = store.get_run(run_id)
+    if run is None:
+        return Reverified(False, code="not_found", message=f"There is no run {run_id}.")
+    if not criteria_of(run):
+        return Reverified(
+            False,
+            run=run,
+            code="no_criteria",
+            message=f"Run {run_id} has no acceptance criteria to verify.",
+        )
+    if run.get("verification_state") == VERIFYING:
+        return Reverified(
+            False,
+            run=run,
+            code="in_progress",
+            message=f"Run {run_id} is being verified by the host right now.",
+        )
+    verification = verify_run(store, workspace_root, run, policy)
+    with store.transaction() as tx:
+        current = tx.get_run(run_id)
+        if current is None:
+            return Reverified(False, code="not_found", message=f"There is no run {run_id}.")
+        waiting = current.get("verification_state") in (PENDING, AWAITING_APPROVAL)
+        updated = record(tx, current, verification, decide=waiting)
+    return Reverified(True, results=verification.results(), run=updated)
