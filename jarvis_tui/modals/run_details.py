@@ -45,7 +45,8 @@ def render_details(view: RunView) -> Text:
     for row in detail.get("audit") or []:
         text.append(f"\n  {clock_of(row['at'])} ", style="dim")
         text.append(f"{shown(row['actor'])} {shown(row['action'])}: ")
-        text.append(f"{shown(row['from_state'])} → {shown(row['to_state'])}")
+        # A dispatch has no state before it: "—", not the word None.
+        text.append(f"{shown(row['from_state'] or '—')} → {shown(row['to_state'] or '—')}")
         if row.get("reason"):
             text.append(f" — {shown(row['reason'])}", style="dim")
     text.append("\n\ndispatch", style="bold underline")

@@ -387,6 +387,7 @@ async def test_enter_opens_the_runs_details(store_db: Path) -> None:
         assert isinstance(app.screen, RunDetailsScreen)
         body = str(app.screen.query_one(".dialog-body").render())
         assert "audit trail" in body and "dispatch" in body
+        assert "dispatch: — → queued" in body and "None" not in body
         await pilot.press("escape")
 
 
@@ -509,12 +510,6 @@ async def test_panels_fold_into_tabs_when_narrow(store_db: Path) -> None:
         for panel in ("#stream", "#gates", "#composer"):
             assert screen.query_one(panel).display
         assert not screen.query_one("#panel-tabs").display
-
-
-async def test_no_color_is_respected(store_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NO_COLOR", "1")
-    app = make_app(store_db)
-    assert app.no_color
 
 
 def test_an_unknown_theme_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
