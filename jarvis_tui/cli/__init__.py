@@ -75,7 +75,7 @@ def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | Non
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jarvis_tui.cli import demo, host, runs, samples, tui, validate
+    from jarvis_tui.cli import criteria, demo, host, runs, samples, tui, validate
 
     parser = _Parser(
         prog="jarvis",
@@ -204,6 +204,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll", type=float, default=0.05, help=argparse.SUPPRESS)
     _workspace_flags(p)
     p.set_defaults(handler=runs.journal)
+
+    p = commands.add_parser(
+        "criteria", help="a run's acceptance criteria (or `criteria extract`: a task's)"
+    )
+    p.add_argument("run_id", metavar="RUN_ID|extract")
+    p.add_argument("path", nargs="?", default=None, metavar="PATH|-", help="extract: the task")
+    p.add_argument("--add", default=None, metavar="JSON", help="append this criterion (queued)")
+    p.add_argument("--remove", type=int, default=None, metavar="INDEX",
+                   help="remove the criterion at this 0-based index (queued)")  # fmt: skip
+    p.add_argument("--expect-version", type=int, default=None, metavar="N",
+                   help="refuse if the run is no longer at this version")  # fmt: skip
+    p.add_argument("--repo", default=None, metavar="DIR",
+                   help="extract: infer commands and files from this repository")  # fmt: skip
+    p.add_argument("--no-universal", action="store_true",
+                   help="extract: leave out the universal checklist")  # fmt: skip
+    p.add_argument("--model-command", nargs=argparse.REMAINDER, default=None, metavar="CMD",
+                   help="extract: ask this model command first (must come last)")  # fmt: skip
+    _workspace_flags(p, acts=True)
+    p.set_defaults(handler=criteria.criteria)
+
+    p = commands.add_parser("verify", help="verify a run's acceptance criteria in its checkout now")
+    p.add_argument("run_id", metavar="RUN_ID")
+    p.add_argument("--approve", default=None, metavar="KEY",
+                   help="first allow this waiting command (its JSON argument list)")  # fmt: skip
+    _workspace_flags(p, acts=True)
+    p.set_defaults(handler=criteria.verify)
 
     p = commands.add_parser("host", help="run the engine for a workspace until interrupted")
     p.add_argument("--poll", action="store_true", help="poll the IPC tree instead of inotify")

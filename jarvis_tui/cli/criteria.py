@@ -1,0 +1,424 @@
+"""``jarvis criteria`` and ``jarvis verify``: acceptance criteria from the command line.
+
+``jarvis criteria extract`` shows what a task would get, without a workspace. ``jarvis criteria
+RUN_ID`` lists a run's criteria and, while it is queued, adds or removes one. ``jarvis verify``
+checks a run's criteria in its checkout now, as the host does after the gates.
+
+Exit codes as elsewhere: 0 done, 1 refused (or invalid input), 2 usage or I/O error. ``jarvis
+verify`` adds `VERIFY_FAILED`: the verification ran, and a criterion failed or waits for an
+operator's approval of its command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shlex
+import sqlite3
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from core.contracts.jsondoc import MAX_DOCUMENT_BYTES, decode_text, loads_strict
+from core.criteria import run_criteria
+from core.criteria.allowlist import command_key
+from core.criteria.extract import Extraction, extract_criteria, task_text_of
+from core.criteria.model_extract import extract_with_model
+from core.host.config import ConfigError, load_config
+from core.identity import operator_name
+from core.store.sqlite_store import Row, SqliteStore
+from core.workspace import Workspace, WorkspaceError
+from jarvis_tui.cli.inputs import UsageError, existing_dir, read_input
+from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
+from jarvis_tui.safe_text import inert, shown
+from jarvis_tui.state_look import state_text
+
+#: ``jarvis verify``: the criteria were checked, and at least one did not pass.
+VERIFY_FAILED = 3
+
+#: The word that makes ``jarvis criteria`` extract instead of naming a run.
+EXTRACT = "extract"
+
+_COMMAND_TYPES = frozenset({"test_pass", "command_success", "no_lint_errors"})
+_NEEDS_APPROVAL = "needs approval:"
+#: How many of a criterion's last output lines the readable rendering of `jarvis verify` shows.
+_TAIL_LINES = 6
+
+
+# -- shared -----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _open(args: argparse.Namespace) -> Iterator[tuple[Workspace, SqliteStore]]:
+    try:
+        workspace = Workspace.resolve(args.workspace)
+        store = SqliteStore(workspace.db_path)
+    except WorkspaceError as exc:
+        raise UsageError("workspace_unusable", str(exc)) from None
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(
+            "store_unusable", f"The workspace's store cannot be opened: {exc}."
+        ) from None
+    try:
+        yield workspace, store
+    finally:
+        store.close()
+
+
+def _refusal(code: str, message: str, field: str = "") -> dict[str, str]:
+    return {"code": code, "message": message, "field": field}
+
+
+def _print_refusal(refusal: Mapping[str, str]) -> None:
+    console().print(verdict_line(False, f"refused ({refusal['code']})", refusal["message"]))
+
+
+def _key_of(criterion: Mapping[str, Any]) -> str | None:
+    """The key `jarvis verify --approve` takes for a command criterion, else None."""
+    command = criterion.get("command")
+    if criterion.get("type") not in _COMMAND_TYPES or not isinstance(command, str | list):
+        return None
+    try:
+        return command_key(command, shell=bool(criterion.get("shell")))
+    except ValueError:
+        return None
+
+
+def _checks(criterion: Mapping[str, Any]) -> str:
+    """What a criterion looks at, on one line: its path and pattern, or its command."""
+    command = criterion.get("command")
+    if isinstance(command, list):
+        return shlex.join(str(a) for a in command)
+    if isinstance(command, str):
+        return command + ("  (shell)" if criterion.get("shell") else "")
+    path = str(criterion.get("path") or "")
+    pattern = criterion.get("pattern")
+    return f"{path}\n/{pattern}/" if pattern is not None else path
+
+
+def _criteria_table(criteria: list[dict[str, Any]], title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("type", no_wrap=True)
+    table.add_column("criterion", overflow="fold")
+    table.add_column("checks", overflow="fold")
+    table.add_column("universal", justify="center")
+    for index, criterion in enumerate(criteria):
+        table.add_row(
+            str(index),
+            Text(inert(str(criterion.get("type", "")))),
+            Text(shown(criterion.get("description", ""))),
+            Text(shown(_checks(criterion)), style="dim"),
+            "✓" if criterion.get("universal") else "",
+        )
+    return table
+
+
+# -- jarvis criteria extract --------------------------------------------------------------------
+
+
+def _task_of(text: str) -> tuple[str, bool | None, list[str]]:
+    """The task text, the dispatch's own universal flag (if any), and notes about the input."""
+    stripped = text.lstrip()
+    loaded = loads_strict(stripped) if stripped[:1] == "{" else None
+    if loaded is None or not loaded.ok or not isinstance(loaded.value, dict):
+        notes = []
+        if loaded is not None:
+            why = loaded.errors[0].message if loaded.errors else "it is not an object"
+            notes.append(f"the input starts like JSON but is not a JSON object ({why}); "
+                         "read it as plain task text")  # fmt: skip
+        return text, None, notes
+    doc = loaded.value
+    flag = doc.get("universal_criteria")
+    notes = ["read the task from a dispatch"]
+    if isinstance(doc.get("acceptance_criteria"), list) and doc["acceptance_criteria"]:
+        notes.append("the dispatch lists acceptance_criteria: a run keeps those instead of "
+                     "criteria extracted from its text")  # fmt: skip
+    return task_text_of(doc), flag if isinstance(flag, bool) else None, notes
+
+
+def _extract_refused(errors: list[dict[str, str]], as_json: bool) -> int:
+    if as_json:
+        emit_json({"criteria": [], "source": None, "notes": [], "errors": errors})
+    else:
+        console().print(verdict_line(False, "no criteria extracted", f"{len(errors)} error(s)"))
+        console().print(errors_table(errors))
+    return 1
+
+
+def extract(args: argparse.Namespace) -> int:
+    if args.model_command is not None and not args.model_command:
+        raise UsageError("usage", "--model-command needs the command to run after it.")
+    repo = existing_dir(args.repo) if args.repo is not None else None
+    data = read_input(args.path, limit=MAX_DOCUMENT_BYTES)
+    text, problems = decode_text(data, limit=MAX_DOCUMENT_BYTES)
+    if text is None:
+        return _extract_refused([p.to_json() for p in problems], args.json)
+    task, flag, input_notes = _task_of(text)
+    universal = False if args.no_universal else (True if flag is None else flag)
+    extraction: Extraction
+    if args.model_command:
+        extraction = extract_with_model(task, args.model_command, repo=repo, universal=universal)
+    else:
+        extraction = extract_criteria(task, repo=repo, universal=universal)
+    notes = [*input_notes, *extraction.notes]
+    if args.json:
+        emit_json({"criteria": extraction.criteria, "source": extraction.source,
+                   "notes": notes, "errors": []})  # fmt: skip
+        return 0
+    out = console()
+    found = f"{len(extraction.criteria)} criteria"
+    out.print(verdict_line(True, found, f"source: {extraction.source}"))
+    if extraction.criteria:
+        out.print(_criteria_table(extraction.criteria, "criteria"))
+    for note in notes:
+        out.print(Text("  " + shown(note), style="dim"))
+    return 0
+
+
+# -- jarvis criteria RUN_ID ---------------------------------------------------------------------
+
+
+def _listing(run: Row) -> dict[str, Any]:
+    criteria = []
+    for index, criterion in enumerate(run_criteria.criteria_of(run)):
+        item: dict[str, Any] = {"index": index, **criterion}
+        key = _key_of(criterion)
+        if key is not None:
+            item["approval_key"] = key
+        criteria.append(item)
+    return {
+        "run_id": run["run_id"],
+        "state": run["state"],
+        "version": run["version"],
+        "universal_criteria": bool(run.get("universal_criteria", 1)),
+        "criteria_source": run.get("criteria_source"),
+        "verification_state": run.get("verification_state"),
+        "approved_commands": run_criteria.approved_of(run),
+        "criteria": criteria,
+    }
+
+
+def _print_listing(listing: dict[str, Any], done: str) -> None:
+    out = console()
+    if done:
+        out.print(verdict_line(True, done))
+    out.print(Text.assemble(("run ", "dim"), (inert(listing["run_id"]), "bold"), "  ",
+                            state_text(listing["state"], False)))  # fmt: skip
+    universal = "on" if listing["universal_criteria"] else "off"
+    for name, value in (
+        ("universal checklist", universal),
+        ("criteria source", listing["criteria_source"] or "—"),
+        ("verification", listing["verification_state"] or "—"),
+    ):
+        out.print(Text.assemble((f"  {name:<22}", "dim"), inert(str(value))))
+    criteria = listing["criteria"]
+    if criteria:
+        out.print(_criteria_table(criteria, f"{len(criteria)} criteria"))
+    else:
+        out.print(Text("  no acceptance criteria", style="dim"))
+    for key in listing["approved_commands"]:
+        out.print(Text.assemble(("  approved command  ", "dim"), inert(key)))
+
+
+def _parse_criterion(raw: str) -> Any:
+    loaded = loads_strict(raw.encode("utf-8", "surrogatepass"))
+    if not loaded.ok:
+        return None
+    return loaded.value
+
+
+def _change(args: argparse.Namespace, store: SqliteStore) -> run_criteria.CriteriaChange | None:
+    operator = operator_name(args.operator)
+    if args.add is not None:
+        criterion = _parse_criterion(args.add)
+        if criterion is None:
+            return run_criteria.CriteriaChange(
+                False, [], "invalid_criterion", "--add must be one criterion as a JSON object.",
+                "criterion",
+            )  # fmt: skip
+        return run_criteria.add_criterion(
+            store, args.run_id, criterion, operator, expected_version=args.expect_version
+        )
+    if args.remove is not None:
+        return run_criteria.remove_criterion(
+            store, args.run_id, args.remove, operator, expected_version=args.expect_version
+        )
+    return None
+
+
+def _only(args: argparse.Namespace, allowed: set[str], what: str) -> None:
+    """Refuse options that belong to the other form of ``jarvis criteria``."""
+    given = {
+        "--workspace": args.workspace is not None,
+        "--operator": args.operator is not None,
+        "--add": args.add is not None,
+        "--remove": args.remove is not None,
+        "--expect-version": args.expect_version is not None,
+        "--repo": args.repo is not None,
+        "--no-universal": args.no_universal,
+        "--model-command": args.model_command is not None,
+    }
+    wrong = [flag for flag, used in given.items() if used and flag not in allowed]
+    if wrong:
+        raise UsageError("usage", f"{', '.join(wrong)} cannot be used with {what}.")
+
+
+def criteria(args: argparse.Namespace) -> int:
+    if args.run_id == EXTRACT:
+        _only(args, {"--repo", "--no-universal", "--model-command"}, "jarvis criteria extract")
+        if args.path is None:
+            raise UsageError("usage", "jarvis criteria extract needs a PATH, or - for stdin.")
+        return extract(args)
+    _only(args, {"--workspace", "--operator", "--add", "--remove", "--expect-version"},
+          "jarvis criteria RUN_ID")  # fmt: skip
+    if args.path is not None:
+        raise UsageError("usage", f"unexpected argument {args.path!r} after the run id.")
+    if args.add is not None and args.remove is not None:
+        raise UsageError("usage", "--add and --remove cannot be used together.")
+    with _open(args) as (_, store):
+        change = _change(args, store)
+        run = store.get_run(args.run_id)
+    refusal: dict[str, str] | None = None
+    if change is not None and not change.ok:
+        refusal = _refusal(change.code, change.message, change.field)
+    elif run is None:
+        refusal = _refusal("not_found", f"There is no run {args.run_id}.", "run_id")
+    listing = _listing(run) if run is not None else None
+    if args.json:
+        emit_json({"ok": refusal is None, **(listing or {"run_id": args.run_id}),
+                   "refusal": refusal})  # fmt: skip
+    elif refusal is not None:
+        _print_refusal(refusal)
+    elif listing is not None:
+        done = ""
+        if args.add is not None:
+            done = f"added criterion {len(listing['criteria']) - 1} to {args.run_id}"
+        elif args.remove is not None:
+            done = f"removed criterion {args.remove} from {args.run_id}"
+        _print_listing(listing, done)
+    return 1 if refusal is not None else 0
+
+
+# -- jarvis verify ----------------------------------------------------------------------------
+
+
+def _waiting(result: Mapping[str, Any]) -> bool:
+    return not result.get("passed") and str(result.get("output", "")).startswith(_NEEDS_APPROVAL)
+
+
+def _duration(ms: Any) -> str:
+    if not isinstance(ms, int):
+        return ""
+    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def _tail(output: str) -> str:
+    lines = output.rstrip("\n").splitlines()
+    kept = lines[-_TAIL_LINES:]
+    cut = "…\n" if len(lines) > len(kept) else ""
+    return cut + "\n".join(kept)
+
+
+def _print_results(run_id: str, results: Mapping[str, Any], run: Row | None) -> None:
+    out = console()
+    items = [r for r in results.get("criteria_results", []) if isinstance(r, Mapping)]
+    failed = [r for r in items if not r.get("passed") and not _waiting(r)]
+    waiting = [r for r in items if _waiting(r)]
+    if results.get("passed"):
+        out.print(verdict_line(True, f"verified {run_id}", f"{len(items)} criteria passed"))
+    else:
+        parts = [f"{len(failed)} of {len(items)} failed"] if failed else []
+        parts += [f"{len(waiting)} waiting for approval"] if waiting else []
+        note = ", ".join(parts)
+        out.print(verdict_line(False, f"verification of {run_id} did not pass", note))
+    table = Table(title="acceptance criteria", title_justify="left")
+    table.add_column("", width=1)
+    table.add_column("criterion", overflow="fold", ratio=1)
+    table.add_column("time", justify="right", no_wrap=True)
+    table.add_column("output", overflow="fold", ratio=2)
+    for item in items:
+        criterion = item.get("criterion")
+        criterion = criterion if isinstance(criterion, Mapping) else {}
+        if item.get("passed"):
+            mark = Text("✓", style="green")
+        elif _waiting(item):
+            mark = Text("…", style="yellow")
+        else:
+            mark = Text("✗", style="red")
+        label = criterion.get("description") or criterion.get("type") or "?"
+        table.add_row(
+            mark,
+            Text(shown(label)),
+            _duration(item.get("duration_ms")),
+            Text(shown(_tail(str(item.get("output", "")))), style="dim"),
+        )
+    out.print(table)
+    for item in waiting:
+        criterion = item.get("criterion")
+        key = _key_of(criterion) if isinstance(criterion, Mapping) else None
+        if key is not None:
+            hint = f"  approve with: jarvis verify {run_id} --approve {shlex.quote(key)}"
+            out.print(Text(inert(hint), style="yellow"))
+    if run is not None:
+        out.print(Text.assemble("  now ", state_text(run["state"], bool(run.get("overridden")))))
+
+
+def _approve(store: SqliteStore, args: argparse.Namespace) -> dict[str, str] | None:
+    """Approve ``--approve``'s command for the run; the refusal, or None when it was approved."""
+    raw = args.approve
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    try:
+        if isinstance(value, list) and all(isinstance(a, str) for a in value):
+            key = command_key(value)
+        else:
+            key = command_key(raw)
+    except ValueError as exc:
+        return _refusal("invalid_key", f"--approve {raw!r} is not a command: {exc}.", "approve")
+    run = store.get_run(args.run_id)
+    if run is not None and run.get("verification_state") == run_criteria.AWAITING_APPROVAL:
+        keys = [k for k in map(_key_of, run_criteria.criteria_of(run)) if k is not None]
+        if key not in keys:
+            return _refusal(
+                "unknown_command",
+                f"Run {args.run_id} has no criterion that runs {key}; its commands: "
+                f"{', '.join(keys) or 'none'}.",
+                "approve",
+            )
+    change = run_criteria.approve_command(store, args.run_id, key, operator_name(args.operator))
+    return None if change.ok else _refusal(change.code, change.message, change.field)
+
+
+def verify(args: argparse.Namespace) -> int:
+    with _open(args) as (workspace, store):
+        try:
+            policy = load_config(workspace.root).criteria.policy()
+        except ConfigError as exc:
+            raise UsageError("config_unusable", str(exc)) from None
+        refusal = _approve(store, args) if args.approve is not None else None
+        done = None
+        if refusal is None:
+            done = run_criteria.reverify(store, workspace.root, args.run_id, policy)
+            if not done.ok:
+                refusal = _refusal(done.code, done.message, "run_id")
+    if refusal is not None or done is None or done.results is None:
+        refusal = refusal or _refusal("not_verified", "Nothing was verified.", "run_id")
+        if args.json:
+            emit_json({"ok": False, "refusal": refusal})
+        else:
+            _print_refusal(refusal)
+        return 1
+    if args.json:
+        emit_json(done.results)
+    else:
+        _print_results(args.run_id, done.results, done.run)
+    return 0 if done.results.get("passed") else VERIFY_FAILED
+
+
+__all__ = ["EXTRACT", "VERIFY_FAILED", "criteria", "extract", "verify"]
