@@ -41,7 +41,7 @@ class JarvisCommands(Provider):
         row = main.selected_row()
         run_id = shown(row["run_id"]) if row else "(no run selected)"
         for action, (key, label) in RUN_ACTIONS.items():
-            can = availability(action, row)
+            can = availability(action, main.action_subject(action))
             method = "action_cancel_run" if action == "cancel" else f"action_{action}"
             if can.enabled:
                 yield f"Run: {label} {run_id}", f"key {key}", getattr(main, method)

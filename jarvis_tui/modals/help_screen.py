@@ -23,6 +23,8 @@ HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("a", "Approve a run in review_requested"),
             ("x", "Cancel a queued or running run (asks for a reason)"),
             ("s", "Steer a running run: write in the composer, ctrl+s sends"),
+            ("v", "Verify a run's acceptance criteria again in its checkout (results recorded)"),
+            ("A", "Allow the command a run's verification waits on (shows the exact argv)"),
             ("enter", "Everything about the run: dispatch, gates, steers, audit"),
         ),
     ),

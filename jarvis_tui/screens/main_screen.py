@@ -8,12 +8,16 @@ and polling pauses while a dialog is up. Applying: rows change in place by run i
 Acting: every action goes through `core.operator_actions` on a thread worker with the version the
 operator was looking at, so a run another process moved first is refused, not acted on twice;
 the result comes back as `ActionFinished` and becomes a notification with core's sentence.
+Verifying a run's acceptance criteria again and allowing a criterion's command go through
+`core.criteria.run_criteria` the same way, and come back as `CriteriaActed`.
 """
 
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,21 +28,33 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.events import Key, Resize
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from core import operator_actions
+from core.criteria import run_criteria
+from core.criteria.allowlist import DEFAULT_POLICY
+from core.host.config import ConfigError, load_config
 from core.identity import operator_name
 from core.run_views import ATTENTION_STATES
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.feed import FeedRead, RunView, StoreFeed
 from jarvis_tui.messages import ActionFinished, RunViewReceived, StoreChanged, StreamHistoryReceived
+from jarvis_tui.modals.allow_command_dialog import AllowCommandDialog
 from jarvis_tui.modals.reason_dialog import ReasonDialog
 from jarvis_tui.modals.retry_dialog import RetryDialog
 from jarvis_tui.modals.run_details import RunDetailsScreen
-from jarvis_tui.run_actions import RUN_ACTIONS, availability
+from jarvis_tui.run_actions import (
+    CRITERIA_ACTIONS,
+    RUN_ACTIONS,
+    PendingCommand,
+    availability,
+    criterion_command,
+    pending_commands,
+)
 from jarvis_tui.run_model import STATE_KEYS, RunModel
 from jarvis_tui.safe_text import inert, one_line, shown
 from jarvis_tui.state_look import state_text
@@ -73,6 +89,24 @@ _VERBS = {
     "steer": "Steer queued for",
 }
 
+
+@dataclass
+class CriteriaActed(Message):
+    """A criteria action went through `core.criteria.run_criteria`: verified again (a
+    `Reverified`) or a command allowed (a `CriteriaChange`), or refused with core's sentence."""
+
+    bubble: ClassVar[bool] = False
+
+    run_id: str
+    outcome: run_criteria.Reverified | run_criteria.CriteriaChange
+    command: PendingCommand | None = None
+    """The command allowed (approving only)."""
+    policy_problem: str | None = None
+    """Why ``jarvis.toml`` could not be used, when verification fell back to the default policy."""
+    state_before: str | None = None
+    """The run's state when the operator pressed the key (verifying only)."""
+
+
 #: (tab id, panel id, label) for the folded layout.
 PANELS = (
     ("progress", "stream", "Progress"),
@@ -96,6 +130,24 @@ class MainScreen(Screen[None]):
         Binding("a", "approve", "Approve", id="run.approve", tooltip="Approve a run in review"),
         Binding("x", "cancel_run", "Cancel", id="run.cancel", tooltip="Cancel, with a reason"),
         Binding("s", "steer", "Steer", id="run.steer", tooltip="Write to a running run's worker"),
+        # Not on the key bar, which is full at 80 columns: the gates panel lists both keys on
+        # every run that has criteria, and the help and the palette list them always.
+        Binding(
+            "v",
+            "verify",
+            "Verify",
+            id="run.verify",
+            tooltip="Verify the run's acceptance criteria again, in its checkout",
+            show=False,
+        ),
+        Binding(
+            "A",
+            "approve_command",
+            "Allow command",
+            id="run.approve_command",
+            tooltip="Allow the command a run's verification waits on (shows its argv first)",
+            show=False,
+        ),
         Binding("enter", "details", "Details", id="run.details", show=False),
         Binding("slash", "filter", "Filter", id="view.filter", tooltip="Filter runs by text"),
         Binding("exclamation_mark", "attention", "Attention", id="view.attention"),
@@ -145,6 +197,8 @@ class MainScreen(Screen[None]):
         message is handled)."""
         self._read_host: int | None = None
         self._bindings_key: tuple[object, ...] = ()
+        self._verifying: set[str] = set()
+        """Runs this console is verifying right now (a second ``v`` would only repeat it)."""
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -418,11 +472,25 @@ class MainScreen(Screen[None]):
         run_id = self.query_one(RunTable).selected_run_id
         return self.model.rows.get(run_id) if run_id else None
 
+    def action_subject(self, action: str) -> dict[str, Any] | None:
+        """What `availability` judges ``action`` on: the selected run's table row, which is
+        freshest; for the criteria actions with the run's criteria from its detail, which the
+        table does not carry (missing until the detail of this run has been read)."""
+        row = self.selected_row()
+        if action not in CRITERIA_ACTIONS or row is None:
+            return row
+        view = self.view
+        if view is None or view.run_id != row["run_id"] or view.detail is None:
+            return row
+        return {**row, "criteria": view.detail.get("criteria") or []}
+
     def _sync_bindings(self) -> None:
         # Only when what the selected run allows has changed, not on every cursor move or read:
         # each refresh_bindings() walks the bindings of the focused chain and redraws the keys.
         row = self.selected_row()
-        allowed = tuple(availability(action, row).enabled for action in RUN_ACTIONS)
+        allowed = tuple(
+            availability(action, self.action_subject(action)).enabled for action in RUN_ACTIONS
+        )
         key = (row is not None, allowed)
         if key != self._bindings_key:
             self._bindings_key = key
@@ -432,7 +500,7 @@ class MainScreen(Screen[None]):
         name = "cancel" if action == "cancel_run" else action
         if name in RUN_ACTIONS:
             # None: shown in the footer, dimmed; pressing it says why (`on_key`).
-            return True if availability(name, self.selected_row()).enabled else None
+            return True if availability(name, self.action_subject(name)).enabled else None
         if action == "details":
             return True if self.selected_row() else None
         return True
@@ -446,7 +514,7 @@ class MainScreen(Screen[None]):
             return
         for action, (key, label) in RUN_ACTIONS.items():
             if event.key == key:
-                can = availability(action, self.selected_row())
+                can = availability(action, self.action_subject(action))
                 if not can.enabled:
                     event.stop()
                     self.notify(
@@ -509,6 +577,61 @@ class MainScreen(Screen[None]):
         if row is not None:
             self._act("approve", row["run_id"], int(row["version"]))
 
+    def action_verify(self) -> None:
+        row = self.selected_row()
+        if row is None:
+            return
+        run_id = str(row["run_id"])
+        if run_id in self._verifying:
+            self.notify(
+                f"Run {shown(run_id)} is being verified by this console already.",
+                title="Verify: not possible",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self._verifying.add(run_id)
+        self.notify(
+            f"Verifying run {shown(run_id)}'s acceptance criteria in its checkout…",
+            title="Verify",
+            markup=False,
+        )
+        self._verify(run_id, str(row["state"]))
+
+    def action_approve_command(self) -> None:
+        row = self.selected_row()
+        if row is None:
+            return
+        run_id = str(row["run_id"])
+        view = self.view
+        if view is None or view.run_id != run_id or view.detail is None:
+            self.notify(
+                f"Run {shown(run_id)} is still being read; try again in a moment.",
+                title="Allow command: not yet",
+                severity="warning",
+                markup=False,
+            )
+            return
+        waiting = pending_commands({**view.detail, **row})  # the row's state is the newer
+        if not waiting:
+            # The latest results name no command that waits (read before the host recorded
+            # them, or a command since allowed): verifying again settles which one waits.
+            self.notify(
+                f"Run {shown(run_id)} waits for approval, but its latest verification names no "
+                "command to allow. Press v to verify it again.",
+                title="Allow command: nothing to allow",
+                severity="warning",
+                markup=False,
+            )
+            return
+        command = waiting[0]
+
+        def confirmed(ok: bool | None) -> None:
+            if ok:
+                self._approve_command(run_id, command)
+
+        self.app.push_screen(AllowCommandDialog(run_id, command, more=len(waiting) - 1), confirmed)
+
     def action_steer(self) -> None:
         self.action_panel("steer")
         self.query_one(SteerComposer).editor.focus()
@@ -559,6 +682,127 @@ class MainScreen(Screen[None]):
         finally:
             store.close()
         self.post_message(ActionFinished(action, run_id, result))
+
+    @work(
+        thread=True, group="act", exit_on_error=False,
+        name="verify", description="Verify a run's acceptance criteria",
+    )  # fmt: skip
+    def _verify(self, run_id: str, state_before: str) -> None:
+        root = self.feed.db_path.parent
+        problem: str | None = None
+        try:
+            policy = load_config(root).criteria.policy()
+        except (ConfigError, OSError) as exc:
+            # The host would refuse such a file; verifying with the defaults (a smaller
+            # allowlist: more commands wait for approval, none runs that would not) still
+            # tells the operator something, and the notification says which policy was used.
+            policy, problem = DEFAULT_POLICY, str(exc)
+        try:
+            store = SqliteStore(self.feed.db_path, migrate=False)
+            try:
+                outcome = run_criteria.reverify(store, root, run_id, policy)
+            finally:
+                store.close()
+        finally:
+            # Straight from this thread: one set operation is atomic, and the set only guards
+            # against a second ``v`` (a worker that failed must not leave the run marked).
+            self._verifying.discard(run_id)
+        self.post_message(
+            CriteriaActed(run_id, outcome, policy_problem=problem, state_before=state_before)
+        )
+
+    @work(
+        thread=True, group="act", exit_on_error=False,
+        name="approve-command", description="Allow a criterion's command",
+    )  # fmt: skip
+    def _approve_command(self, run_id: str, command: PendingCommand) -> None:
+        store = SqliteStore(self.feed.db_path, migrate=False)
+        try:
+            change = run_criteria.approve_command(store, run_id, command.key, self.operator)
+        finally:
+            store.close()
+        self.post_message(CriteriaActed(run_id, change, command=command))
+
+    @on(CriteriaActed)
+    def _criteria_acted(self, message: CriteriaActed) -> None:
+        outcome = message.outcome
+        run_id = shown(message.run_id)
+        if message.policy_problem:
+            self.notify(
+                f"jarvis.toml cannot be used, so run {run_id} was verified with the default "
+                f"policy: {one_line(message.policy_problem, 300)}",
+                title="Default verify policy",
+                severity="warning",
+                markup=False,
+                timeout=10,
+            )
+        if not outcome.ok:
+            self.notify(
+                outcome.message,
+                title=f"Refused ({outcome.code})",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+        elif isinstance(outcome, run_criteria.Reverified):
+            self._notify_verified(run_id, outcome, message.state_before)
+        elif message.command is not None:
+            later = (
+                "the host verifies it again shortly"
+                if self.host
+                else "no host is running: press v to verify it now"
+            )
+            self.notify(
+                f"Allowed {one_line(json.dumps(message.command.argv), 200)} for run {run_id}; "
+                f"{later}.",
+                title="Done",
+                markup=False,
+            )
+        self.read_store()
+
+    def _notify_verified(
+        self, run_id: str, outcome: run_criteria.Reverified, before: str | None
+    ) -> None:
+        results = (outcome.results or {}).get("criteria_results") or []
+        run = outcome.run or {}
+        keys = {
+            command.key
+            for command in pending_commands(
+                {
+                    "verification_state": run.get("verification_state"),
+                    "verification": outcome.results,
+                    "approved_commands": run_criteria.approved_of(run),
+                }
+            )
+        }
+        passed = waiting = 0
+        for result in results:
+            command = criterion_command(result.get("criterion") or {})
+            if result.get("passed"):
+                passed += 1
+            elif command is not None and command.key in keys:
+                waiting += 1
+        failed = len(results) - passed - waiting
+        counts = f"{passed} of {len(results)} criteria passed, {failed} failed"
+        if waiting:
+            counts += f", {waiting} waiting for your approval (A)"
+        state = str(run.get("state") or "")
+        if not state:
+            after = "it is no longer in the store"
+        elif state != before:
+            after = f"it is now {state}"
+        else:
+            # Verifying again decides only a run still waiting on verification: a decided run
+            # keeps its state, and the operator judges the new results.
+            after = f"it stays {state}"
+            if state == "failed" and not failed and not waiting:
+                after += " (override it if the work is done)"
+        self.notify(
+            f"Run {run_id}: {counts}; {after}.",
+            title="Verified" if not failed else "Verified: criteria failed",
+            severity="information" if not failed else "warning",
+            markup=False,
+        )
 
     @on(ActionFinished)
     def _action_finished(self, message: ActionFinished) -> None:

@@ -3,12 +3,19 @@ with how many other runs share their fingerprint, and acceptance-criteria result
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.text import Text
 
 from jarvis_tui.feed import RunView
-from jarvis_tui.run_actions import RUN_ACTIONS, availability
+from jarvis_tui.run_actions import (
+    CRITERIA_ACTIONS,
+    RUN_ACTIONS,
+    availability,
+    criterion_command,
+    pending_commands,
+)
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import state_text
 from jarvis_tui.widgets.text_pane import TextPane
@@ -17,6 +24,16 @@ from jarvis_tui.widgets.text_pane import TextPane
 def _heading(text: Text, title: str) -> None:
     # Headings are appended, not the base style, which would spread over every later line.
     text.append(f"\n\n{title}", style="bold underline")
+
+
+def _offered(action: str, detail: dict[str, Any], enabled: bool) -> bool:
+    """Whether the header lists ``action``: the criteria actions only on a run with criteria
+    (most runs have none, and the line stays short), allowing a command only while one waits."""
+    if action not in CRITERIA_ACTIONS:
+        return True
+    if not detail.get("criteria"):
+        return False
+    return action == "verify" or enabled
 
 
 def _run_header(detail: dict[str, Any]) -> Text:
@@ -42,6 +59,8 @@ def _run_header(detail: dict[str, Any]) -> Text:
     text.append("\n")
     for action, (key, label) in RUN_ACTIONS.items():
         can = availability(action, detail)
+        if not _offered(action, detail, can.enabled):
+            continue
         text.append(f"{key} {label.lower()}  ", style="bold" if can.enabled else "dim strike")
     return text
 
@@ -53,6 +72,12 @@ def _gates(text: Text, detail: dict[str, Any]) -> None:
     shown_gates = [g for g in gates if int(g["attempt"]) == latest]
     if not shown_gates:
         text.append("\n  none yet", style="dim")
+    elif detail.get("criteria") and all(g["passed"] for g in shown_gates):
+        # Passing gates only let the criteria be verified, and the criteria below decide the
+        # run: one line keeps them in sight in a small panel (`enter` lists every gate).
+        text.append("\n  ✓", style="green")
+        text.append(f" {len(shown_gates)} of {len(shown_gates)} passed")
+        shown_gates = []
     for gate in shown_gates:
         passed = bool(gate["passed"])
         text.append("\n  ")
@@ -102,20 +127,138 @@ def _failures(text: Text, detail: dict[str, Any], peers: list[dict[str, Any]]) -
             text.append("  seen on no other run", style="dim")
 
 
-def _criteria(text: Text, detail: dict[str, Any]) -> None:
-    results = detail.get("verification") or []
-    if not results:
-        return
+#: How verification stands while it has not decided, as the heading says it.
+_VERIFICATION_STATES = {
+    "pending": "pending verification",
+    "verifying": "verifying now…",
+    "awaiting_approval": "awaiting approval",
+}
+#: Lines of a criterion's output shown under it (the end: where a failing tool says why).
+EXCERPT_LINES = 2
+
+
+def _clock_time(stamp: object) -> str:
+    """``stamp`` (ISO 8601, UTC) as local HH:MM:SS, like the header's read time."""
+    try:
+        moment = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return one_line(stamp, 24)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone().strftime("%H:%M:%S")
+
+
+def _duration(ms: object) -> str:
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
+        return ""
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms // 60_000} min {ms % 60_000 // 1000} s"
+
+
+def _excerpt(output: object, lines: int = EXCERPT_LINES, limit: int = 160) -> list[str]:
+    """The last ``lines`` non-blank lines of a criterion's output, inert and cut to ``limit``."""
+    text = shown(str(output or "").replace("\r\n", "\n").replace("\r", "\n"))
+    kept = [line.replace("\t", " ").strip() for line in text.split("\n")]
+    return [
+        line if len(line) <= limit else line[: limit - 1] + "…"
+        for line in [line for line in kept if line][-lines:]
+    ]
+
+
+def _pairs(
+    criteria: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Each criterion with its latest result (None: not verified since it was set), then any
+    result whose criterion is no longer listed. Results carry their criterion as verified, so
+    they are matched by it, not by position."""
+    unused = list(results)
+    pairs: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    for criterion in criteria:
+        index = next((i for i, r in enumerate(unused) if r.get("criterion") == criterion), None)
+        pairs.append((criterion, unused.pop(index) if index is not None else None))
+    for result in unused:
+        verified = result.get("criterion")
+        pairs.append((verified if isinstance(verified, dict) else {}, result))
+    return pairs
+
+
+def _criteria_heading(text: Text, detail: dict[str, Any], verification: dict[str, Any]) -> None:
+    """The heading with where verification stands (the verdict, or what it waits for), then
+    when the results shown were taken: the heading line stays short enough not to wrap."""
     _heading(text, "acceptance criteria")
-    for result in results:
-        passed = result.get("passed")
-        mark, style = ("✓", "green") if passed else ("✗", "bold red")
-        if passed is None:
-            mark, style = ("…", "dim")
-        text.append(f"\n  {mark} ", style=style)
-        text.append(one_line(result.get("criterion") or result.get("description") or "", 120))
-        if result.get("output"):
-            text.append(f"\n      {one_line(result['output'], 200)}", style="dim")
+    state = detail.get("verification_state")
+    results = verification.get("criteria_results") or []
+    if state in _VERIFICATION_STATES:
+        text.append(f"  {_VERIFICATION_STATES[state]}", style="bold yellow")
+    elif verification:
+        passed = sum(1 for r in results if r.get("passed"))
+        text.append(
+            f"  {passed} of {len(results)} passed",
+            style="green" if verification.get("passed") else "bold red",
+        )
+    else:
+        text.append("  not verified yet", style="dim")
+    if verification:
+        last = "last verified" if state in _VERIFICATION_STATES else "verified"
+        text.append(f"\n  {last} at {_clock_time(verification.get('verified_at'))}", style="dim")
+        if verification.get("attempt") is not None:
+            text.append(f", attempt {shown(verification['attempt'])}", style="dim")
+
+
+def _criterion_row(
+    text: Text, criterion: dict[str, Any], result: dict[str, Any] | None, waiting: set[str]
+) -> None:
+    if result is None:
+        mark, style, note = "…", "dim", "not verified yet"
+    elif result.get("passed"):
+        mark, style, note = "✓", "green", ""
+    elif (command := criterion_command(criterion)) is not None and command.key in waiting:
+        mark, style, note = "…", "bold yellow", "waits for approval"
+    else:
+        mark, style, note = "✗", "bold red", ""
+    text.append(f"\n  {mark} ", style=style)
+    what = criterion.get("description") or criterion.get("type") or "criterion"
+    text.append(one_line(what, 120))
+    if criterion.get("universal"):
+        text.append("  universal", style="dim")
+    if result is not None and (took := _duration(result.get("duration_ms"))):
+        text.append(f"  {took}", style="dim")
+    if note:
+        text.append(f"  {note}", style=style)
+    if result is not None:
+        for line in _excerpt(result.get("output")):
+            text.append(f"\n      {line}", style="dim")
+
+
+def _criteria(text: Text, detail: dict[str, Any]) -> None:
+    criteria = [c for c in detail.get("criteria") or [] if isinstance(c, dict)]
+    verification = detail.get("verification") or {}
+    results = [r for r in verification.get("criteria_results") or [] if isinstance(r, dict)]
+    if not criteria and not results:
+        return
+    _criteria_heading(text, detail, verification)
+    waiting = pending_commands(detail)
+    keys = {command.key for command in waiting}
+    for criterion, result in _pairs(criteria, results):
+        _criterion_row(text, criterion, result, keys)
+    if verification.get("override_applied"):
+        text.append("\n  overridden", style="bold magenta")
+        if verification.get("overridden_by"):
+            text.append(f" by {one_line(verification['overridden_by'], 60)}", style="bold magenta")
+        text.append(": ", style="bold magenta")
+        text.append(one_line(verification.get("override_reason") or "", 300))
+    if waiting:
+        key = RUN_ACTIONS["approve_command"][0]
+        which = "the first (one at a time)" if len(waiting) > 1 else "it"
+        text.append(f"\n  commands awaiting approval: {key} allows {which}", style="bold yellow")
+        for command in waiting:
+            text.append("\n    $ ", style="dim")
+            text.append(one_line(command.display, 200))
+            if command.shell:
+                text.append("  (through a shell)", style="dim")
 
 
 def render_gates(view: RunView | None) -> Text:
@@ -127,9 +270,10 @@ def render_gates(view: RunView | None) -> Text:
     detail = view.detail
     text = _run_header(detail)
     _gates(text, detail)
+    # Verified after the gates: read next, before risk and the failure record that repeats it.
+    _criteria(text, detail)
     _risk(text, detail)
     _failures(text, detail, view.peers)
-    _criteria(text, detail)
     return text
 
 
