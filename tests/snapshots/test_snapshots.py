@@ -17,6 +17,7 @@ from textual.widgets import Input, TextArea
 
 from jarvis_tui.app import JarvisApp
 from tests.tui.conftest import build_store, fixed_clock
+from tests.tui.criteria_store import build_criteria_store
 from tests.tui.helpers import select, settle
 
 SnapCompare = Callable[..., bool]
@@ -59,6 +60,30 @@ def test_main_screen_on_a_failed_contract_run(
     snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
 ) -> None:
     assert snap_compare(console, terminal_size=size, run_before=on_run("run-contract"))
+
+
+@pytest.mark.parametrize(
+    ("size", "keys"),
+    [
+        # Folded at 80 columns: bring the gates forward, focus them (the tabs, then the panel)
+        # and page down to the criteria, which the run's header and gates fill the first page.
+        pytest.param((80, 24), ("g", "tab", "tab", "pagedown"), id="80x24"),
+        pytest.param((160, 48), (), id="160x48"),
+    ],
+)
+def test_gates_panel_on_a_run_failed_by_its_criteria(
+    snap_compare: SnapCompare,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    size: tuple[int, int],
+    keys: tuple[str, ...],
+) -> None:
+    # The console's store plus runs verified in checkouts under the (relative) workspace.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workspace").mkdir()
+    db = build_criteria_store(Path("workspace") / "jarvis.db")
+    app = JarvisApp(db, live=False, clock=fixed_clock, operator="snapshot")
+    assert snap_compare(app, terminal_size=size, run_before=on_run("run-criteria", *keys))
 
 
 @pytest.mark.parametrize("size", SIZES)
