@@ -9,8 +9,10 @@ from typing import Any, ClassVar
 
 from textual.message import Message
 
+from core.criteria import run_criteria
 from core.operator_actions import ActionResult
 from jarvis_tui.feed import FeedRead, RunView
+from jarvis_tui.run_actions import PendingCommand
 
 
 @dataclass
@@ -56,3 +58,23 @@ class ActionFinished(Message):
     """``retry``, ``override``, ``approve``, ``cancel`` or ``steer``."""
     run_id: str
     result: ActionResult
+
+
+@dataclass
+class CriteriaActed(Message):
+    """A criteria action went through `core.criteria.run_criteria`: verified again (a
+    `Reverified`) or a command allowed (a `CriteriaChange`), or refused with core's sentence."""
+
+    bubble: ClassVar[bool] = False
+
+    run_id: str
+    outcome: run_criteria.Reverified | run_criteria.CriteriaChange
+    command: PendingCommand | None = None
+    """The command allowed (approving only)."""
+    policy_problem: str | None = None
+    """Why ``jarvis.toml`` could not be used, when verification fell back to the default policy."""
+    state_before: str | None = None
+    """The run's state when the operator pressed the key (verifying only)."""
+
+
+#: (tab id, panel id, label) for the folded layout.

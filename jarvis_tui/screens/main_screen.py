@@ -17,7 +17,6 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,7 +27,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.events import Key, Resize
-from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static, Tab, Tabs
@@ -42,7 +40,13 @@ from core.identity import operator_name
 from core.run_views import ATTENTION_STATES
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.feed import FeedRead, RunView, StoreFeed
-from jarvis_tui.messages import ActionFinished, RunViewReceived, StoreChanged, StreamHistoryReceived
+from jarvis_tui.messages import (
+    ActionFinished,
+    CriteriaActed,
+    RunViewReceived,
+    StoreChanged,
+    StreamHistoryReceived,
+)
 from jarvis_tui.modals.allow_command_dialog import AllowCommandDialog
 from jarvis_tui.modals.reason_dialog import ReasonDialog
 from jarvis_tui.modals.retry_dialog import RetryDialog
@@ -90,24 +94,6 @@ _VERBS = {
 }
 
 
-@dataclass
-class CriteriaActed(Message):
-    """A criteria action went through `core.criteria.run_criteria`: verified again (a
-    `Reverified`) or a command allowed (a `CriteriaChange`), or refused with core's sentence."""
-
-    bubble: ClassVar[bool] = False
-
-    run_id: str
-    outcome: run_criteria.Reverified | run_criteria.CriteriaChange
-    command: PendingCommand | None = None
-    """The command allowed (approving only)."""
-    policy_problem: str | None = None
-    """Why ``jarvis.toml`` could not be used, when verification fell back to the default policy."""
-    state_before: str | None = None
-    """The run's state when the operator pressed the key (verifying only)."""
-
-
-#: (tab id, panel id, label) for the folded layout.
 PANELS = (
     ("progress", "stream", "Progress"),
     ("gates", "gates", "Gates"),

@@ -66,7 +66,17 @@ def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
             line.append(f" — {one_line(payload['reason'])}")
     elif kind == "created":
         line.append(f"+ created ({payload.get('state')})", style="dim")
+        found = payload.get("criteria")
+        if isinstance(found, dict) and found.get("count"):  # none found: nothing to say
+            line.append(f" · criteria: {_criteria_found(found)}", style="dim")
         line.append(f"  by {shown(entry.get('actor') or '')}", style="dim")
+    elif kind == "criteria":
+        line.append(f"☰ criteria: {_criteria_found(payload)}", style="dim")
+        notes = payload.get("notes")
+        if isinstance(notes, list) and notes:
+            line.append(f" — {one_line(notes[-1], 120)}", style="dim")
+    elif kind == "verification":
+        line.append_text(_verification_text(payload))
     elif kind == "worker":
         line.append(
             f"⚙ worker started (pid {payload.get('pid')}, {shown(payload.get('lane') or '')})",
@@ -75,6 +85,31 @@ def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
     else:
         line.append(f"{shown(kind or '?')} {one_line(payload)}", style="dim")
     return line
+
+
+def _criteria_found(payload: dict[str, Any]) -> str:
+    count = payload.get("count")
+    return f"{count if isinstance(count, int) else '?'} from {shown(payload.get('source') or '?')}"
+
+
+def _verification_text(payload: dict[str, Any]) -> Text:
+    """A verification journal entry in words: where it stands, or what it found."""
+    status = str(payload.get("status") or "")
+    if status == "pending":
+        return Text("… criteria to verify", style="dim")
+    if status == "verifying":
+        return Text("… verifying criteria", style="dim")
+    if status == "approved":
+        return Text(f"✓ command allowed: {one_line(payload.get('command') or '', 120)}")
+    raw = payload.get("failed")
+    failed: list[Any] = raw if isinstance(raw, list) else []
+    waiting = payload.get("pending_approval")
+    if status == "awaiting_approval" or (isinstance(waiting, list) and waiting and not failed):
+        return Text("⏸ a criterion's command waits for approval (A)", style="bold yellow")
+    if payload.get("passed"):
+        return Text("✓ criteria verified: all passed", style="green")
+    names = "; ".join(one_line(name, 80) for name in failed[:3])
+    return Text(f"✗ criteria failed: {names}" if names else "✗ criteria not met", style="red")
 
 
 class ProgressStream(TextPane):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 
@@ -17,7 +18,7 @@ from jarvis_tui.screens.main_screen import MainScreen
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
-from jarvis_tui.widgets.progress_stream import ProgressStream
+from jarvis_tui.widgets.progress_stream import ProgressStream, entry_text
 from jarvis_tui.widgets.text_pane import TextPane
 from tests.core.store_helpers import dispatch_doc
 from tests.tui.conftest import RUNS
@@ -243,3 +244,31 @@ async def test_progress_of_the_selected_run_streams_without_reading_the_run_agai
         # A state change is more than progress: the panels read the run again.
         await wait_for(pilot, lambda: "failed_contract" in screen.query_one(GatePanel).shown.plain)
         assert read and set(read) == {"run-running"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "payload", "expected"),
+    [
+        ("verification", {"status": "pending"}, "… criteria to verify"),
+        ("verification", {"status": "verifying"}, "… verifying criteria"),
+        ("verification", {"status": "awaiting_approval", "failed": [],
+                          "pending_approval": ['["deploy"]']},
+         "⏸ a criterion's command waits for approval (A)"),
+        ("verification", {"status": "recorded", "passed": True, "failed": []},
+         "✓ criteria verified: all passed"),
+        ("verification", {"status": "recorded", "passed": False,
+                          "failed": ["docs exist", "tests \x1b[31mpass"]},
+         "✗ criteria failed: docs exist; tests \\x1b[31mpass"),
+        ("criteria", {"source": "operator", "count": 2, "notes": ["added file_exists: x"]},
+         "☰ criteria: 2 from operator — added file_exists: x"),
+        ("created", {"state": "queued", "criteria": {"source": "patterns", "count": 1}},
+         "+ created (queued) · criteria: 1 from patterns  by w"),
+        ("created", {"state": "queued", "criteria": {"source": "patterns", "count": 0}},
+         "+ created (queued)  by w"),
+    ],
+)  # fmt: skip
+def test_criteria_entries_read_as_words_in_the_stream(
+    kind: str, payload: dict[str, Any], expected: str
+) -> None:
+    entry = {"at": "2026-01-02T09:30:00.000Z", "kind": kind, "payload": payload, "actor": "w"}
+    assert entry_text(entry).plain == f"09:30:00 {expected}"
