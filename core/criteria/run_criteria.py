@@ -104,22 +104,21 @@ def log_extraction(tx: Transaction, run_id: str, extraction: Extraction, actor: 
 # -- reading and editing ----------------------------------------------------------------------
 
 
-def criteria_of(run: Mapping[str, Any]) -> list[dict[str, Any]]:
-    raw = run.get("criteria_json")
+def _json_list(raw: object) -> list[Any]:
+    # A column that does not hold a JSON list reads as empty, never as an error.
     try:
         value = json.loads(raw) if isinstance(raw, str) else []
     except json.JSONDecodeError:
         return []
-    return [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
+    return value if isinstance(value, list) else []
+
+
+def criteria_of(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in _json_list(run.get("criteria_json")) if isinstance(c, dict)]
 
 
 def approved_of(run: Mapping[str, Any]) -> list[str]:
-    raw = run.get("approved_commands")
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else []
-    except json.JSONDecodeError:
-        return []
-    return [k for k in value if isinstance(k, str)] if isinstance(value, list) else []
+    return [k for k in _json_list(run.get("approved_commands")) if isinstance(k, str)]
 
 
 @dataclass(frozen=True)

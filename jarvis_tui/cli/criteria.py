@@ -12,11 +12,9 @@ operator's approval of its command.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import shlex
-import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from rich.table import Table
@@ -30,9 +28,9 @@ from core.criteria.model_extract import extract_with_model
 from core.host.config import ConfigError, load_config
 from core.identity import operator_name
 from core.store.sqlite_store import Row, SqliteStore
-from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.cli.inputs import UsageError, existing_dir, read_input
 from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
+from jarvis_tui.cli.runs import open_store
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.state_look import state_text
 
@@ -49,23 +47,6 @@ _TAIL_LINES = 6
 
 
 # -- shared -----------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _open(args: argparse.Namespace) -> Iterator[tuple[Workspace, SqliteStore]]:
-    try:
-        workspace = Workspace.resolve(args.workspace)
-        store = SqliteStore(workspace.db_path)
-    except WorkspaceError as exc:
-        raise UsageError("workspace_unusable", str(exc)) from None
-    except sqlite3.DatabaseError as exc:
-        raise UsageError(
-            "store_unusable", f"The workspace's store cannot be opened: {exc}."
-        ) from None
-    try:
-        yield workspace, store
-    finally:
-        store.close()
 
 
 def _refusal(code: str, message: str, field: str = "") -> dict[str, str]:
@@ -279,7 +260,7 @@ def criteria(args: argparse.Namespace) -> int:
         raise UsageError("usage", f"unexpected argument {args.path!r} after the run id.")
     if args.add is not None and args.remove is not None:
         raise UsageError("usage", "--add and --remove cannot be used together.")
-    with _open(args) as (_, store):
+    with open_store(args) as store:
         change = _change(args, store)
         run = store.get_run(args.run_id)
     refusal: dict[str, str] | None = None
@@ -396,15 +377,16 @@ def _approve(store: SqliteStore, args: argparse.Namespace) -> dict[str, str] | N
 
 
 def verify(args: argparse.Namespace) -> int:
-    with _open(args) as (workspace, store):
+    with open_store(args) as store:
+        root = store.path.parent
         try:
-            policy = load_config(workspace.root).criteria.policy()
+            policy = load_config(root).criteria.policy()
         except ConfigError as exc:
             raise UsageError("config_unusable", str(exc)) from None
         refusal = _approve(store, args) if args.approve is not None else None
         done = None
         if refusal is None:
-            done = run_criteria.reverify(store, workspace.root, args.run_id, policy)
+            done = run_criteria.reverify(store, root, args.run_id, policy)
             if not done.ok:
                 refusal = _refusal(done.code, done.message, "run_id")
     if refusal is not None or done is None or done.results is None:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.events import Click, MouseScrollDown, MouseScrollUp, Resize
@@ -22,13 +21,12 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widget import Widget
 from textual.widgets import Static
 
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import STEER_LOOK, state_text
-from jarvis_tui.widgets.text_pane import WHEEL_LINES, scroll_bar
+from jarvis_tui.widgets.text_pane import WHEEL_LINES, LinePane, scroll_bar
 
 Row = dict[str, Any]
 
@@ -129,7 +127,7 @@ class RunTableHeader(Static):
         super().__init__(header_text(), id=id)
 
 
-class RunTable(Widget, can_focus=True):
+class RunTable(LinePane, can_focus=True):
     """The runs of the current view, in order, with a row cursor.
 
     It scrolls by an offset it keeps itself, with a drawn one-column bar, rather than as a
@@ -178,7 +176,6 @@ class RunTable(Widget, can_focus=True):
         self._now = datetime.now(UTC)
         self.top = 0
         """The index of the first line on screen."""
-        self._pass_style: Style | None = None
 
     # -- what is shown --------------------------------------------------------------------------
 
@@ -348,14 +345,6 @@ class RunTable(Widget, can_focus=True):
 
     # -- drawing ----------------------------------------------------------------------------------
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # The widget's style walks every ancestor; work it out once per pass, not per line.
-        self._pass_style = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._pass_style = None
-
     def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
         event.stop()
         self._move(self.cursor_row + WHEEL_LINES)
@@ -366,7 +355,7 @@ class RunTable(Widget, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         row = y + self.top
-        base = self._pass_style or self.rich_style
+        base = self.base_style
         bar = scroll_bar(y, self.size.height, len(self._order), self.top, base)
         width = max(0, self.size.width - 1)  # the last column is the scroll bar's
         if row >= len(self._order):

@@ -44,7 +44,25 @@ def scroll_bar(y: int, height: int, total: int, top: int, base: Style) -> Segmen
     return Segment("│", base + Style(dim=True))
 
 
-class TextPane(Widget, can_focus=True):
+class LinePane(Widget):
+    """A line-API widget that works out its own style once per paint, not once per line."""
+
+    _pass_style: Style | None = None
+
+    @property
+    def base_style(self) -> Style:
+        """The widget's Rich style; `rich_style` walks every ancestor, so a paint caches it."""
+        return self._pass_style or self.rich_style
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._pass_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass_style = None
+
+
+class TextPane(LinePane, can_focus=True):
     """Lines of Rich text, wrapped to the width (or cut, with ``wrap=False``), with an offset."""
 
     DEFAULT_CSS = """
@@ -83,7 +101,6 @@ class TextPane(Widget, can_focus=True):
         self._rows_width = -1
         self._strips: dict[int, tuple[tuple[Style, Segment], Strip]] = {}
         """Finished rows by index, with the style and bar cell they were drawn with."""
-        self._pass_style: Style | None = None
 
     # -- content --------------------------------------------------------------------------------
 
@@ -232,16 +249,8 @@ class TextPane(Widget, can_focus=True):
 
     # -- drawing --------------------------------------------------------------------------------
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # The widget's style walks every ancestor; work it out once per pass, not per line.
-        self._pass_style = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._pass_style = None
-
     def render_line(self, y: int) -> Strip:
-        base = self._pass_style or self.rich_style
+        base = self.base_style
         rows = self.rows
         index = self.top + y
         width = self._text_width

@@ -10,7 +10,6 @@ import json
 import signal
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ from tests.core.store_helpers import dispatch_doc
 from tests.host.hostkit import (
     HostProcess,
     assert_no_workers,
-    connect,
     journal,
     rows,
     run_row,
@@ -36,27 +34,6 @@ from tests.host.hostkit import (
 pytestmark = pytest.mark.slow
 
 ASK = "Create docs/runbooks/retry.md that explains the retry counter."
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def store(ws: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore(ws / "jarvis.db")
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def conn(store: SqliteStore) -> Iterator[sqlite3.Connection]:
-    reader = connect(store.path.parent)
-    yield reader
-    reader.close()
 
 
 def _submit(store: SqliteStore, run_id: str, **changes: object) -> None:

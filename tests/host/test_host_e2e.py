@@ -14,7 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,6 @@ from tests.host.hostkit import (
     HostProcess,
     assert_no_workers,
     cli,
-    connect,
     describe_runs,
     dispatch,
     is_alive_worker,
@@ -70,28 +68,6 @@ END_STATE = {
     "hang": "failed",
 }
 FAILURE_CODE = {"crash": "WORKER_CRASHED", "hang": "WORKER_NO_OUTPUT"}
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def store(ws: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore(ws / "jarvis.db")
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def conn(store: SqliteStore) -> Iterator[sqlite3.Connection]:
-    """The test's own reader (the store fixture has created the database by now)."""
-    reader = connect(store.path.parent)
-    yield reader
-    reader.close()
 
 
 def _transitions(conn: sqlite3.Connection, run_id: str) -> list[tuple[str, str, str]]:
