@@ -28,7 +28,6 @@ from core.authorization import dispatch_refusal, is_worker_lane
 from core.contracts.dispatch import validate_dispatch
 from core.contracts.errors import FieldError
 from core.contracts.idempotency import payload_hash
-from core.criteria.run_criteria import dispatch_fields, extraction_note, log_extraction
 from core.lifecycle import RETRYABLE, Action, RunState, allowed_from
 from core.moves import apply_move
 from core.operator_actions import RETRY_CLEARS
@@ -199,6 +198,10 @@ def _decide(
                 [FieldError("session_id", "session_on_other_lane", message)],
                 message=message,
             )
+
+    # Imported here: the extractor's patterns are only needed once a dispatch is accepted, and
+    # every `jarvis` command (the console's start included) imports this module.
+    from core.criteria.at_dispatch import dispatch_fields, extraction_note, log_extraction
 
     existing = tx.get_run(run_id)
     if existing is not None:

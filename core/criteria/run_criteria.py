@@ -17,18 +17,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from core.contracts.fingerprint import fingerprint
 from core.contracts.names import relative_path_problem
 from core.criteria.allowlist import DEFAULT_POLICY, VerifyPolicy
-from core.criteria.extract import Extraction, canonical, extract_criteria, task_text_of
-from core.criteria.verify import Verification, verify_all
 from core.lifecycle import Action, RunState
 from core.moves import HOST, apply_move
 from core.store.sqlite_store import Row, SqliteStore, Transaction
+
+if TYPE_CHECKING:
+    from core.criteria.verify import Verification
+
+# The extraction and verification modules (regular expressions, pydantic models, subprocesses)
+# are imported where they are used: this module is imported by every operator action, and so by
+# the console at start, which has a one-second first-paint budget.
 
 #: Where a run's repository checkout lives, under the workspace.
 CHECKOUTS = "checkouts"
@@ -48,57 +51,6 @@ def checkout_dir(workspace_root: Path, run_id: str) -> Path:
     if problem or "/" in run_id or run_id in (".", ".."):
         raise ValueError(f"run id {run_id!r} cannot name a checkout folder")
     return workspace_root / CHECKOUTS / run_id
-
-
-# -- at dispatch ------------------------------------------------------------------------------
-
-
-def criteria_for_dispatch(doc: Mapping[str, Any]) -> tuple[Extraction, bool]:
-    """The criteria a dispatch gets, and its universal flag.
-
-    A dispatch that lists ``acceptance_criteria`` keeps exactly those (plus the universal
-    checklist when the flag is on); otherwise they are extracted from its text by patterns.
-    """
-    universal = doc.get("universal_criteria") is not False
-    given = doc.get("acceptance_criteria")
-    if isinstance(given, list) and given:
-        # Validated with the dispatch already; canonical() only normalises their shape.
-        criteria = [canonical(c, universal=False) for c in given if isinstance(c, Mapping)]
-        if universal:
-            extra = extract_criteria("", universal=True)
-            criteria += [c for c in extra.criteria if c not in criteria]
-        return Extraction(criteria, "dispatch", ["criteria listed by the dispatch"]), universal
-    return extract_criteria(task_text_of(doc), universal=universal), universal
-
-
-def dispatch_fields(doc: Mapping[str, Any]) -> tuple[dict[str, Any], Extraction]:
-    """The run columns a dispatch's criteria set, and the extraction (for its log entry)."""
-    extraction, universal = criteria_for_dispatch(doc)
-    fields = {
-        "criteria_json": json.dumps(extraction.criteria),
-        "universal_criteria": int(universal),
-        "criteria_source": extraction.source,
-        "verification_state": None,
-        "approved_commands": None,
-    }
-    return fields, extraction
-
-
-def extraction_note(extraction: Extraction) -> dict[str, Any]:
-    """What a run's journal says about how its criteria were found (every extraction is logged
-    with its source): part of the ``created`` entry, or its own ``criteria`` entry."""
-    return {
-        "criteria": {
-            "source": extraction.source,
-            "count": len(extraction.criteria),
-            "notes": extraction.notes[:20],
-        }
-    }
-
-
-def log_extraction(tx: Transaction, run_id: str, extraction: Extraction, actor: str) -> None:
-    """A re-dispatch's new criteria, as their own journal entry."""
-    tx.journal(run_id, "criteria", extraction_note(extraction)["criteria"], actor)
 
 
 # -- reading and editing ----------------------------------------------------------------------
@@ -172,6 +124,10 @@ def add_criterion(
     expected_version: int | None = None,
 ) -> CriteriaChange:
     """Append ``criterion`` (validated like any other) to a queued run's criteria."""
+    from pydantic import ValidationError
+
+    from core.criteria.extract import canonical
+
     if not isinstance(criterion, Mapping):
         return CriteriaChange(False, [], "invalid_criterion", "A criterion is a JSON object.",
                               "criterion")  # fmt: skip
@@ -268,6 +224,8 @@ def verify_run(
     now: Callable[[], datetime] | None = None,
 ) -> Verification:
     """Run the run's criteria in its checkout (no store writes; may take minutes)."""
+    from core.criteria.verify import verify_all
+
     checkout = checkout_dir(workspace_root, str(run["run_id"]))
     checkout.mkdir(parents=True, exist_ok=True)
     clock = now or (lambda: datetime.fromisoformat(store.now()))

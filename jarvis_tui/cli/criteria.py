@@ -15,7 +15,7 @@ import argparse
 import json
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
@@ -23,9 +23,6 @@ from rich.text import Text
 from core.contracts.jsondoc import MAX_DOCUMENT_BYTES, decode_text, loads_strict
 from core.criteria import run_criteria
 from core.criteria.allowlist import command_key
-from core.criteria.extract import Extraction, extract_criteria, task_text_of
-from core.criteria.model_extract import extract_with_model
-from core.host.config import ConfigError, load_config
 from core.identity import operator_name
 from core.store.sqlite_store import Row, SqliteStore
 from jarvis_tui.cli.inputs import UsageError, existing_dir, read_input
@@ -33,6 +30,12 @@ from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
 from jarvis_tui.cli.runs import open_store
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.state_look import state_text
+
+if TYPE_CHECKING:
+    from core.criteria.extract import Extraction
+
+# The extractor (many regular expressions) and the configuration's models are imported by the
+# commands that use them: every `jarvis` command builds this parser, `jarvis tui` included.
 
 #: ``jarvis verify``: the criteria were checked, and at least one did not pass.
 VERIFY_FAILED = 3
@@ -103,6 +106,8 @@ def _criteria_table(criteria: list[dict[str, Any]], title: str) -> Table:
 
 def _task_of(text: str) -> tuple[str, bool | None, list[str]]:
     """The task text, the dispatch's own universal flag (if any), and notes about the input."""
+    from core.criteria.extract import task_text_of
+
     stripped = text.lstrip()
     loaded = loads_strict(stripped) if stripped[:1] == "{" else None
     if loaded is None or not loaded.ok or not isinstance(loaded.value, dict):
@@ -131,6 +136,9 @@ def _extract_refused(errors: list[dict[str, str]], as_json: bool) -> int:
 
 
 def extract(args: argparse.Namespace) -> int:
+    from core.criteria.extract import extract_criteria
+    from core.criteria.model_extract import extract_with_model
+
     if args.model_command is not None and not args.model_command:
         raise UsageError("usage", "--model-command needs the command to run after it.")
     repo = existing_dir(args.repo) if args.repo is not None else None
@@ -377,6 +385,8 @@ def _approve(store: SqliteStore, args: argparse.Namespace) -> dict[str, str] | N
 
 
 def verify(args: argparse.Namespace) -> int:
+    from core.host.config import ConfigError, load_config
+
     with open_store(args) as store:
         root = store.path.parent
         try:

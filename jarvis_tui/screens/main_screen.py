@@ -34,8 +34,6 @@ from textual.worker import Worker, WorkerState
 
 from core import operator_actions
 from core.criteria import run_criteria
-from core.criteria.allowlist import DEFAULT_POLICY
-from core.host.config import ConfigError, load_config
 from core.identity import operator_name
 from core.run_views import ATTENTION_STATES
 from core.store.sqlite_store import SqliteStore
@@ -674,6 +672,10 @@ class MainScreen(Screen[None]):
         name="verify", description="Verify a run's acceptance criteria",
     )  # fmt: skip
     def _verify(self, run_id: str, state_before: str) -> None:
+        # Imported here, not at start: the configuration's models cost first paint ~0.15 s.
+        from core.criteria.allowlist import DEFAULT_POLICY
+        from core.host.config import ConfigError, load_config
+
         root = self.feed.db_path.parent
         problem: str | None = None
         try:
