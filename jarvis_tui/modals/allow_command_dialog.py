@@ -9,15 +9,10 @@ not a description of it.
 from __future__ import annotations
 
 import json
-from typing import ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Static
 
+from jarvis_tui.modals.confirm_dialog import ConfirmDialog
 from jarvis_tui.run_actions import PendingCommand
 from jarvis_tui.safe_text import one_line, shown
 
@@ -48,38 +43,20 @@ def allow_body(run_id: str, command: PendingCommand, *, more: int = 0) -> Text:
     return body
 
 
-class AllowCommandDialog(ModalScreen[bool]):
+class AllowCommandDialog(ConfirmDialog):
     """Dismisses with True to allow the command, False to leave the run waiting."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "confirm", "Allow", id="allow.confirm"),
-        Binding("n,escape", "dismiss(False)", "Keep waiting", id="allow.cancel"),
-    ]
+    TITLE_TEXT = "Allow command"
+    CONFIRM = "Allow"
+    KEEP = "Keep waiting"
+    BODY_ID = "allow-body"
 
     def __init__(self, run_id: str, command: PendingCommand, *, more: int = 0) -> None:
-        super().__init__(classes="dialog-screen")
+        super().__init__()
         self.run_id = run_id
         self.command = command
         """The command the operator is asked about (its ``key`` is what gets approved)."""
         self.more = more
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static("Allow command", classes="dialog-title", markup=False)
-            yield Static(
-                allow_body(self.run_id, self.command, more=self.more),
-                id="allow-body",
-                classes="dialog-body",
-            )
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Allow (y)", variant="warning", id="confirm")
-                yield Button("Keep waiting (n)", id="cancel")
-
-    def on_mount(self) -> None:
-        self.query_one("#confirm", Button).focus()
-
-    def action_confirm(self) -> None:
-        self.dismiss(True)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "confirm")
+    def body(self) -> Text:
+        return allow_body(self.run_id, self.command, more=self.more)

@@ -1,0 +1,54 @@
+"""A yes/no question about one run: `y` or the first button confirms, `n` or escape keeps."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """Dismisses with True to go ahead, False to leave things as they are.
+
+    Subclasses name the question (``TITLE``, ``CONFIRM``, ``KEEP``) and write its `body`.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "confirm", "Confirm", id="dialog.confirm"),
+        Binding("n,escape", "dismiss(False)", "Keep", id="dialog.keep"),
+    ]
+
+    TITLE_TEXT: ClassVar[str] = ""
+    CONFIRM: ClassVar[str] = ""
+    """The first button's label, e.g. ``Retry``; ``(y)`` is added."""
+    KEEP: ClassVar[str] = ""
+    """The second button's label, e.g. ``Keep as is``; ``(n)`` is added."""
+    BODY_ID: ClassVar[str | None] = None
+
+    def __init__(self) -> None:
+        super().__init__(classes="dialog-screen")
+
+    def body(self) -> Text:
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.TITLE_TEXT, classes="dialog-title", markup=False)
+            yield Static(self.body(), id=self.BODY_ID, classes="dialog-body")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(f"{self.CONFIRM} (y)", variant="warning", id="confirm")
+                yield Button(f"{self.KEEP} (n)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm", Button).focus()
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm")
