@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -180,14 +180,8 @@ def needs_verification(run: Mapping[str, Any]) -> bool:
 
 
 def policy_for(run: Mapping[str, Any], base: VerifyPolicy = DEFAULT_POLICY) -> VerifyPolicy:
-    return VerifyPolicy(
-        allowlist=base.allowlist,
-        timeout_s=base.timeout_s,
-        output_cap=base.output_cap,
-        approved=base.approved | frozenset(approved_of(run)),
-        env_passthrough=base.env_passthrough,
-        subcommands=base.subcommands,
-    )
+    """``base`` with the commands an operator approved for this run."""
+    return replace(base, approved=base.approved | frozenset(approved_of(run)))
 
 
 def due(store: SqliteStore) -> list[str]:

@@ -27,16 +27,6 @@ class FilterLine(Widget, can_focus=True):
     """
 
     @dataclass
-    class Changed(Message):
-        filter_line: FilterLine
-        value: str
-
-        @property
-        def control(self) -> FilterLine:
-            """For `@on(..., "#filter")`."""
-            return self.filter_line
-
-    @dataclass
     class Submitted(Message):
         filter_line: FilterLine
         value: str
@@ -49,8 +39,8 @@ class FilterLine(Widget, can_focus=True):
     def __init__(
         self,
         *,
+        on_change: Callable[[str], None],
         placeholder: str = "",
-        on_change: Callable[[str], None] | None = None,
         id: str | None = None,  # noqa: A002 - Textual's name
     ) -> None:
         super().__init__(id=id)
@@ -70,10 +60,7 @@ class FilterLine(Widget, can_focus=True):
         if value != self._value:
             self._value = value
             self.refresh()
-            if self.on_change is not None:
-                self.on_change(value)
-            else:
-                self.post_message(self.Changed(self, value))
+            self.on_change(value)
 
     def render(self) -> Text:
         line = Text("/ ", style="bold", no_wrap=True, overflow="crop", end="")
@@ -81,11 +68,9 @@ class FilterLine(Widget, can_focus=True):
             # Keep the end in view: what was typed last is what the operator looks at.
             room = max(1, self.size.width - 4)
             line.append(self._value[-room:])
-        elif not self.has_focus:
-            line.append(self.placeholder, style="dim")
         if self.has_focus:
             line.append("▏", style="bold")
-        if not self._value and self.has_focus:
+        if not self._value:
             line.append(self.placeholder, style="dim")
         return line
 
