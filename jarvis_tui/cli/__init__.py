@@ -8,6 +8,7 @@ writes exactly one JSON object to stdout; without it, a readable rendering.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 
@@ -15,6 +16,17 @@ from jarvis_tui.cli.inputs import UsageError
 from jarvis_tui.cli.output import usage_error
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def _handler(name: str) -> Handler:
+    """The handler ``module.function`` of ``jarvis_tui.cli``, imported only now.
+
+    Each command imports just what it uses: `jarvis tui` then never loads the contract models
+    or the criteria extractor, which kept a quarter of a second off the console's first paint.
+    """
+    module, _, function = name.partition(".")
+    handler: Handler = getattr(importlib.import_module(f"jarvis_tui.cli.{module}"), function)
+    return handler
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,8 +87,6 @@ def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | Non
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jarvis_tui.cli import criteria, demo, host, runs, samples, tui, validate
-
     parser = _Parser(
         prog="jarvis",
         description="Operator console and tools for fleets of coding-agent workers.",
@@ -98,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="validate as this kind instead of recognising it (default: auto)",
     )
     _json_flag(p)
-    p.set_defaults(handler=validate.dispatch)
+    p.set_defaults(handler="validate.dispatch")
 
     p = kinds.add_parser("completion", help="a worker's output, gated against its dispatch")
     p.add_argument(
@@ -106,12 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("output", metavar="OUTPUT|-")
     _json_flag(p)
-    p.set_defaults(handler=validate.completion)
+    p.set_defaults(handler="validate.completion")
 
     p = kinds.add_parser("request", help="an OpenClaw worker request (v0)")
     p.add_argument("path", metavar="PATH|-")
     _json_flag(p)
-    p.set_defaults(handler=validate.request)
+    p.set_defaults(handler="validate.request")
 
     p = kinds.add_parser(
         "results", help="an OpenClaw result folder, through the scope and risk gate"
@@ -121,19 +131,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("dir", metavar="DIR")
     _json_flag(p)
-    p.set_defaults(handler=validate.results)
+    p.set_defaults(handler="validate.results")
 
     p = kinds.add_parser(
         "record", help="a versioned record (task_command/task_result/task_event/error)"
     )
     p.add_argument("path", metavar="PATH|-")
     _json_flag(p)
-    p.set_defaults(handler=validate.record)
+    p.set_defaults(handler="validate.record")
 
     p = kinds.add_parser("planner", help="raw planner model output (planner.v1)")
     p.add_argument("path", metavar="PATH|-")
     _json_flag(p)
-    p.set_defaults(handler=validate.planner)
+    p.set_defaults(handler="validate.planner")
 
     p = commands.add_parser("fingerprint", help="the error.v1 fingerprint of a failure")
     p.add_argument("--class", dest="error_class", required=True, metavar="C")
@@ -142,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--selector", default=None, metavar="SEL")
     p.add_argument("--url", default=None, metavar="URL")
     _json_flag(p)
-    p.set_defaults(handler=validate.fingerprint_command)
+    p.set_defaults(handler="validate.fingerprint_command")
 
     p = commands.add_parser("dispatch", help="submit a dispatch: it becomes a queued run")
     p.add_argument("path", metavar="PATH|-")
@@ -157,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--idempotency-key", default=None, metavar="K", help="default: the dispatch's request_id"
     )
     _workspace_flags(p, acts=True)
-    p.set_defaults(handler=runs.dispatch)
+    p.set_defaults(handler="runs.dispatch")
 
     p = commands.add_parser("runs", help="list runs, most recently updated first")
     p.add_argument(
@@ -168,42 +178,42 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit", type=int, default=200, metavar="N", help="at most N runs (default: 200)"
     )
     _workspace_flags(p)
-    p.set_defaults(handler=runs.runs)
+    p.set_defaults(handler="runs.runs")
 
     p = commands.add_parser("show", help="one run with its gates, steers, events and audit trail")
     p.add_argument("run_id", metavar="RUN_ID")
     _workspace_flags(p)
-    p.set_defaults(handler=runs.show)
+    p.set_defaults(handler="runs.show")
 
     p = commands.add_parser("approve", help="review_requested → done")
     _action_flags(p)
-    p.set_defaults(handler=runs.approve)
+    p.set_defaults(handler="runs.approve")
 
     p = commands.add_parser("retry", help="failed | failed_contract → queued (retry_count + 1)")
     _action_flags(p)
-    p.set_defaults(handler=runs.retry)
+    p.set_defaults(handler="runs.retry")
 
     p = commands.add_parser("override", help="failed | failed_contract → done, with a reason")
     _action_flags(p)
     p.add_argument("--reason", required=True, metavar="TEXT")
-    p.set_defaults(handler=runs.override)
+    p.set_defaults(handler="runs.override")
 
     p = commands.add_parser("cancel", help="queued | running → failed, with a reason")
     _action_flags(p)
     p.add_argument("--reason", required=True, metavar="TEXT")
-    p.set_defaults(handler=runs.cancel)
+    p.set_defaults(handler="runs.cancel")
 
     p = commands.add_parser("steer", help="send a running run a message (delivered by the host)")
     _action_flags(p)
     p.add_argument("message", metavar="MESSAGE")
-    p.set_defaults(handler=runs.steer)
+    p.set_defaults(handler="runs.steer")
 
     p = commands.add_parser("journal", help="the change feed, as JSON lines with --json")
     p.add_argument("--since", type=int, default=0, metavar="SEQ", help="rows after this seq")
     p.add_argument("--follow", action="store_true", help="keep printing new rows until interrupted")
     p.add_argument("--poll", type=float, default=0.05, help=argparse.SUPPRESS)
     _workspace_flags(p)
-    p.set_defaults(handler=runs.journal)
+    p.set_defaults(handler="runs.journal")
 
     p = commands.add_parser(
         "criteria", help="a run's acceptance criteria (or `criteria extract`: a task's)"
@@ -222,14 +232,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model-command", nargs=argparse.REMAINDER, default=None, metavar="CMD",
                    help="extract: ask this model command first (must come last)")  # fmt: skip
     _workspace_flags(p, acts=True)
-    p.set_defaults(handler=criteria.criteria)
+    p.set_defaults(handler="criteria.criteria")
 
     p = commands.add_parser("verify", help="verify a run's acceptance criteria in its checkout now")
     p.add_argument("run_id", metavar="RUN_ID")
     p.add_argument("--approve", default=None, metavar="KEY",
                    help="first allow this waiting command (its JSON argument list)")  # fmt: skip
     _workspace_flags(p, acts=True)
-    p.set_defaults(handler=criteria.verify)
+    p.set_defaults(handler="criteria.verify")
 
     p = commands.add_parser("host", help="run the engine for a workspace until interrupted")
     p.add_argument("--poll", action="store_true", help="poll the IPC tree instead of inotify")
@@ -240,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop the host running on the workspace (SIGTERM, then wait until it lets go)",
     )
     _workspace_flags(p)
-    p.set_defaults(handler=host.run)
+    p.set_defaults(handler="host.run")
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
     _console_flags(p)
@@ -249,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not start a background host when none is running",
     )
-    p.set_defaults(handler=tui.run)
+    p.set_defaults(handler="tui.run")
 
     p = commands.add_parser(
         "demo", help="the console on a seeded workspace with a live simulated fleet"
@@ -268,13 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
     # Tests and scripted checks: run the host and the fleet for SECONDS without the console.
     p.add_argument("--no-console", type=float, default=None, metavar="SECONDS",
                    help=argparse.SUPPRESS)  # fmt: skip
-    p.set_defaults(handler=demo.run)
+    p.set_defaults(handler="demo.run")
 
     p = commands.add_parser(
         "samples", help="check every bundled sample through the engine, as its name says"
     )
     _json_flag(p)
-    p.set_defaults(handler=samples.run)
+    p.set_defaults(handler="samples.run")
     return parser
 
 
@@ -283,12 +293,12 @@ def run(argv: Sequence[str]) -> int:
     parser = build_parser()
     # `jarvis` alone opens the console, as `jarvis tui` does.
     args = parser.parse_args(list(argv) or ["tui"])
-    handler: Handler | None = getattr(args, "handler", None)
-    if handler is None:
+    name: str | None = getattr(args, "handler", None)
+    if name is None:
         parser.print_help()
         return 2
     try:
-        return handler(args)
+        return _handler(name)(args)
     except UsageError as exc:
         return usage_error(exc.code, exc.message, as_json=getattr(args, "json", False))
     except BrokenPipeError:
