@@ -411,10 +411,17 @@ class MainScreen(Screen[None]):
     @on(RunTable.Highlighted)
     def _row_highlighted(self, event: RunTable.Highlighted) -> None:
         if event.run_id is not None:
-            self._read_view(event.run_id)
+            # The cursor is painted first, on its own: a panel update read in the same frame
+            # would make the key wait for both (an ~8 ms frame became ~25 ms). A key held down
+            # reads only the run the cursor rests on when the frame is out.
+            self.call_after_refresh(self._read_view_if_selected, event.run_id)
         else:
             self._show_run(None)
         self._sync_bindings()
+
+    def _read_view_if_selected(self, run_id: str) -> None:
+        if self.query_one(RunTable).selected_run_id == run_id:
+            self._read_view(run_id)
 
     @on(RunTable.Selected)
     def _row_selected(self, event: RunTable.Selected) -> None:

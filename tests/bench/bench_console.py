@@ -104,6 +104,10 @@ TASKS = ("fix", "feature", "refactor", "test", "docs")
 COLS, ROWS = 160, 48
 POLL = 0.25
 KEY_RATE = 10.0
+#: Messages handled in at least this many ms are recorded, to explain the slowest keys.
+SPAN_MS = 2.0
+#: The slowest keys of each kind whose wait is broken down in the report.
+SLOW_KEYS = 4
 DOWN = b"\x1b[B"
 BACKSPACE = b"\x7f"
 ENTER = b"\r"
@@ -338,7 +342,13 @@ def mode_console(db: str, out: str, profile: str) -> None:
     import traceback
     from collections import Counter
 
+    import jarvis_tui  # noqa: F401 - first, as the CLI does: it sets Textual's frame rate
+
+    if os.environ.get("BENCH_FPS"):  # the frame rate to compare against (e.g. Textual's 60)
+        os.environ["TEXTUAL_FPS"] = os.environ["BENCH_FPS"]
+
     from rich.console import RenderableType
+    from textual.message_pump import MessagePump
     from textual.screen import Screen
     from textual.widget import Widget
 
@@ -406,6 +416,22 @@ def mode_console(db: str, out: str, profile: str) -> None:
 
     gc.callbacks.append(collecting)
 
+    # Each message a widget or screen handled for over SPAN_MS, to say what a slow key waited on.
+    spans: list[tuple[float, float, str]] = []  # (start, end, "Message → Handler")
+    dispatch = MessagePump._dispatch_message
+
+    async def timed_dispatch(self: MessagePump, message: Any) -> Any:
+        start = time.monotonic()
+        try:
+            return await dispatch(self, message)
+        finally:
+            end = time.monotonic()
+            # Keys always: when a key reached its handler tells input lag from a busy loop.
+            if end - start >= SPAN_MS / 1000 or type(message).__name__ == "Key":
+                spans.append((start, end, f"{type(message).__name__} → {type(self).__name__}"))
+
+    MessagePump._dispatch_message = timed_dispatch  # type: ignore[method-assign]
+
     if profile:
         refresh = Widget.refresh
 
@@ -435,6 +461,7 @@ def mode_console(db: str, out: str, profile: str) -> None:
                 "updates": updates,
                 "age_refreshes": ages,
                 "gc": pauses,
+                "spans": spans,
                 "layouts": layouts.most_common(15),
             }
         )  # fmt: skip
@@ -744,7 +771,9 @@ def filter_keys() -> tuple[list[bytes], list[str]]:
     return keys, texts
 
 
-def filter_latencies(frames: list[Frame], pressed: list[float], texts: list[str]) -> list[float]:
+def filter_latencies(
+    frames: list[Frame], pressed: list[float], texts: list[str], *, keep_missing: bool = False
+) -> list[Any]:
     """ms from each keystroke to the first frame whose table was built for the filter it made.
 
     A frame showing a later keystroke's filter also answers every earlier one pressed before it
@@ -768,7 +797,7 @@ def filter_latencies(frames: list[Frame], pressed: list[float], texts: list[str]
                 out[i] = (t - pressed[i]) * 1000
         current = text
         j = k + 1
-    return [value for value in out if value is not None]
+    return out if keep_missing else [value for value in out if value is not None]
 
 
 def machine_busy() -> float:
@@ -909,7 +938,35 @@ def bench_console(
         if result["idle"]["t0"] <= t <= result["idle"]["t1"]
     ]
     result["layouts"] = recorded["layouts"]
+    result["slow_down"] = slow_keys(downs, moved, recorded)
+    typed_ms = filter_latencies(frames, typed, texts, keep_missing=True)
+    result["slow_filter"] = slow_keys(typed, typed_ms, recorded)
     return result
+
+
+def slow_keys(
+    pressed: list[float], latencies: list[float | None], recorded: dict[str, Any]
+) -> list[str]:
+    """The slowest keys, each with what the console's main thread did between its press and
+    its paint: messages handled for SPAN_MS or more, screen updates and collections, in ms from
+    the press."""
+    timed = sorted(
+        ((ms, t0) for t0, ms in zip(pressed, latencies, strict=True) if ms is not None),
+        reverse=True,
+    )[:SLOW_KEYS]
+    busy: list[tuple[float, float, str]] = [tuple(span) for span in recorded["spans"]]
+    busy += [(end - s, end, f"{kind} update") for end, kind, s in recorded["updates"]]
+    busy += [(end - s, end, f"GC gen {gen}") for end, gen, s in recorded["gc"]]
+    lines = []
+    for ms, t0 in timed:
+        t1 = t0 + ms / 1000
+        inside = sorted(b for b in busy if b[1] > t0 - 0.05 and b[0] < t1)
+        what = ", ".join(
+            f"{name} {1000 * (start - t0):+.0f}…{1000 * (end - t0):+.0f}"
+            for start, end, name in inside
+        )
+        lines.append(f"{ms:.0f} ms: {what or 'nothing recorded'}")
+    return lines
 
 
 def describe_window(w: dict[str, Any]) -> str:
@@ -1066,6 +1123,10 @@ def main() -> None:
         f"{typed['p99']:.1f} ms, max {typed['max']:.1f} ms ({typed['n']} of "
         f"{live['filter_keys']} keys)"
     )
+    for name, lines in (("`down`", live["slow_down"]), ("filter", live["slow_filter"])):
+        print(f"  slowest {name} keys, and what the console did meanwhile (ms from the press):")
+        for line in lines:
+            print(f"    {line}")
     ages = ", ".join(f"at {t:.0f} s ({ms:.1f} ms)" for t, ms in live["ages"]) or "none"
     print(
         f"idle, no writes, no keys ({idle['seconds']:.1f} s): CPU {idle['cpu_pct']:.2f}% of one "
