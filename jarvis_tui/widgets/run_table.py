@@ -161,8 +161,9 @@ class RunTable(LinePane, can_focus=True):
         table: RunTable
         run_id: str
 
-    cursor_row: reactive[int] = reactive(0, init=False, always_update=False)
-    """The index of the highlighted line."""
+    cursor_row: reactive[int] = reactive(0, init=False, always_update=False, repaint=False)
+    """The index of the highlighted line. Not a repaint of the table: `watch_cursor_row` redraws
+    just the two rows that changed (a whole table for every key cost ~3 ms more a frame)."""
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
