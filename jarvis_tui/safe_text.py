@@ -11,6 +11,7 @@ scanner recognises: a worker that echoes a token into its progress must not put 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from core.contracts.secrets_scan import mask_secrets
 
@@ -30,7 +31,14 @@ def shown(text: object) -> str:
 
     The result is still plain text: put it in a `rich.text.Text` (never a markup string).
     """
-    return inert(mask_secrets(str(text)))
+    return _shown(str(text))
+
+
+# The same run ids, lanes and summaries are shown again on every cursor move and poll; the
+# secret scan over them was 4% of the console's main thread with a key held. Bounded: a few MB.
+@lru_cache(maxsize=8192)
+def _shown(text: str) -> str:
+    return inert(mask_secrets(text))
 
 
 def one_line(text: object, limit: int = 200) -> str:

@@ -357,8 +357,9 @@ class RunTable(LinePane, can_focus=True):
     def render_line(self, y: int) -> Strip:
         row = y + self.top
         base = self.base_style
-        bar = scroll_bar(y, self.size.height, len(self._order), self.top, base)
-        width = max(0, self.size.width - 1)  # the last column is the scroll bar's
+        size = self.pane_size
+        bar = scroll_bar(y, size.height, len(self._order), self.top, base)
+        width = max(0, size.width - 1)  # the last column is the scroll bar's
         if row >= len(self._order):
             return Strip([*Strip.blank(width, base), bar], width + 1)
         run_id = self._order[row]

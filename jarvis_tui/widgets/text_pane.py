@@ -18,7 +18,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.events import MouseScrollDown, MouseScrollUp, Resize
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -45,21 +45,30 @@ def scroll_bar(y: int, height: int, total: int, top: int, base: Style) -> Segmen
 
 
 class LinePane(Widget):
-    """A line-API widget that works out its own style once per paint, not once per line."""
+    """A line-API widget that works out its own style and size once per paint, not per line."""
 
     _pass_style: Style | None = None
+    _pass_size: Size | None = None
 
     @property
     def base_style(self) -> Style:
         """The widget's Rich style; `rich_style` walks every ancestor, so a paint caches it."""
         return self._pass_style or self.rich_style
 
+    @property
+    def pane_size(self) -> Size:
+        """The widget's content size; `size` recomputes the content region on every call
+        (5% of the console's main thread while keys were held), so a paint caches it."""
+        return self._pass_size or self.size
+
     def render_lines(self, crop: Region) -> list[Strip]:
         self._pass_style = self.rich_style
+        self._pass_size = self.size
         try:
             return super().render_lines(crop)
         finally:
             self._pass_style = None
+            self._pass_size = None
 
 
 class TextPane(LinePane, can_focus=True):
@@ -200,7 +209,7 @@ class TextPane(LinePane, can_focus=True):
     @property
     def _text_width(self) -> int:
         # One column is kept for the scroll bar, so wrapping does not depend on whether it shows.
-        return max(0, self.size.width - 1)
+        return max(0, self.pane_size.width - 1)
 
     @property
     def max_top(self) -> int:
@@ -254,7 +263,7 @@ class TextPane(LinePane, can_focus=True):
         rows = self.rows
         index = self.top + y
         width = self._text_width
-        bar = scroll_bar(y, self.size.height, len(rows), self.top, base)
+        bar = scroll_bar(y, self.pane_size.height, len(rows), self.top, base)
         if index >= len(rows):
             return Strip([*Strip.blank(width, base), bar], width + 1)
         cached = self._strips.get(index)
