@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+from rich.segment import Segment
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.events import Click, MouseScrollDown, MouseScrollUp, Resize
@@ -171,6 +172,9 @@ class RunTable(LinePane, can_focus=True):
         self._index: dict[str, int] = {}
         self._rows: dict[str, Row] = {}
         self._cells: dict[str, tuple[Text, ...]] = {}
+        self._segments: dict[str, list[Segment]] = {}
+        """Each drawn run's cells as segments, before the row's style: the cursor arriving on
+        a row or leaving it restyles these instead of laying out the cells again."""
         self._strips: dict[str, tuple[tuple[object, ...], Strip]] = {}
         """Each drawn run's finished line with what it was drawn for (style, width, bar):
         a cursor move or a scroll redraws lines whose runs did not change."""
@@ -260,6 +264,7 @@ class RunTable(LinePane, can_focus=True):
         """Ages are relative to ``now``: rebuild the cells that are drawn again."""
         self._now = now
         self._cells.clear()
+        self._segments.clear()
         self._strips.clear()
         self.refresh()
 
@@ -271,6 +276,7 @@ class RunTable(LinePane, can_focus=True):
 
     def _forget(self, run_id: str) -> None:
         self._cells.pop(run_id, None)
+        self._segments.pop(run_id, None)
         self._strips.pop(run_id, None)
 
     def _reindex(self) -> None:
@@ -373,8 +379,10 @@ class RunTable(LinePane, can_focus=True):
         cached = self._strips.get(run_id)
         if cached is not None and cached[0] == drawn_for:
             return cached[1]
-        line = _line(self.get_row(run_id))
-        segments = list(line.render(self.app.console))
+        segments = self._segments.get(run_id)
+        if segments is None:
+            segments = list(_line(self.get_row(run_id)).render(self.app.console))
+            self._segments[run_id] = segments
         strip = Strip(segments).apply_style(style).crop_extend(0, width, style)
         strip = Strip([*strip, bar], width + 1)
         self._strips[run_id] = (drawn_for, strip)
