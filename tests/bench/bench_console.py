@@ -30,7 +30,9 @@ one clock for every process on Linux) and what it shows: the table's cursor row,
 table was built with, and which run the side panels show. That state is read in the same
 synchronous stretch as the frame's rendering, so it is what the frame shows. A key's latency runs
 from just before its bytes are written to the terminal to the end of the first frame showing
-its effect, the wait for Textual's 60 fps update timer included, as for an operator:
+its effect, the wait for Textual's update timer included (paced at ``jarvis_tui.FRAME_RATE``,
+240 a second; ``BENCH_FPS=60`` runs the console at Textual's default, to compare), as for an
+operator:
 
 - ``down``: the first frame whose cursor is on the expected row or beyond (a frame that shows
   two keys' moves answers both); also given apart for the keys landing on the running runs (the
@@ -41,7 +43,9 @@ its effect, the wait for Textual's 60 fps update timer included, as for an opera
   shows every run again): the first frame whose table was built for the text it made.
 
 Also recorded, to find where time goes: each screen update with its duration and whether it
-needed a full layout, and every garbage collection with its generation and duration.
+needed a full layout, every garbage collection with its generation and duration, each message
+a widget took SPAN_MS or more to handle, and when each key reached its handler. For the
+slowest keys the report lists what of these fell between the press and the paint.
 
 Per-poll cost against the naive approach, measured in this process with the writer running:
 a poll every 0.25 s, first `StoreFeed.read(since)` (the journal since the last seq, re-reading
@@ -52,7 +56,9 @@ side only: a naive console would also re-apply every row to the table on every p
 First paint: the real command, ``jarvis tui --workspace DIR --no-host``, under a pseudo-terminal
 as above: the time from spawning it until its output holds the header's "need a human", and
 (with runs) until it holds the newest run's id, the table's top row. Median and max of
-``--repeats`` starts, for an empty (already created) workspace and for the full one.
+``--repeats`` starts, for an empty (already created) workspace and for the full one. The
+project's modules are byte-compiled first, as installing the package or its first run does
+(where ``PYTHONDONTWRITEBYTECODE`` is set, every start would compile them again).
 
 Idle CPU: the console refreshes every age cell once a minute; a 60 s window holds one such
 refresh, so the figure is the long-run average.
@@ -1053,6 +1059,9 @@ def main() -> None:
         print(f"store: {filled} (bulk insert {time.perf_counter() - start:.1f} s)")
         top = run_id(args.runs - 1)
 
+        # As an installed console starts: with its modules' bytecode already on disk.
+        compileall = [sys.executable, "-m", "compileall", "-q", "jarvis_tui", "core"]
+        subprocess.run(compileall, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         command, no_host = tui_command()
         shown = " ".join([Path(command[0]).name, *command[1:]])
         note = "" if no_host else " (no --no-host flag: the command may start a host)"
