@@ -80,12 +80,21 @@ class RunModel:
         """Every run id in the current order (None: to be sorted again). A filter keystroke
         then only filters it, instead of sorting 10,000 runs again."""
         self._order_for: tuple[object, ...] = ()
+        self._searches: list[str] = []
+        """Each run's search text, in ``_order``'s order: a text filter is then one
+        comprehension over strings, not a walk over rows (~3× faster over 10,000 runs)."""
+        self._position: dict[str, int] = {}
+        """Where each run is in ``_order``, to keep ``_searches`` current as rows change."""
+        self._matched: tuple[str, list[int]] | None = None
+        """The last text filter and the positions it matched: typing one more letter searches
+        only those. Forgotten whenever a row changes."""
 
     def load(self, rows: Iterable[Row]) -> None:
         """Replace every row (a full read)."""
         self.rows = {row["run_id"]: row for row in rows}
         self._attention = {run_id for run_id, row in self.rows.items() if needs_attention(row)}
         self._order = None
+        self._matched = None
 
     def update(self, rows: Iterable[Row]) -> None:
         for row in rows:
@@ -100,6 +109,9 @@ class RunModel:
                 old is None or self._sort_value(old) != self._sort_value(row)
             ):
                 self._order = None
+            elif self._order is not None:
+                self._searches[self._position[run_id]] = search_text(row)
+        self._matched = None
 
     def shows(self, row: Row) -> bool:
         """Whether ``row`` belongs in the current view."""
@@ -132,9 +144,14 @@ class RunModel:
         if self._order is None or order_for != self._order_for:
             self._order = sorted(self.rows, key=self.sort_key, reverse=self.reverse)
             self._order_for = order_for
-        rows, view = self.rows, self.view
+            self._searches = [search_text(self.rows[run_id]) for run_id in self._order]
+            self._position = {run_id: i for i, run_id in enumerate(self._order)}
+            self._matched = None
+        rows, view, order = self.rows, self.view, self._order
         if not (view.attention or view.state or view.text):
-            return [rows[run_id] for run_id in self._order]
+            return [rows[run_id] for run_id in order]
+        if view.text and not (view.attention or view.state):
+            return [rows[order[i]] for i in self._text_matches(view.text.lower())]
         # `shows`, unrolled: a filter keystroke runs this over every run, on the UI thread.
         attention = self._attention if view.attention else None
         state, text = view.state, view.text.lower()
@@ -149,6 +166,18 @@ class RunModel:
                 continue
             shown.append(row)
         return shown
+
+    def _text_matches(self, text: str) -> list[int]:
+        """Positions in ``_order`` whose search text holds ``text``."""
+        searches = self._searches
+        last = self._matched
+        if last is not None and text.startswith(last[0]):
+            # One more letter typed: only what matched before can match now.
+            found = [i for i in last[1] if text in searches[i]]
+        else:
+            found = [i for i, search in enumerate(searches) if text in search]
+        self._matched = (text, found)
+        return found
 
     def attention_count(self) -> int:
         return len(self._attention)
