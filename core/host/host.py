@@ -12,6 +12,7 @@ previous host left ``running`` (their workers are gone or orphaned: both fail wi
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import logging
 import os
@@ -82,6 +83,9 @@ class Host:
     def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
+        # `kill -USR1 PID` writes every thread's stack to the host's log (its stderr): how a
+        # host that does not stop, or does not move, tells where it is without being stopped.
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     def run(self) -> None:
         """Hold the workspace and work until `stop`. Raises HostLockHeld if another host runs."""
@@ -96,10 +100,12 @@ class Host:
                 self._start_watcher()
             log.info("host %d holds %s", os.getpid(), self.workspace.root)
             self._loop()
+            log.info("host %d stopping", os.getpid())
         finally:
             self._shutdown()
             self.store.close()
             self.lock.release()
+        log.info("host %d let go of %s", os.getpid(), self.workspace.root)
 
     def _loop(self) -> None:
         assert self.store is not None

@@ -131,12 +131,17 @@ class HostProcess:
         wait_until(started, timeout, "the host to take the workspace", lambda: self.log())
 
     def stop(self, timeout: float = 10.0) -> int:
-        """SIGTERM, then SIGKILL if it does not exit in time; returns the exit code."""
+        """SIGTERM, then SIGKILL if it does not exit in time; returns the exit code.
+
+        A host still running at the deadline is first asked (SIGUSR1) to write every thread's
+        stack to its log, so the failure that follows shows where it was stuck."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                self.proc.send_signal(signal.SIGUSR1)
+                time.sleep(1.0)
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.returncode

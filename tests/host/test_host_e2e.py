@@ -354,6 +354,30 @@ def test_sigterm_stops_the_host_and_fails_the_running_run(
     assert (ws / "host.lock").read_text().strip() == "", "the lock still names the stopped host"
 
 
+def test_sigusr1_writes_every_threads_stack_to_the_log_and_the_host_keeps_running(
+    ws: Path,
+) -> None:
+    host = HostProcess(ws)
+    try:
+        host.wait_started()
+        host.proc.send_signal(signal.SIGUSR1)
+        wait_until(
+            lambda: "Current thread" in host.log(),
+            10,
+            "the host to write its threads' stacks",
+            host.log,
+        )
+        log = host.log()
+        assert "_loop" in log, log  # the main thread, inside the host's loop
+        assert "watch" in log, log  # the watcher thread too
+        assert host.proc.poll() is None, "the host stopped on SIGUSR1"
+        assert host.stop() == 0, host.log()
+    finally:
+        host.kill()
+    log = host.log()
+    assert log.index("stopping") < log.index("let go of"), log
+
+
 @pytest.mark.parametrize("poll", WATCH_MODES)
 def test_a_host_killed_mid_run_is_recovered_by_the_next(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection, poll: bool
