@@ -29,7 +29,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -41,6 +40,7 @@ from core.demo_seed import SeedError, seed_new_workspace
 from core.host.launcher import child_env, log_tail, parent_death_signal, processes_with_env
 from core.host.lock import HostLock
 from core.workspace import Workspace, WorkspaceError
+from jarvis_tui.cli.demo_leftovers import make_temporary, remove_leftovers
 from jarvis_tui.cli.inputs import UsageError
 from jarvis_tui.cli.tui import check_theme
 from jarvis_tui.safe_text import inert
@@ -181,7 +181,9 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
 def _choose_workspace(path: str | None) -> tuple[Path, bool]:
     """The workspace directory and whether it is a temporary one of ours."""
     if path is None:
-        return Path(tempfile.mkdtemp(prefix="jarvis-demo-")), True
+        for left in remove_leftovers():
+            _say(f"jarvis demo: removed {left}, left behind by a demo that was killed")
+        return make_temporary(), True
     root = Path(path).expanduser()
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise UsageError(

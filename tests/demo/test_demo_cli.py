@@ -162,6 +162,46 @@ def test_kill_9_of_the_demo_orphans_nothing(tmp_path: Path) -> None:
             demo.wait()
 
 
+def test_the_next_demo_removes_a_killed_demos_workspace_but_not_a_running_ones(
+    tmp_path: Path,
+) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {"TMPDIR": str(tmp)}
+    killed = start_demo("--no-console", "60", env_extra=env)
+    running = None
+    try:
+        left = wait_until(lambda: next(tmp.glob("jarvis-demo-*"), None), LIVE_TIMEOUT_S,
+                          "the first demo's workspace")  # fmt: skip
+        wait_until(lambda: workers(left), LIVE_TIMEOUT_S, "a worker process")
+        killed.kill()  # SIGKILL: its workspace stays behind
+        killed.wait()
+        assert_nothing_left(left)
+        assert left.is_dir()
+
+        running = start_demo("--no-console", "60", env_extra=env)
+        live = wait_until(lambda: next((p for p in tmp.glob("jarvis-demo-*") if p != left), None),
+                          LIVE_TIMEOUT_S, "the second demo's workspace")  # fmt: skip
+        wait_until(lambda: workers(live), LIVE_TIMEOUT_S, "the second demo's worker")
+        assert not left.exists(), "the killed demo's workspace is still there"
+
+        third = start_demo("--no-console", "0.5", env_extra=env)
+        _, err = third.communicate(timeout=60)
+        assert third.returncode == 0, err
+        assert live.is_dir(), "a running demo's workspace was removed"
+        assert "left behind by a demo that was killed" not in err
+        assert [p for p in tmp.glob("jarvis-demo-*")] == [live]  # the third removed its own
+    finally:
+        said = ""
+        for demo in (killed, running):
+            if demo is not None and demo.poll() is None:
+                demo.send_signal(signal.SIGTERM)
+                said = demo.communicate(timeout=30)[1]
+    assert running is not None and running.returncode == 128 + signal.SIGTERM, said
+    assert f"removed {left}, left behind by a demo that was killed" in said
+    assert not list(tmp.glob("jarvis-demo-*"))
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
