@@ -181,6 +181,8 @@ class MainScreen(Screen[None]):
         message is handled)."""
         self._read_host: int | None = None
         self._bindings_key: tuple[object, ...] = ()
+        self._whole = False
+        """Every run has been read (a first page alone does not count)."""
         self._verifying: set[str] = set()
         """Runs this console is verifying right now (a second ``v`` would only repeat it)."""
 
@@ -240,6 +242,8 @@ class MainScreen(Screen[None]):
         name="read-store", description="Read what changed in the store",
     )  # fmt: skip
     def _read(self, since: int | None, last_host: int | None) -> None:
+        if since is None and (page := self.feed.first_page()) is not None:
+            self.post_message(StoreChanged(page))  # the newest runs on screen while all are read
         read = self.feed.read(since, last_host=last_host)
         if read is not None:
             # Recorded here, not when the message is handled: the next poll may start first.
@@ -265,7 +269,10 @@ class MainScreen(Screen[None]):
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
         read = message.read
-        first = self.seen_seq is None
+        if read.partial and self._whole:
+            return  # a first page overtaken by a whole read (a refresh during start-up)
+        first = not self._whole
+        self._whole = self._whole or (read.full and not read.partial)
         self.seen_seq = read.last_seq
         self.host = read.host_pid
         table = self.query_one(RunTable)
@@ -281,7 +288,7 @@ class MainScreen(Screen[None]):
             self.counts = read.counts
         self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
         self._show_status()
-        if first and self.tune_gc:
+        if first and self._whole and self.tune_gc:
             # The widget tree and the first read are long-lived: keep them out of the
             # collector's way, or full collections (up to 0.1 s over 10,000 runs) land on keys.
             gc.collect()
@@ -349,7 +356,12 @@ class MainScreen(Screen[None]):
     def _show_view_line(self) -> None:
         table = self.query_one(RunTable)
         text = Text(self.model.view.describe(), style="bold")
-        text.append(f" · {table.row_count:,} of {len(self.model.rows):,}", style="dim")
+        if self._whole or not self.model.rows:
+            text.append(f" · {table.row_count:,} of {len(self.model.rows):,}", style="dim")
+        else:
+            total = sum(self.counts.values())
+            text.append(f" · the newest {len(self.model.rows):,} of {total:,}", style="dim")
+            text.append(" (reading the rest…)", style="dim italic")
         stream = self.query_one(ProgressStream)
         text.append(f" · stream: {'all runs' if stream.all_runs else 'selected run'}", style="dim")
         self.query_one("#view-line", Static).update(text, layout=False)  # one fixed line
