@@ -1,6 +1,7 @@
 """What the console reads from the store, and how little: the journal says what changed.
 
-`StoreFeed.read` runs in a thread worker. The first read takes every run; each later read takes
+`StoreFeed.read` runs in a thread worker. The first read takes every run (on a big store after
+`first_page`, the newest runs, so the table fills while the rest are read); each later read takes
 the journal entries after the last one seen and re-reads only the runs they name, so a live
 console's cost follows the rate of change, not the size of the store. A read that finds the
 journal where it was returns None: an idle console does no work and redraws nothing.
