@@ -31,11 +31,19 @@ def shown(text: object) -> str:
 
     The result is still plain text: put it in a `rich.text.Text` (never a markup string).
     """
-    return _shown(str(text))
+    text = str(text)
+    if len(text) > CACHED_UP_TO:
+        return inert(mask_secrets(text))
+    return _shown(text)
+
+
+#: Texts up to this long are remembered: run ids, lanes, phases, progress summaries.
+CACHED_UP_TO = 256
 
 
 # The same run ids, lanes and summaries are shown again on every cursor move and poll; the
-# secret scan over them was 4% of the console's main thread with a key held. Bounded: a few MB.
+# secret scan over them was 4% of the console's main thread with a key held. Short texts only,
+# so the cache stays within a few MB (8,192 × 256 characters at most).
 @lru_cache(maxsize=8192)
 def _shown(text: str) -> str:
     return inert(mask_secrets(text))
