@@ -360,16 +360,17 @@ def test_sigusr1_writes_every_threads_stack_to_the_log_and_the_host_keeps_runnin
     host = HostProcess(ws)
     try:
         host.wait_started()
+        wait_until(lambda: " holds " in host.log(), 10, "the host to be at work", host.log)
         host.proc.send_signal(signal.SIGUSR1)
+        # Read until the whole dump is there (the log is read while the host writes it): the
+        # main thread in the host's code, and the watcher thread.
         wait_until(
-            lambda: "Current thread" in host.log(),
+            lambda: "Current thread" in (log := host.log()) and "core/host/host.py" in log
+            and "in watch" in log,
             10,
             "the host to write its threads' stacks",
             host.log,
-        )
-        log = host.log()
-        assert "_loop" in log, log  # the main thread, inside the host's loop
-        assert "watch" in log, log  # the watcher thread too
+        )  # fmt: skip
         assert host.proc.poll() is None, "the host stopped on SIGUSR1"
         assert host.stop() == 0, host.log()
     finally:
