@@ -29,7 +29,7 @@ from textual.containers import Container, Vertical
 from textual.events import Key, Resize
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Static, Tab, Tabs
+from textual.widgets import Input, Static, Tab, Tabs, TextArea
 from textual.worker import Worker, WorkerState
 
 from core import operator_actions
@@ -113,7 +113,18 @@ class MainScreen(Screen[None]):
         ),
         Binding("a", "approve", "Approve", id="run.approve", tooltip="Approve a run in review"),
         Binding("x", "cancel_run", "Cancel", id="run.cancel", tooltip="Cancel, with a reason"),
-        Binding("s", "steer", "Steer", id="run.steer", tooltip="Write to a running run's worker"),
+        # Priority: the keys that move the focus into a text box act as the App routes them,
+        # so what is typed right behind them (queued in the same read) goes to the box. As
+        # ordinary bindings they acted only once the table handled them, and the text typed
+        # behind them had been routed to the table already: `/app` approved the selected run.
+        Binding(
+            "s",
+            "steer",
+            "Steer",
+            id="run.steer",
+            tooltip="Write to a running run's worker",
+            priority=True,
+        ),
         # Not on the key bar, which is full at 80 columns: the gates panel lists both keys on
         # every run that has criteria, and the help and the palette list them always.
         Binding(
@@ -133,7 +144,14 @@ class MainScreen(Screen[None]):
             show=False,
         ),
         Binding("enter", "details", "Details", id="run.details", show=False),
-        Binding("slash", "filter", "Filter", id="view.filter", tooltip="Filter runs by text"),
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            id="view.filter",
+            tooltip="Filter runs by text",
+            priority=True,
+        ),
         Binding("exclamation_mark", "attention", "Attention", id="view.attention"),
         Binding("question_mark,f1", "help", "Help", id="help", tooltip="Every key"),
         Binding("S", "sort_next", "Sort", id="view.sort", show=False),
@@ -500,6 +518,8 @@ class MainScreen(Screen[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("filter", "steer") and self._typing_in_text():
+            return False  # not None: the key is not this binding's; it goes on to the text box
         name = "cancel" if action == "cancel_run" else action
         if name in RUN_ACTIONS:
             # None: shown in the footer, dimmed; pressing it says why (`on_key`).
@@ -637,7 +657,7 @@ class MainScreen(Screen[None]):
 
     def action_steer(self) -> None:
         self.action_panel("steer")
-        self.query_one(SteerComposer).editor.focus()
+        self.set_focus(self.query_one(SteerComposer).editor)
 
     def action_details(self) -> None:
         if self.view is not None and self.view.run_id == self.query_one(RunTable).selected_run_id:
@@ -849,7 +869,10 @@ class MainScreen(Screen[None]):
     def action_filter(self) -> None:
         filter_input = self.query_one("#filter", FilterLine)
         self.add_class("-filtering")
-        filter_input.focus()
+        # Focus moves now, not after the queued events as `Widget.focus` would have it: keys
+        # typed right behind `/` (or `s`) are text for the filter (or the steer), and sent
+        # to the table they would act, `a` approving the selected run.
+        self.set_focus(filter_input)
 
     def _filter_changed(self, value: str) -> None:
         self.model.view.text = value.strip()
@@ -859,14 +882,18 @@ class MainScreen(Screen[None]):
     def _filter_submitted(self, event: FilterLine.Submitted) -> None:
         if not event.value.strip():
             self.remove_class("-filtering")
-        self.query_one(RunTable).focus()
+        self.set_focus(self.query_one(RunTable))
+
+    def _typing_in_text(self) -> bool:
+        """Whether the focus is in a box that takes text (the filter, the steer editor)."""
+        return isinstance(self.focused, FilterLine | TextArea | Input)
 
     def key_escape(self) -> None:
         filter_input = self.query_one("#filter", FilterLine)
         if self.has_class("-filtering") or filter_input.value:
             filter_input.value = ""
             self.remove_class("-filtering")
-            self.query_one(RunTable).focus()
+            self.set_focus(self.query_one(RunTable))
 
     def action_attention(self) -> None:
         self.model.view.attention = not self.model.view.attention
@@ -907,7 +934,7 @@ class MainScreen(Screen[None]):
             self._rebuild()
         table = self.query_one(RunTable)
         table.move_to(run_id)
-        table.focus()
+        self.set_focus(table)
 
     def action_toggle_stream(self) -> None:
         stream = self.query_one(ProgressStream)

@@ -59,7 +59,8 @@ class SteerEditor(TextArea):
         composer.send()
 
     def action_leave(self) -> None:
-        self.screen.query_one("#runs").focus()
+        # At once (not after queued keys, as `focus()` would): what follows is for the table.
+        self.screen.set_focus(self.screen.query_one("#runs"))
 
 
 class SteerComposer(Vertical):

@@ -1,0 +1,70 @@
+"""Keys typed faster than the console handles them go where the operator meant them to.
+
+A terminal delivers a fast typist's keys (or a paste) in one read, and they are queued before
+the key that moves the focus has been handled. Text typed right behind `/` or `s` must land in
+the filter or the steer, never act on the table: there `a` approves, `r` retries, `x` cancels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual import events
+
+from jarvis_tui.app import JarvisApp
+from jarvis_tui.modals.help_screen import HelpScreen
+from jarvis_tui.screens.main_screen import MainScreen
+from jarvis_tui.widgets.filter_line import FilterLine
+from jarvis_tui.widgets.steer_composer import SteerComposer
+from tests.tui.helpers import make_app, read_run, select, settle, table
+
+_CHARACTERS = {"slash": "/", "escape": "\x1b"}
+
+
+def type_ahead(app: JarvisApp, *keys: str) -> None:
+    """Queue ``keys`` all at once, as one read from the terminal would."""
+    for key in keys:
+        app.post_message(events.Key(key, _CHARACTERS.get(key, key)))
+
+
+async def test_text_typed_right_behind_slash_filters_and_approves_nothing(store_db: Path) -> None:
+    app = make_app(store_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await select(pilot, "run-review")
+        type_ahead(app, "slash", "a", "p", "p")
+        await settle(pilot)
+        assert app.main.query_one("#filter", FilterLine).value == "app"
+        assert read_run(store_db, "run-review")["state"] == "review_requested"
+        assert not any(title.startswith("Approve") for title, _msg, _sev in app.notes), app.notes
+
+
+async def test_text_typed_right_behind_s_is_the_steer_not_actions(store_db: Path) -> None:
+    app = make_app(store_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await select(pilot, "run-running")
+        type_ahead(app, "s", "r", "a", "x")
+        await settle(pilot)
+        screen: Any = app.screen
+        assert isinstance(screen, MainScreen), screen  # no retry or cancel dialog opened
+        assert app.main.query_one(SteerComposer).editor.text == "rax"
+        assert read_run(store_db, "run-running")["state"] == "running"
+
+
+async def test_escape_typed_ahead_closes_the_filter_and_gives_the_table_its_keys(
+    store_db: Path,
+) -> None:
+    app = make_app(store_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await select(pilot, "run-review")
+        type_ahead(app, "slash", "a", "x", "escape")
+        await settle(pilot)
+        assert app.main.query_one("#filter", FilterLine).value == ""
+        assert not app.main.has_class("-filtering")
+        assert app.main.focused is table(app)
+        assert read_run(store_db, "run-review")["state"] == "review_requested"
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
