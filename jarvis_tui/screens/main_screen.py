@@ -80,6 +80,10 @@ AGE_REFRESH = 60.0
 #: full collections run once a minute instead (see `_store_changed`).
 GC_YOUNG = 10_000
 GC_FULL_NEVER = 1_000_000
+#: Actions whose keys are priority bindings (see BINDINGS), given up while typing in a text box.
+TYPED_AHEAD = frozenset(
+    {"retry", "override", "approve", "cancel_run", "steer", "verify", "approve_command", "filter"}
+)
 #: More runs than this entering a needs-a-human state in one read become one summary toast.
 TOAST_EACH = 3
 
@@ -103,20 +107,39 @@ class MainScreen(Screen[None]):
     """The run table, the progress stream, the gates and the steering composer."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "retry", "Retry", id="run.retry", tooltip="Retry the selected run"),
+        # Priority (every key that acts on the selected run, or moves the focus into a text
+        # box): the action runs as the App routes the key, so what is typed right behind it,
+        # queued in the same read, goes where the action sent the focus (the filter, the
+        # steer, a dialog). As ordinary bindings they acted only once the table handled them,
+        # and the keys behind had been routed to the table already: `/app` approved the
+        # selected run. `check_action` gives them up while a text box has the focus.
+        Binding(
+            "r", "retry", "Retry", id="run.retry", tooltip="Retry the selected run", priority=True
+        ),
         Binding(
             "o",
             "override",
             "Override",
             id="run.override",
             tooltip="Override to done, with a reason",
+            priority=True,
         ),
-        Binding("a", "approve", "Approve", id="run.approve", tooltip="Approve a run in review"),
-        Binding("x", "cancel_run", "Cancel", id="run.cancel", tooltip="Cancel, with a reason"),
-        # Priority: the keys that move the focus into a text box act as the App routes them,
-        # so what is typed right behind them (queued in the same read) goes to the box. As
-        # ordinary bindings they acted only once the table handled them, and the text typed
-        # behind them had been routed to the table already: `/app` approved the selected run.
+        Binding(
+            "a",
+            "approve",
+            "Approve",
+            id="run.approve",
+            tooltip="Approve a run in review",
+            priority=True,
+        ),
+        Binding(
+            "x",
+            "cancel_run",
+            "Cancel",
+            id="run.cancel",
+            tooltip="Cancel, with a reason",
+            priority=True,
+        ),
         Binding(
             "s",
             "steer",
@@ -134,6 +157,7 @@ class MainScreen(Screen[None]):
             id="run.verify",
             tooltip="Verify the run's acceptance criteria again, in its checkout",
             show=False,
+            priority=True,
         ),
         Binding(
             "A",
@@ -142,6 +166,7 @@ class MainScreen(Screen[None]):
             id="run.approve_command",
             tooltip="Allow the command a run's verification waits on (shows its argv first)",
             show=False,
+            priority=True,
         ),
         Binding("enter", "details", "Details", id="run.details", show=False),
         Binding(
@@ -518,7 +543,7 @@ class MainScreen(Screen[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("filter", "steer") and self._typing_in_text():
+        if action in TYPED_AHEAD and self._typing_in_text():
             return False  # not None: the key is not this binding's; it goes on to the text box
         name = "cancel" if action == "cancel_run" else action
         if name in RUN_ACTIONS:

@@ -14,6 +14,7 @@ from textual import events
 
 from jarvis_tui.app import JarvisApp
 from jarvis_tui.modals.help_screen import HelpScreen
+from jarvis_tui.modals.reason_dialog import ReasonDialog
 from jarvis_tui.screens.main_screen import MainScreen
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.steer_composer import SteerComposer
@@ -68,3 +69,17 @@ async def test_escape_typed_ahead_closes_the_filter_and_gives_the_table_its_keys
         assert read_run(store_db, "run-review")["state"] == "review_requested"
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
+
+
+async def test_a_reason_typed_right_behind_o_never_acts_on_the_table(store_db: Path) -> None:
+    app = make_app(store_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await select(pilot, "run-failed")
+        # 'r' would retry it, 'a' is refused on a failed run, 'x' would cancel it.
+        type_ahead(app, "o", *"rerun all x")
+        await settle(pilot)
+        assert isinstance(app.screen, ReasonDialog)
+        assert len(app.screen_stack) == 2  # the override dialog alone, nothing behind it
+        assert read_run(store_db, "run-failed")["state"] == "failed"
+        assert not any("not possible" in title for title, _msg, _sev in app.notes), app.notes
