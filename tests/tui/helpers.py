@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +85,15 @@ def read_run(db: Path, run_id: str) -> Row:
         return run
     finally:
         store.close()
+
+
+@asynccontextmanager
+async def console_on(
+    db: Path, run_id: str, *, size: tuple[int, int] = (160, 48), **kwargs: Any
+) -> AsyncIterator[tuple[RecordingApp, Pilot[Any]]]:
+    """The console on ``db`` (see `make_app`) with ``run_id`` selected by keys, its panels read."""
+    app = make_app(db, **kwargs)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await select(pilot, run_id)
+        yield app, pilot

@@ -24,7 +24,16 @@ from jarvis_tui.widgets.status_header import StatusHeader
 from jarvis_tui.widgets.steer_composer import SteerComposer
 from tests.core.store_helpers import dispatch_doc
 from tests.tui.conftest import HOSTILE, RUNS
-from tests.tui.helpers import make_app, read_run, row_text, select, settle, table, wait_for
+from tests.tui.helpers import (
+    console_on,
+    make_app,
+    read_run,
+    row_text,
+    select,
+    settle,
+    table,
+    wait_for,
+)
 
 
 async def test_one_row_per_run_with_state_symbol_receipts_and_gates(store_db: Path) -> None:
@@ -46,10 +55,7 @@ async def test_one_row_per_run_with_state_symbol_receipts_and_gates(store_db: Pa
 
 
 async def test_selecting_a_run_fills_the_gates_stream_and_receipts(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-contract")
+    async with console_on(store_db, "run-contract") as (app, pilot):
         gates = app.main.query_one(GatePanel).shown.plain
         assert "✗ files_in_scope" in gates and "✓ tests_pass  12 passed" in gates
         assert "shared by 1 other run" in gates  # run-failed failed the same way
@@ -108,10 +114,7 @@ async def test_secrets_in_worker_progress_are_masked(store_db: Path) -> None:
 
 
 async def test_retry_asks_with_the_retry_count_and_retries_on_yes(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-failed")
+    async with console_on(store_db, "run-failed") as (app, pilot):
         await pilot.press("r")
         await pilot.pause()
         dialog = app.screen
@@ -129,10 +132,7 @@ async def test_retry_asks_with_the_retry_count_and_retries_on_yes(store_db: Path
 
 
 async def test_retry_backed_out_changes_nothing(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-contract")
+    async with console_on(store_db, "run-contract") as (app, pilot):
         before = read_run(store_db, "run-contract")
         await pilot.press("r")
         await pilot.pause()
@@ -144,10 +144,7 @@ async def test_retry_backed_out_changes_nothing(store_db: Path) -> None:
 
 
 async def test_override_is_refused_without_a_reason_and_recorded_with_one(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-contract")
+    async with console_on(store_db, "run-contract") as (app, pilot):
         await pilot.press("o")
         await pilot.pause()
         assert isinstance(app.screen, ReasonDialog)
@@ -167,10 +164,7 @@ async def test_override_is_refused_without_a_reason_and_recorded_with_one(store_
 
 
 async def test_escape_backs_out_of_the_reason_dialog(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-queued")
+    async with console_on(store_db, "run-queued", size=(80, 24)) as (app, pilot):
         await pilot.press("x")
         await pilot.pause()
         assert isinstance(app.screen, ReasonDialog)
@@ -181,20 +175,14 @@ async def test_escape_backs_out_of_the_reason_dialog(store_db: Path) -> None:
 
 
 async def test_approve_moves_a_reviewed_run_to_done(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-review")
+    async with console_on(store_db, "run-review") as (app, pilot):
         await pilot.press("a")
         await wait_for(pilot, lambda: read_run(store_db, "run-review")["state"] == "done")
         await wait_for(pilot, lambda: row_text(app, "run-review")[1] == "✓ done")
 
 
 async def test_cancel_records_the_reason(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-queued")
+    async with console_on(store_db, "run-queued", size=(80, 24)) as (app, pilot):
         await pilot.press("x")
         await pilot.pause()
         await pilot.press(*"duplicate of run-review", "enter")
@@ -203,10 +191,7 @@ async def test_cancel_records_the_reason(store_db: Path) -> None:
 
 
 async def test_an_impossible_action_is_dimmed_and_says_why(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-done")
+    async with console_on(store_db, "run-done") as (app, pilot):
         bindings = app.screen.active_bindings
         assert bindings["r"].enabled is False and bindings["a"].enabled is False
         await pilot.press("r")
@@ -220,10 +205,7 @@ async def test_an_impossible_action_is_dimmed_and_says_why(store_db: Path) -> No
 
 
 async def test_a_refusal_when_another_process_moved_the_run_first(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-failed")
+    async with console_on(store_db, "run-failed") as (app, pilot):
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(app.screen, RetryDialog)
@@ -244,10 +226,7 @@ async def test_a_refusal_when_another_process_moved_the_run_first(store_db: Path
 
 
 async def test_steer_shows_its_receipt_change_as_the_host_acknowledges(store_db: Path) -> None:
-    app = make_app(store_db, live=True, poll_interval=0.05)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-running")
+    async with console_on(store_db, "run-running", live=True, poll_interval=0.05) as (app, pilot):
         await pilot.press("s")
         await pilot.pause()
         composer = app.main.query_one(SteerComposer)
@@ -294,10 +273,7 @@ async def test_steer_shows_its_receipt_change_as_the_host_acknowledges(store_db:
 
 
 async def test_steering_is_refused_for_a_run_that_is_not_running(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-review")
+    async with console_on(store_db, "run-review", size=(80, 24)) as (app, pilot):
         await pilot.press("s")
         await pilot.pause()
         assert any("only a running run can be steered" in m for _t, m, _s in app.notes)
@@ -342,10 +318,7 @@ async def test_state_filters_and_the_attention_view(store_db: Path) -> None:
 
 
 async def test_sort_by_column_and_reverse(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-review")
+    async with console_on(store_db, "run-review") as (app, pilot):
         await pilot.press("S", "S", "S")  # age → updated → state → run
         assert app.main.model.view.sort == "run"
         assert table(app).run_ids == sorted(RUNS)
@@ -376,10 +349,7 @@ async def test_help_lists_every_key_of_the_main_screen(store_db: Path) -> None:
 
 
 async def test_enter_opens_the_runs_details(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-failed")
+    async with console_on(store_db, "run-failed", size=(80, 24)) as (app, pilot):
         await pilot.press("enter")
         await pilot.pause()
         from jarvis_tui.modals.run_details import RunDetailsScreen
@@ -428,10 +398,7 @@ async def test_stream_pauses_when_scrolled_up_and_follows_at_end(store_db: Path)
             payload = {"phase": "test", "summary": f"step {seq}"}
             tx.touch_run("run-running", changes={}, kind="progress", payload=payload, actor="w")
     store.close()
-    app = make_app(store_db, live=True, poll_interval=0.05)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-running")
+    async with console_on(store_db, "run-running", live=True, poll_interval=0.05) as (app, pilot):
         stream = app.main.query_one(ProgressStream)
         await wait_for(pilot, lambda: stream.max_top > 0)
         assert stream.following

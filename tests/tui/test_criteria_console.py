@@ -20,7 +20,7 @@ from jarvis_tui.screens.main_screen import MainScreen
 from jarvis_tui.widgets.gate_panel import GatePanel, render_gates
 from tests.tui.conftest import HOSTILE
 from tests.tui.criteria_store import INSTALL_GUIDE, build_criteria_store, checkout
-from tests.tui.helpers import make_app, read_run, select, settle, wait_for
+from tests.tui.helpers import console_on, make_app, read_run, select, settle, wait_for
 
 SMOKE_KEY = json.dumps(["./scripts/smoke.sh", "--fast"])
 
@@ -47,10 +47,7 @@ def panel_text(app: JarvisApp) -> str:
 async def test_a_run_failed_by_its_criteria_shows_each_verdict_with_its_output(
     criteria_db: Path,
 ) -> None:
-    app = make_app(criteria_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-criteria")
+    async with console_on(criteria_db, "run-criteria") as (app, pilot):
         text = panel_text(app)
         assert "completion gates (attempt 1)\n  ✓ 9 of 9 passed\n" in text  # the gates let it on
         assert "acceptance criteria  1 of 3 passed\n  verified at " in text
@@ -66,10 +63,7 @@ async def test_a_run_failed_by_its_criteria_shows_each_verdict_with_its_output(
 
 
 async def test_v_verifies_again_records_new_results_and_notifies(criteria_db: Path) -> None:
-    app = make_app(criteria_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-criteria")
+    async with console_on(criteria_db, "run-criteria") as (app, pilot):
         before = latest(criteria_db, "run-criteria")
         assert before is not None and before["passed"] is False
         guide = checkout(criteria_db.parent, "run-criteria") / "docs" / "install.md"
@@ -94,10 +88,7 @@ async def test_v_verifies_again_records_new_results_and_notifies(criteria_db: Pa
 async def test_a_waiting_command_is_listed_and_allowed_after_seeing_its_argv(
     criteria_db: Path,
 ) -> None:
-    app = make_app(criteria_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-approval")
+    async with console_on(criteria_db, "run-approval") as (app, pilot):
         text = panel_text(app)
         assert "awaiting approval" in text
         assert "… The smoke script passes" in text and "waits for approval" in text
@@ -126,10 +117,7 @@ async def test_a_waiting_command_is_listed_and_allowed_after_seeing_its_argv(
 
 
 async def test_backing_out_of_the_dialog_allows_nothing(criteria_db: Path) -> None:
-    app = make_app(criteria_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-approval")
+    async with console_on(criteria_db, "run-approval") as (app, pilot):
         await pilot.press("A")
         await pilot.pause()
         assert isinstance(app.screen, AllowCommandDialog)
@@ -173,10 +161,7 @@ async def test_verify_is_refused_while_the_host_verifies(criteria_db: Path) -> N
         assert run_criteria.begin(store, "run-approval") is not None
     finally:
         store.close()
-    app = make_app(criteria_db)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-approval")
+    async with console_on(criteria_db, "run-approval", size=(80, 24)) as (app, pilot):
         assert "verifying now" in panel_text(app)
         await pilot.press("v")
         await pilot.pause()
@@ -267,10 +252,7 @@ def test_pending_commands_come_from_the_latest_verification_minus_approved() -> 
 
 
 async def test_the_palette_offers_both_actions_and_says_why_not(criteria_db: Path) -> None:
-    app = make_app(criteria_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-approval")
+    async with console_on(criteria_db, "run-approval") as (app, pilot):
         offered = {title: help_text for title, help_text, _ in JarvisCommands._commands(
             JarvisCommands(app.screen), app.main)}  # fmt: skip
         assert offered["Run: Verify run-approval"] == "key v"
@@ -290,10 +272,7 @@ async def test_the_palette_offers_both_actions_and_says_why_not(criteria_db: Pat
 
 
 async def test_v_on_a_run_waiting_for_approval_counts_what_waits(criteria_db: Path) -> None:
-    app = make_app(criteria_db)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-approval")
+    async with console_on(criteria_db, "run-approval", size=(80, 24)) as (app, pilot):
         await pilot.press("v")
         await wait_for(pilot, lambda: any(n[0] == "Verified" for n in app.notes))
         note = next(n for n in app.notes if n[0] == "Verified")

@@ -22,7 +22,7 @@ from jarvis_tui.widgets.progress_stream import ProgressStream, entry_text
 from jarvis_tui.widgets.text_pane import TextPane
 from tests.core.store_helpers import dispatch_doc
 from tests.tui.conftest import RUNS
-from tests.tui.helpers import make_app, row_text, select, settle, table, wait_for
+from tests.tui.helpers import console_on, make_app, row_text, select, settle, table, wait_for
 
 
 class PaneApp(App[None]):
@@ -82,10 +82,7 @@ async def test_a_bounded_pane_drops_the_oldest_and_keeps_a_readers_place() -> No
 async def test_a_live_fleet_repaints_panels_without_laying_out_the_screen(
     store_db: Path,
 ) -> None:
-    app = make_app(store_db, live=True, poll_interval=0.05)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-running")
+    async with console_on(store_db, "run-running", live=True, poll_interval=0.05) as (app, pilot):
         await pilot.pause(0.3)
         layouts: list[Any] = []
         screen = app.main
@@ -210,10 +207,7 @@ async def test_a_long_table_scrolls_with_its_cursor_and_draws_a_bar(tmp_path: Pa
 async def test_progress_of_the_selected_run_streams_without_reading_the_run_again(
     store_db: Path,
 ) -> None:
-    app = make_app(store_db, live=True, poll_interval=0.05)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-running")
+    async with console_on(store_db, "run-running", live=True, poll_interval=0.05) as (app, pilot):
         await pilot.pause(0.3)
         screen = app.main
         read: list[str] = []

@@ -18,7 +18,7 @@ from jarvis_tui.modals.reason_dialog import ReasonDialog
 from jarvis_tui.screens.main_screen import MainScreen
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.steer_composer import SteerComposer
-from tests.tui.helpers import make_app, read_run, select, settle, table
+from tests.tui.helpers import console_on, read_run, settle, table
 
 _CHARACTERS = {"slash": "/", "escape": "\x1b"}
 
@@ -30,10 +30,7 @@ def type_ahead(app: JarvisApp, *keys: str) -> None:
 
 
 async def test_text_typed_right_behind_slash_filters_and_approves_nothing(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-review")
+    async with console_on(store_db, "run-review") as (app, pilot):
         type_ahead(app, "slash", "a", "p", "p")
         await settle(pilot)
         assert app.main.query_one("#filter", FilterLine).value == "app"
@@ -42,10 +39,7 @@ async def test_text_typed_right_behind_slash_filters_and_approves_nothing(store_
 
 
 async def test_text_typed_right_behind_s_is_the_steer_not_actions(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-running")
+    async with console_on(store_db, "run-running") as (app, pilot):
         type_ahead(app, "s", "r", "a", "x")
         await settle(pilot)
         screen: Any = app.screen
@@ -57,10 +51,7 @@ async def test_text_typed_right_behind_s_is_the_steer_not_actions(store_db: Path
 async def test_escape_typed_ahead_closes_the_filter_and_gives_the_table_its_keys(
     store_db: Path,
 ) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-review")
+    async with console_on(store_db, "run-review") as (app, pilot):
         type_ahead(app, "slash", "a", "x", "escape")
         await settle(pilot)
         assert app.main.query_one("#filter", FilterLine).value == ""
@@ -72,10 +63,7 @@ async def test_escape_typed_ahead_closes_the_filter_and_gives_the_table_its_keys
 
 
 async def test_a_reason_typed_right_behind_o_never_acts_on_the_table(store_db: Path) -> None:
-    app = make_app(store_db)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot)
-        await select(pilot, "run-failed")
+    async with console_on(store_db, "run-failed") as (app, pilot):
         # 'r' would retry it, 'a' is refused on a failed run, 'x' would cancel it.
         type_ahead(app, "o", *"rerun all x")
         await settle(pilot)
