@@ -80,10 +80,6 @@ AGE_REFRESH = 60.0
 #: full collections run once a minute instead (see `_store_changed`).
 GC_YOUNG = 10_000
 GC_FULL_NEVER = 1_000_000
-#: Actions whose keys are priority bindings (see BINDINGS), given up while typing in a text box.
-TYPED_AHEAD = frozenset(
-    {"retry", "override", "approve", "cancel_run", "steer", "verify", "approve_command", "filter"}
-)
 #: More runs than this entering a needs-a-human state in one read become one summary toast.
 TOAST_EACH = 3
 
@@ -190,6 +186,10 @@ class MainScreen(Screen[None]):
             for key, state in STATE_KEYS.items()
         ],
     ]
+    #: The actions of the priority bindings above, given up while typing in a text box.
+    PRIORITY_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        b.action for b in BINDINGS if isinstance(b, Binding) and b.priority
+    )
 
     def __init__(
         self,
@@ -543,7 +543,7 @@ class MainScreen(Screen[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in TYPED_AHEAD and self._typing_in_text():
+        if action in self.PRIORITY_ACTIONS and self._typing_in_text():
             return False  # not None: the key is not this binding's; it goes on to the text box
         name = "cancel" if action == "cancel_run" else action
         if name in RUN_ACTIONS:
