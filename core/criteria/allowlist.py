@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from core.contracts.patterns import SEARCH_TIMEOUT_S
+
 SHELL: Final = "/bin/sh"
 
 DEFAULT_ALLOWLIST: Final = frozenset(
@@ -119,6 +121,8 @@ class VerifyPolicy:
     """Executable basenames that run without approval (after looking through wrappers)."""
     timeout_s: float = 300
     """Per-criterion time limit; a criterion that sets its own ``timeout_s`` uses that."""
+    pattern_timeout_s: float = SEARCH_TIMEOUT_S
+    """Time limit of one pattern search (`core.contracts.patterns.search`)."""
     output_cap: int = 4096
     """How many bytes of the end of a command's combined output to keep."""
     approved: frozenset[str] = frozenset()

@@ -27,6 +27,7 @@ from core.moves import HOST, apply_move
 from core.store.sqlite_store import Row, SqliteStore, Transaction
 
 if TYPE_CHECKING:
+    from core.criteria.runner import Supervision
     from core.criteria.verify import Verification
 
 # The extraction and verification modules (regular expressions, pydantic models, subprocesses)
@@ -216,14 +217,21 @@ def verify_run(
     policy: VerifyPolicy,
     *,
     now: Callable[[], datetime] | None = None,
+    supervision: Supervision | None = None,
 ) -> Verification:
-    """Run the run's criteria in its checkout (no store writes; may take minutes)."""
+    """Run the run's criteria in its checkout (may take minutes).
+
+    Writes to the store only through ``supervision``'s callbacks (the host's record of each
+    command's process group); a cancelled verification comes back marked ``cancelled``.
+    """
     from core.criteria.verify import verify_all
 
     checkout = checkout_dir(workspace_root, str(run["run_id"]))
     checkout.mkdir(parents=True, exist_ok=True)
     clock = now or (lambda: datetime.fromisoformat(store.now()))
-    return verify_all(criteria_of(run), checkout, policy_for(run, policy), now=clock)
+    return verify_all(
+        criteria_of(run), checkout, policy_for(run, policy), now=clock, supervision=supervision
+    )
 
 
 def _failing(verification: Verification) -> list[str]:

@@ -28,6 +28,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.contracts.patterns import SEARCH_TIMEOUT_S
 from core.contracts.pydantic_errors import from_validation_error
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
 
@@ -74,6 +75,8 @@ class CriteriaConfig(BaseModel):
 
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300
     """Per-criterion time limit (a criterion's own ``timeout_s`` wins)."""
+    pattern_timeout_s: Annotated[float, Field(gt=0, le=600)] = SEARCH_TIMEOUT_S
+    """Time limit of one regular-expression search (content checks, ``test_pass`` output)."""
     allow: list[str] = Field(default_factory=list)
     """More executables that run without an operator's approval (basenames)."""
     env: list[str] = Field(default_factory=list)
@@ -83,6 +86,7 @@ class CriteriaConfig(BaseModel):
         return VerifyPolicy(
             allowlist=DEFAULT_ALLOWLIST | frozenset(self.allow),
             timeout_s=self.timeout_s,
+            pattern_timeout_s=self.pattern_timeout_s,
             env_passthrough=frozenset(self.env),
         )
 

@@ -27,6 +27,7 @@ from typing import Any
 import watchfiles
 
 from core.criteria import run_criteria
+from core.criteria.runner import Supervision
 from core.host.config import HostConfig
 from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
@@ -297,9 +298,14 @@ class Host:
             run = run_criteria.begin(store, run_id)
             if run is None:
                 return
+            # The host's stop flag cancels it: SIGTERM never waits for a test suite or a pattern.
+            watch = Supervision(cancel=self.stopping)
             verification = run_criteria.verify_run(
-                store, self.workspace.root, run, self.config.criteria.policy()
+                store, self.workspace.root, run, self.config.criteria.policy(), supervision=watch
             )
+            if verification.cancelled:
+                log.info("verifying run %s stopped: the host is shutting down", run_id)
+                return  # still `verifying`: the next host verifies it again
             ended = run_criteria.finish(store, run_id, verification)
             if ended is not None:
                 log.info("run %s verified: %s", run_id, ended["state"])
@@ -437,6 +443,11 @@ class Host:
 
     def _shutdown(self) -> None:
         """Tell every worker to stop, give them the grace period, then end their runs."""
+        verifier = self._verifier
+        if verifier is not None:
+            # `stopping` is set: its command or pattern search is being killed; a verifier
+            # stuck elsewhere (a slow disk) is a daemon thread and is left behind, not awaited.
+            verifier.join(self.config.timeouts.shutdown_grace_s + 1)
         if not self.workers or self.store is None:
             return
         for worker in self.workers.values():
