@@ -10,6 +10,8 @@
 * The environment starts empty and gains only what tools need to find themselves
   (`child_env`); credentials in the parent's environment never reach the command. This is not
   a sandbox: files the user can read (``~/.npmrc``, ``~/.aws``) stay readable to the command.
+  ``PATH`` keeps only absolute folders outside the checkout (`search_path`): an empty or
+  relative entry means "the working directory", which is the checkout a worker wrote.
 * A host supervises its commands (`Supervision`): it can stop one at once (shutting down), and
   it records each command's process group durably *before* the command runs, so a host
   restarted after a ``kill -9`` finds and kills a command it left behind. The command starts
@@ -96,10 +98,29 @@ def looks_secret(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-def child_env(parent: Mapping[str, str], extra_names: Iterable[str] = ()) -> dict[str, str]:
+def search_path(value: str, outside: Path | None = None) -> str:
+    """``value`` (a ``PATH``) with only absolute folders, none of them inside ``outside``.
+
+    An empty entry, ``.`` or any relative entry names the working directory — the checkout —
+    so a program a worker left there would be found before the real tool.
+    """
+    kept: list[str] = []
+    for entry in value.split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        if outside is not None and Path(os.path.normpath(entry)).is_relative_to(outside):
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept)
+
+
+def child_env(
+    parent: Mapping[str, str], extra_names: Iterable[str] = (), checkout: Path | None = None
+) -> dict[str, str]:
     """The environment for a criterion command, built from ``parent``.
 
     Only `ENV_NAMES`, ``LC_*`` and ``extra_names`` are copied, never a name that `looks_secret`;
+    ``PATH`` is cut to `search_path` (nothing relative, nothing inside ``checkout``), and
     `ENV_FIXED` is then applied on top.
     """
     wanted = ENV_NAMES | frozenset(extra_names)
@@ -108,6 +129,8 @@ def child_env(parent: Mapping[str, str], extra_names: Iterable[str] = ()) -> dic
         for name, value in parent.items()
         if (name in wanted or name.startswith(ENV_PREFIXES)) and not looks_secret(name)
     }
+    if "PATH" in env:
+        env["PATH"] = search_path(env["PATH"], checkout)
     env.update(ENV_FIXED)
     return env
 

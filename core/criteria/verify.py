@@ -66,7 +66,7 @@ from core.criteria.allowlist import (
     VerifyPolicy,
     argv_of,
     command_key,
-    needs_approval,
+    decide,
 )
 from core.criteria.runner import RunResult, Supervision, child_env, render_tail, run_command
 
@@ -343,17 +343,22 @@ def _verify_command(
     if not cwd.is_dir():
         return _Check("failed", f"cwd is not a directory: {criterion.cwd}", key)
     shown_command = mask_secrets(shlex.join(argv))
-    if needs_approval(argv, policy, shell=criterion.shell):
-        reason = "runs through a shell" if criterion.shell else "is not on the allowlist"
-        return _Check("needs_approval", f"needs approval: `{shown_command}` {reason}", key)
+    env = child_env(os.environ, policy.env_passthrough, checkout=repo)
+    decision = decide(argv, policy, shell=criterion.shell, search_path=env.get("PATH", ""),
+                      cwd=cwd, checkout=repo)  # fmt: skip
+    if decision.verdict == "needs_approval":
+        return _Check("needs_approval", f"needs approval: `{shown_command}` {decision.reason}", key)
+    if decision.verdict == "missing":
+        return _Check("error", f"command not found: {decision.reason}", key)
     timeout_s = _timeout_of(criterion, policy)
     try:
         run = run_command(
             argv,
             cwd=cwd,
-            env=child_env(os.environ, policy.env_passthrough),
+            env=env,
             timeout_s=timeout_s,
             keep_bytes=policy.output_cap + PATTERN_MARGIN,
+            executable=decision.executable,
             supervision=watch,
         )
     except FileNotFoundError:

@@ -52,7 +52,9 @@ def _configure(ws: Path, pattern_timeout_s: float) -> None:
         config.write(f"[criteria]\npattern_timeout_s = {pattern_timeout_s}\n")
     text = (ws / "jarvis.toml").read_text()
     command = json.dumps([sys.executable, "-c", WORKER])
-    (ws / "jarvis.toml").write_text(text.replace("[workers]\n", f"[workers]\ncommand = {command}\n"))
+    (ws / "jarvis.toml").write_text(
+        text.replace("[workers]\n", f"[workers]\ncommand = {command}\n")
+    )
 
 
 def test_a_runaway_pattern_neither_freezes_nor_outlives_the_host(
