@@ -234,6 +234,23 @@ def verify_run(
     )
 
 
+def record_command_group(store: SqliteStore, run_id: str, pgid: int | None) -> None:
+    """Note (or clear) the process group of the criterion command the host runs for a run.
+
+    Written before the command starts and committed at once: it is how a host restarted after a
+    ``kill -9`` finds a command its predecessor left running. Host bookkeeping, not a change an
+    operator acts on, so it neither bumps the run's version nor writes the journal.
+    """
+    with store.transaction() as tx:
+        tx.execute("UPDATE runs SET verify_pgid = ? WHERE run_id = ?", [pgid, run_id])
+
+
+def leftover_command_groups(store: SqliteStore) -> list[tuple[str, int]]:
+    """``(run_id, pgid)`` of every criterion command a previous host recorded and left."""
+    rows = store.rows("SELECT run_id, verify_pgid FROM runs WHERE verify_pgid IS NOT NULL")
+    return [(str(r["run_id"]), int(r["verify_pgid"])) for r in rows]
+
+
 def _failing(verification: Verification) -> list[str]:
     return [
         str(o.criterion.get("description") or o.criterion.get("type"))

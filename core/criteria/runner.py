@@ -249,30 +249,25 @@ def _wait_until(
     return True
 
 
-#: The gate: wait for "run" on the pipe (fd number in $1), then become the command in place.
+#: The gate: wait for "run" on its stdin, then become the command in place, stdin emptied.
 #: A host that dies before opening it closes the pipe; ``read`` then fails and nothing runs.
-_GATE = 'IFS= read -r go <&"$1" && [ "$go" = run ] && shift && exec "$@"; exit 125'
+_GATE = 'IFS= read -r go && [ "$go" = run ] && exec "$@" </dev/null; exit 125'
 _GATE_NAME = "jarvis-verify-gate"
 
 
 def _popen(
-    args: list[str],
-    executable: str | None,
-    cwd: Path,
-    env: Mapping[str, str],
-    keep: tuple[int, ...],
+    args: list[str], executable: str | None, cwd: Path, env: Mapping[str, str], gated: bool
 ) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         args,
         executable=executable,
         cwd=cwd,
         env=dict(env),
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: killing the group kills all of it
         bufsize=0,
-        pass_fds=keep,
     )
 
 
@@ -286,28 +281,22 @@ def _start(
     """Start the command (behind the gate when a supervisor records its group)."""
     marked = {**env, **(supervision.env if supervision else {})}
     if supervision is None or supervision.started is None:
-        return _popen(list(argv), executable, cwd, marked, ())
-    read_end, write_end = os.pipe()
+        return _popen(list(argv), executable, cwd, marked, gated=False)
+    # The gate execs the program by path, so argv[0] becomes that path here.
+    program = [executable or argv[0], *argv[1:]]
+    process = _popen([SHELL_FOR_GATE, "-c", _GATE, _GATE_NAME, *program], None, cwd, marked, True)
+    assert process.stdin is not None
     try:
-        # The gate execs the program by path, so argv[0] becomes that path here.
-        program = [executable or argv[0], *argv[1:]]
-        gate = [SHELL_FOR_GATE, "-c", _GATE, _GATE_NAME, str(read_end), *program]
-        process = _popen(gate, None, cwd, marked, (read_end,))
-        os.close(read_end)
-        read_end = -1
-        try:
-            supervision.started(process.pid)
-        except BaseException:
-            _kill_group(process.pid)
-            process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
-            raise
-        os.write(write_end, b"run\n")
+        supervision.started(process.pid)
+        process.stdin.write(b"run\n")
+    except BaseException:
+        _kill_group(process.pid)
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+        raise
     finally:
-        if read_end >= 0:
-            os.close(read_end)
-        os.close(write_end)
+        process.stdin.close()
     return process
 
 
