@@ -28,6 +28,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -116,24 +117,27 @@ def search(
         {"pattern": pattern, "flags": int(re.MULTILINE) if multiline else 0, "text": text}
     ).encode("utf-8")
     cpu_s = int(timeout_s) + 1
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _MATCHER, str(SEARCH_MEMORY_BYTES), str(cpu_s)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # a signal meant for the host's group never reaches it
-        )
-    except OSError as exc:
-        return PatternSearch("error", detail=f"the pattern matcher did not start: {exc}")
+    # The request goes in through a file, not a pipe: communicate() can be retried (to look at
+    # the deadline and the cancel flag) only while it has no input left to write.
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(request)
+        stdin.seek(0)
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _MATCHER, str(SEARCH_MEMORY_BYTES), str(cpu_s)],
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # a signal meant for the host's group never reaches it
+            )
+        except OSError as exc:
+            return PatternSearch("error", detail=f"the pattern matcher did not start: {exc}")
     deadline = time.monotonic() + timeout_s
-    payload: bytes | None = request
     while True:
         try:
-            out, err = child.communicate(payload, timeout=_STEP_S)
+            out, err = child.communicate(timeout=_STEP_S)
             break
         except subprocess.TimeoutExpired:
-            payload = None  # already being written: communicate() keeps its place
             if cancel is not None and cancel.is_set():
                 _end(child)
                 return PatternSearch("cancelled", detail="the search was stopped")

@@ -41,6 +41,12 @@ def test_a_search_reports_where_the_first_match_is() -> None:
     assert search(r"absent", text).status == "not_found"
 
 
+def test_a_text_of_several_mib_is_handed_over_whole() -> None:
+    text = "NEEDLE\n" + "x" * (4 * 1024 * 1024) + "\nLAST\n"
+    assert search(r"^NEEDLE$", text).span == (0, 6)
+    assert search(r"^LAST$", text).status == "found"
+
+
 def test_text_and_patterns_outside_ascii_keep_their_character_offsets() -> None:
     text = "café ☕\nnaïve — ok\n"
     found = search(r"naïve", text)
