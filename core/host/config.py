@@ -86,6 +86,9 @@ class CriteriaConfig(BaseModel):
 
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300
     """Per-criterion time limit (a criterion's own ``timeout_s`` wins)."""
+    universal: bool = False
+    """Give the universal checklist (tests, lint, changelog, backlog) to every dispatch that does
+    not set ``universal_criteria`` itself."""
     pattern_timeout_s: Annotated[float, Field(gt=0, le=600)] = SEARCH_TIMEOUT_S
     """Time limit of one regular-expression search (content checks, ``test_pass`` output)."""
     allow: list[Annotated[str, AfterValidator(_tool_name)]] = Field(default_factory=list)

@@ -94,7 +94,12 @@ class Host:
         self.lock.acquire()
         self.layout.errors_dir.mkdir(parents=True, exist_ok=True)
         self.store = SqliteStore(self.workspace.db_path)
-        self.ingestor = Ingestor(self.store, self.layout, on_progress=self._activity)
+        self.ingestor = Ingestor(
+            self.store,
+            self.layout,
+            on_progress=self._activity,
+            universal_default=self.config.criteria.universal,
+        )
         try:
             self.sweep()
             self.recover()
