@@ -119,8 +119,13 @@ def submit_dispatch(
     target_lane: str,
     actor: str,
     idempotency_key: str | None = None,
+    universal_default: bool = False,
 ) -> IntakeResult:
-    """Turn a dispatch into a run, or say exactly why not."""
+    """Turn a dispatch into a run, or say exactly why not.
+
+    ``universal_default`` is the workspace's ``[criteria] universal``: whether a dispatch that
+    does not set ``universal_criteria`` gets the universal checklist.
+    """
     with store.transaction() as tx:
         return submit_in(
             tx,
@@ -129,6 +134,7 @@ def submit_dispatch(
             target_lane=target_lane,
             actor=actor,
             idempotency_key=idempotency_key,
+            universal_default=universal_default,
         )
 
 
@@ -140,13 +146,15 @@ def submit_in(
     target_lane: str,
     actor: str,
     idempotency_key: str | None = None,
+    universal_default: bool = False,
 ) -> IntakeResult:
     """`submit_dispatch` inside the caller's transaction (the host records a receipt with it)."""
     prepared = _prepare(data, source_lane, target_lane, idempotency_key)
     if isinstance(prepared, IntakeResult):
         return prepared
     doc, run_id, key, digest = prepared
-    return _decide(tx, doc, run_id, source_lane, target_lane, actor, key, digest)
+    return _decide(tx, doc, run_id, source_lane, target_lane, actor, key, digest,
+                   universal_default)  # fmt: skip
 
 
 def _decide(
@@ -158,6 +166,7 @@ def _decide(
     actor: str,
     key: str | None,
     digest: str,
+    universal_default: bool,
 ) -> IntakeResult:
     if key:
         seen = tx.get_idempotency(key)
@@ -221,7 +230,7 @@ def _decide(
             )
         values: dict[str, Any] = dict.fromkeys(RETRY_CLEARS)
         values.update(_run_fields(doc, source, target, key))
-        criteria, extraction = dispatch_fields(doc)
+        criteria, extraction = dispatch_fields(doc, workspace_universal=universal_default)
         values.update(criteria)
         values["retry_count"] = existing["retry_count"] + 1
         run = apply_move(
@@ -233,7 +242,7 @@ def _decide(
         message = f"Run {run_id} retried (attempt {run['retry_count'] + 1})."
     else:
         fields = _run_fields(doc, source, target, key)
-        criteria, extraction = dispatch_fields(doc)
+        criteria, extraction = dispatch_fields(doc, workspace_universal=universal_default)
         run = tx.create_run(
             {"run_id": run_id, "state": RunState.QUEUED.value, **fields, **criteria},
             actor=actor,

@@ -45,6 +45,11 @@ from core.contracts.names import relative_path_problem, run_id_problem
 from core.contracts.screenshot_ban import mentions_screenshot
 
 SCENARIOS = ("ok", "slow", "fail_contract", "crash", "hang", "verify_fail")
+#: Files a changelog or backlog criterion names (the extractor's lists, and the document's).
+CHANGELOG_NAMES = frozenset(
+    {"CHANGELOG.md", "CHANGES.md", "HISTORY.md", "CHANGELOG.rst", "NEWS.md"}
+)
+BACKLOG_NAMES = frozenset({"BACKLOG.md", "TODO.md", "backlog.md", "todo.md"})
 DEFAULT_SCENARIO = "ok"
 DEFAULT_INTERVAL_MS = (100, 500)
 OUTPUT_START = "---NANOCLAW_OUTPUT_START---"
@@ -133,6 +138,8 @@ class Config:
     ack_file: Path
     interval_ms: tuple[int, int] = DEFAULT_INTERVAL_MS
     seed: str | None = None
+    criteria: tuple[dict[str, Any], ...] = ()
+    """The run's acceptance criteria (``JARVIS_CRITERIA``): what the host will verify."""
 
 
 def _parse_interval(raw: str) -> tuple[int, int]:
@@ -184,6 +191,12 @@ def load_config(env: Mapping[str, str]) -> Config:
         )
     interval_raw = env.get("JARVIS_SIM_INTERVAL_MS", "").strip()
     seed = env.get("JARVIS_SIM_SEED", "").strip() or None
+    try:
+        criteria = json.loads(env.get("JARVIS_CRITERIA", "").strip() or "[]")
+    except ValueError as exc:
+        raise ConfigError(f"JARVIS_CRITERIA is not JSON: {exc}") from None
+    if not isinstance(criteria, list):
+        raise ConfigError("JARVIS_CRITERIA must be a JSON list")
     return Config(
         run_id=run_id,
         lane=lane,
@@ -194,6 +207,7 @@ def load_config(env: Mapping[str, str]) -> Config:
         ack_file=Path(env["JARVIS_ACK_FILE"]),
         interval_ms=_parse_interval(interval_raw) if interval_raw else DEFAULT_INTERVAL_MS,
         seed=seed,
+        criteria=tuple(c for c in criteria if isinstance(c, dict)),
     )
 
 
@@ -295,27 +309,45 @@ def _paths_in(text: str) -> Iterator[str]:
         yield token
 
 
-def _criteria_paths(dispatch: Mapping[str, Any]) -> Iterator[str]:
-    criteria = dispatch.get("acceptance_criteria")
-    if not isinstance(criteria, list):
+#: Criteria about bookkeeping files rather than the change itself.
+_BOOKKEEPING = frozenset({"changelog_updated", "backlog_updated"})
+
+
+def _criteria_paths(criteria: Any, *, bookkeeping: bool) -> Iterator[str]:
+    """Paths the criteria name: the bookkeeping ones (changelog, backlog) or the others."""
+    if not isinstance(criteria, list | tuple):
         return
     for criterion in criteria:
-        if isinstance(criterion, dict):
+        if isinstance(criterion, dict) and (criterion.get("type") in _BOOKKEEPING) == bookkeeping:
             path = criterion.get("path")
             if isinstance(path, str) and relative_path_problem(path) is None:
                 yield path
+
+
+def _strings_or_dicts(value: Any) -> list[Any]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def read_task(dispatch: Mapping[str, Any], fallback_run_id: str) -> Task:
-    """Derive a plausible piece of work from a dispatch, read defensively."""
+def read_task(
+    dispatch: Mapping[str, Any],
+    fallback_run_id: str,
+    criteria: Sequence[Mapping[str, Any]] = (),
+) -> Task:
+    """Derive a plausible piece of work from a dispatch, read defensively.
+
+    ``criteria`` are the run's acceptance criteria (``JARVIS_CRITERIA``): the files they name
+    are part of the work, and a changelog or backlog they ask for is kept up to date.
+    """
     raw_text = _task_text(dispatch)
     text = " ".join(_SCENARIO_TOKEN.sub("", raw_text).split()) or "the assigned task"
     tests = _strings(dispatch.get("acceptance_tests"))
-    asked = _unique([*_paths_in(text), *_criteria_paths(dispatch)])
+    given = [*_strings_or_dicts(dispatch.get("acceptance_criteria")), *criteria]
+    asked = _unique([*_paths_in(text), *_criteria_paths(given, bookkeeping=False)])
+    bookkeeping = _unique(_criteria_paths(given, bookkeeping=True))
     test_paths = _unique(p for t in tests for p in _paths_in(t))
     blob = " ".join([text, *tests, *asked]).lower()
     javascript = any(hint in blob for hint in _JS_HINTS)
@@ -346,7 +378,11 @@ def read_task(dispatch: Mapping[str, Any], fallback_run_id: str) -> Task:
         tests=tests,
         asked=asked,
         # A task that names its files is about those files; otherwise invent plausible ones.
-        files=_unique([*asked, *test_paths] if asked else [*generated, *test_paths]),
+        files=_unique(
+            [*asked, *test_paths, *bookkeeping]
+            if asked
+            else [*generated, *test_paths, *bookkeeping]
+        ),
         javascript=javascript,
         keyword=keyword,
         component=component,
@@ -398,12 +434,43 @@ class Outcome:
     """For the last progress summary and the completion's own ``summary``."""
 
 
+def _file_text(name: str, task: Task, today: str) -> tuple[str, bool]:
+    """What the simulated change leaves in ``name``, and whether it is appended (a log).
+
+    Each file gets what its kind holds: a changelog a dated entry, a backlog a ticked item,
+    Python a module (or a passing test) that a linter accepts, other code a line of its own
+    syntax. So a checklist run in the checkout (tests, lint, changelog, backlog) can pass.
+    """
+    base = name.rsplit("/", 1)[-1]
+    stem, _, suffix = base.lower().rpartition(".")
+    summary = _clip(task.text, 160)
+    if base in CHANGELOG_NAMES:
+        return f"\n## {today}\n\n- {summary}\n", True
+    if base in BACKLOG_NAMES:
+        return f"- [x] {summary}\n", True
+    if suffix == "py":
+        doc = f'"""Simulated change for run {task.run_id}."""\n\n\n'
+        if stem.startswith("test_") or stem.endswith("_test"):
+            check = f"assert len({task.run_id!r}) == {len(task.run_id)}"
+            return doc + f"def test_{task.keyword}() -> None:\n    {check}\n", False
+        return doc + f"def simulated_{task.keyword}() -> str:\n    return {task.run_id!r}\n", False
+    if suffix in ("ts", "tsx", "js", "jsx", "mjs", "cjs"):
+        return f"export const simulatedChange = {json.dumps(task.run_id)};\n", False
+    if suffix == "json":
+        return json.dumps({"simulated_change": task.run_id}) + "\n", False
+    if suffix in ("go", "rs", "java", "kt", "c", "h", "cpp", "cs", "swift"):
+        return f"// simulated change for run {task.run_id}\n", False
+    if suffix in ("toml", "yaml", "yml", "sh", "cfg", "ini", "rb"):
+        return f"# simulated change for run {task.run_id}\n", False
+    return f"Simulated change for run {task.run_id}: {summary}\n", False
+
+
 def write_checkout(checkout: str | None, completion: Mapping[str, Any], task: Task) -> None:
     """Leave in the run's checkout (``JARVIS_CHECKOUT``) the files the completion says changed,
     so the host's verification checks real files: ``verify_fail`` leaves out what was asked.
 
-    Each file carries a dated line and a ticked box, which is what a changelog or backlog
-    criterion looks for. Paths that are absolute or climb out are skipped, never written.
+    Each file holds what its kind would (`_file_text`); a changelog or backlog gets an entry
+    appended. Paths that are absolute or climb out are skipped, never written.
     """
     if not checkout:
         return
@@ -415,10 +482,11 @@ def write_checkout(checkout: str | None, completion: Mapping[str, Any], task: Ta
         target = (root / name).resolve()
         if not target.is_relative_to(root):
             continue
+        text, append = _file_text(name, task, today)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("a", encoding="utf-8") as out:
-                out.write(f"## {today}\n\n- [x] {_clip(task.text, 160)}\n")
+            with target.open("a" if append else "w", encoding="utf-8") as out:
+                out.write(text)
         except OSError:
             continue  # a file that cannot be written is simply missing at verification
 
@@ -673,7 +741,7 @@ class Worker:
             self.emit(Step("steering", f"steer {steer_id} acknowledged: {text}"))
 
     def run(self, scenario: str) -> int:
-        task = read_task(self.config.dispatch, self.config.run_id)
+        task = read_task(self.config.dispatch, self.config.run_id, self.config.criteria)
         outcome = build_completion(self.config.dispatch, task, scenario, self.rng)
         plan, count = build_plan(task, outcome, scenario, self.rng)
         self.say(

@@ -12,7 +12,6 @@ paths must be relative and stay inside the repository, and a ``command`` may be 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -23,6 +22,7 @@ from pydantic_core import PydanticCustomError
 from core.contracts.errors import ValidationReport, sorted_errors
 from core.contracts.jsondoc import as_object
 from core.contracts.names import relative_path_problem
+from core.contracts.patterns import pattern_problem
 from core.contracts.pydantic_errors import from_validation_error
 
 CRITERION_TYPES = (
@@ -44,14 +44,14 @@ def _safe_path(value: str) -> str:
 
 
 def _compiles(value: str) -> str:
-    try:
-        re.compile(value)
-    except (re.error, RecursionError, OverflowError) as exc:
+    # Through the one module that handles patterns from outside; it also caps their length.
+    problem = pattern_problem(value)
+    if problem is not None:
         raise PydanticCustomError(
             "bad_pattern",
             "pattern is not a valid regular expression: {reason}.",
-            {"reason": str(exc)},
-        ) from None
+            {"reason": problem},
+        )
     return value
 
 

@@ -4,13 +4,23 @@ Criteria come from task text, so a command in a criterion is, in the worst case,
 author wrote. The allowlist limits unattended runs to test, lint, type-check and build tools; any
 other command waits for an operator to approve its exact argument list (`command_key`).
 
-The allowlist is not a sandbox for the repository's own code: every test runner executes the
-checkout (``conftest.py``, ``Makefile``, ``package.json`` scripts), so what it guards against is a
-criterion naming an arbitrary program (``curl ... | sh``, ``rm -rf ~``), not a hostile checkout.
-For the same reason a tool is recognised by its basename wherever it lives (``.venv/bin/pytest``,
-``./gradlew``), and arguments are not inspected: several allowed tools can be pointed at other
-code by an option (``make -f``, ``pytest -p``). The allowlist keeps a criterion from naming an
-arbitrary program; approval is where a person reads a command that is not on it.
+The allowlist vouches for a *program*: a tool named by its bare name and found on the host's
+own ``PATH`` (absolute folders only, none inside the checkout: `runner.search_path`), which is
+then executed by that absolute path. Anything else waits for approval, because it would run a
+program the checkout (that is, a worker) chose:
+
+* a path (``/any/dir/pytest``, ``./make``, ``.venv/bin/pytest``, ``./gradlew``): only the name
+  on the list is vouched for, not a file that happens to have that name;
+* a name that resolves into the checkout (through a symlink on ``PATH``), and ``python -m X``
+  when the working directory holds an ``X`` (``-m`` imports from there first);
+* a launcher that finds the tool in the project's own environment: ``npx X`` (the checkout's
+  ``node_modules/.bin``), ``uv run X``, ``poetry run X``, ``pipenv run X`` (the project's
+  virtual environment); and ``env X``, ``sh -c``, ``nice X`` and the like, which are not tools.
+
+What an allowed tool then does with the checkout is the repository's code: every test runner
+executes it (``conftest.py``, a ``Makefile``, ``package.json`` scripts), and arguments are not
+inspected (``make -f``, ``pytest -p``). The allowlist keeps a criterion from naming an arbitrary
+program; it is no sandbox, and approval is where a person reads a command that is not on it.
 
 Default allowlist (`DEFAULT_ALLOWLIST`) — these run with any arguments:
 
@@ -28,21 +38,26 @@ subcommands install packages, publish or run arbitrary programs:
 * npm: ``test``/``t``, or ``run``/``run-script`` with a script named in `SCRIPT_NAMES`
 * yarn, pnpm: the same, and also ``yarn lint`` style shorthands for those script names
 
-Wrappers are looked through, so the tool they start is what is checked: ``python -m X``
-(any ``python``/``python3.N``/``pypy`` name), ``uv run X``, ``poetry run X``, ``pipenv run X``
-and ``npx X``. A wrapper with options this module does not understand is not looked through,
-and so needs approval. A command through a shell (``shell: true``) always needs approval.
+``python -m X`` (any bare ``python``/``python3.N``/``pypy`` name) is looked through, so ``X``
+is what is checked: the interpreter comes from ``PATH`` and the module from its installation.
+Interpreter options this module does not understand stop the look-through, and so need
+approval. A command through a shell (``shell: true``) always needs approval.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
-from typing import Final
+from typing import Final, Literal
+
+from core.contracts.patterns import SEARCH_TIMEOUT_S
 
 SHELL: Final = "/bin/sh"
 
@@ -104,11 +119,6 @@ _PYTHON = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)*)?w?")
 #: Interpreter options that take no value and cannot change which module runs.
 _PYTHON_FLAGS: Final = frozenset({"-u", "-B", "-E", "-s", "-S", "-O", "-OO", "-q", "-I", "-P"})
 _PYTHON_VALUED: Final = frozenset({"-W", "-X"})
-_RUNNERS: Final = frozenset({"uv", "poetry", "pipenv"})
-#: ``uv run`` options that take no value; anything else makes the command unresolvable.
-_RUNNER_FLAGS: Final = frozenset(
-    {"--frozen", "--locked", "--offline", "--no-sync", "-q", "--quiet"}
-)
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,8 @@ class VerifyPolicy:
     """Executable basenames that run without approval (after looking through wrappers)."""
     timeout_s: float = 300
     """Per-criterion time limit; a criterion that sets its own ``timeout_s`` uses that."""
+    pattern_timeout_s: float = SEARCH_TIMEOUT_S
+    """Time limit of one pattern search (`core.contracts.patterns.search`)."""
     output_cap: int = 4096
     """How many bytes of the end of a command's combined output to keep."""
     approved: frozenset[str] = frozenset()
@@ -159,8 +171,9 @@ def command_key(command: str | Sequence[str], *, shell: bool = False) -> str:
     return json.dumps(argv_of(command, shell=shell))
 
 
-def _basename(executable: str) -> str:
-    return executable.replace("\\", "/").rsplit("/", 1)[-1]
+def _is_bare(name: str) -> bool:
+    """A program named the way ``PATH`` finds it: no folder, no backslash, not empty."""
+    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
 
 
 def _after_python(args: Sequence[str]) -> list[str] | None:
@@ -181,35 +194,16 @@ def _after_python(args: Sequence[str]) -> list[str] | None:
     return None
 
 
-def _after_runner(args: Sequence[str]) -> list[str] | None:
-    """What ``uv run <args>`` (or poetry/pipenv) runs, or None when it cannot be told."""
-    if not args or args[0] != "run":
-        return None
-    rest = list(args[1:])
-    while rest and rest[0] in _RUNNER_FLAGS:
-        rest.pop(0)
-    if not rest or rest[0].startswith("-"):
-        return None
-    return rest
-
-
 def effective_argv(argv: Sequence[str]) -> list[str]:
-    """``argv`` with wrappers (``python -m``, ``uv run``, ``npx``) peeled off, repeatedly."""
+    """``argv`` with ``python -m`` peeled off: the tool a command really starts.
+
+    Only a bare interpreter name is looked through; ``/some/python -m pytest`` stays as it is.
+    """
     current = list(argv)
-    for _ in range(4):  # wrappers nest rarely; a bound keeps a silly chain from looping
-        if not current:
-            return current
-        name = _basename(current[0])
-        inner: list[str] | None = None
-        if _PYTHON.fullmatch(name):
-            inner = _after_python(current[1:])
-        elif name in _RUNNERS:
-            inner = _after_runner(current[1:])
-        elif name == "npx" and len(current) > 1 and not current[1].startswith("-"):
-            inner = current[1:]
-        if inner is None:
-            return current
-        current = inner
+    if current and _is_bare(current[0]) and _PYTHON.fullmatch(current[0]):
+        inner = _after_python(current[1:])
+        if inner:
+            return inner
     return current
 
 
@@ -226,19 +220,118 @@ def _subcommand_allowed(tool: str, args: Sequence[str], allowed: frozenset[str])
 
 
 def allowlisted(argv: Sequence[str], policy: VerifyPolicy) -> bool:
-    """Whether ``argv`` may run without approval under ``policy``'s allowlist."""
-    inner = effective_argv(argv)
-    if not inner:
+    """Whether ``argv`` names an allowlisted tool (by its bare name) with allowed arguments.
+
+    Says nothing yet about where the tool is: `decide` also finds it on the host's ``PATH``.
+    """
+    if not argv or not _is_bare(argv[0]):
         return False
-    tool = _basename(inner[0])
-    if tool not in policy.allowlist:
+    inner = effective_argv(argv)
+    tool = inner[0] if inner else ""
+    if not _is_bare(tool) or tool not in policy.allowlist:
         return False
     allowed = policy.subcommands.get(tool)
     return allowed is None or _subcommand_allowed(tool, inner[1:], allowed)
 
 
 def needs_approval(argv: Sequence[str], policy: VerifyPolicy, *, shell: bool = False) -> bool:
-    """Whether running ``argv`` must wait for an operator (not allowlisted, not yet approved)."""
+    """Whether running ``argv`` must wait for an operator (not allowlisted, not yet approved).
+
+    Judged from the words alone; `decide` also looks at where the program is.
+    """
     if json.dumps(list(argv)) in policy.approved:
         return False
     return shell or not allowlisted(argv, policy)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether and how a criterion command runs, once its program has been looked for."""
+
+    verdict: Literal["run", "needs_approval", "missing"]
+    executable: str | None = None
+    """For ``run``: the program to execute (absolute), so what was checked is what runs."""
+    reason: str = ""
+    """For ``needs_approval`` and ``missing``: why, as the end of a sentence."""
+
+
+def _module_shadow(module: str, cwd: Path) -> str | None:
+    """The entry in ``cwd`` that ``python -m module`` would import instead of the tool."""
+    top = module.split(".", 1)[0]
+    try:
+        names = os.listdir(cwd)
+    except OSError:
+        return None
+    return next((n for n in sorted(names) if n == top or n.startswith(top + ".")), None)
+
+
+def _locate(name: str, search_path: str, checkout: Path | None) -> Decision:
+    """``name`` on ``search_path``; refused if it resolves into ``checkout`` (when given)."""
+    found = shutil.which(name, path=search_path)
+    if found is None:
+        return Decision("missing", reason=f"{name!r} is not on the host's PATH")
+    if checkout is not None and Path(os.path.realpath(found)).is_relative_to(checkout):
+        return Decision("needs_approval", reason=f"`{name}` resolves into the checkout ({found})")
+    return Decision("run", executable=found)
+
+
+def decide(
+    argv: Sequence[str],
+    policy: VerifyPolicy,
+    *,
+    shell: bool,
+    search_path: str,
+    cwd: Path,
+    checkout: Path,
+) -> Decision:
+    """Whether ``argv`` runs now, and which program it executes.
+
+    Args:
+        argv: The command (for a shell command, the ``/bin/sh -c`` it becomes).
+        policy: The allowlist, and the commands an operator approved.
+        shell: Whether it runs through a shell.
+        search_path: The ``PATH`` it gets (`runner.search_path`: absolute, outside the checkout).
+        cwd: Its working directory.
+        checkout: The run's checkout (resolved): no unattended program may come from there.
+
+    Returns:
+        ``run`` with the absolute program; ``needs_approval`` with the reason; or ``missing``
+        when the program cannot be found at all (approving it would not help).
+    """
+    if not argv:
+        return Decision("missing", reason="the command is empty")
+    program = argv[0]
+    if json.dumps(list(argv)) in policy.approved:
+        # An operator read this exact command: it runs as written (a path is the cwd's).
+        if _is_bare(program):
+            return _locate(program, search_path, None)
+        target = program if os.path.isabs(program) else os.path.join(cwd, program)
+        if not os.path.isfile(target) or not os.access(target, os.X_OK):
+            return Decision("missing", reason=f"{program!r} is not an executable file")
+        return Decision("run", executable=target)
+    if shell:
+        return Decision("needs_approval", reason="runs through a shell")
+    if not allowlisted(argv, policy):
+        if not _is_bare(program) and allowlisted([_basename(program), *argv[1:]], policy):
+            return Decision(
+                "needs_approval",
+                reason="names its program by path; only a tool's bare name, found on the "
+                "host's PATH, runs unattended",
+            )
+        return Decision("needs_approval", reason="is not on the allowlist")
+    located = _locate(program, search_path, checkout)
+    if located.verdict != "run":
+        return located
+    inner = effective_argv(argv)
+    if inner != list(argv):  # python -m X: the module is looked for in the cwd first
+        shadow = _module_shadow(inner[0], cwd)
+        if shadow is not None:
+            return Decision(
+                "needs_approval",
+                reason=f"`-m {inner[0]}` would import {shadow!r} from the working directory",
+            )
+    return located
+
+
+def _basename(executable: str) -> str:
+    return executable.replace("\\", "/").rsplit("/", 1)[-1]

@@ -13,13 +13,39 @@ from core.criteria.extract import Extraction, canonical, extract_criteria, task_
 from core.store.sqlite_store import Transaction
 
 
-def criteria_for_dispatch(doc: Mapping[str, Any]) -> tuple[Extraction, bool]:
+def universal_note(flag: object, workspace_default: bool) -> tuple[bool, str]:
+    """Whether a Jarvis (NanoClaw) dispatch gets the universal checklist, and why.
+
+    The checklist (tests, lint, changelog, backlog) is the constraint-extraction document's rule
+    for task-dispatcher records, whose flag defaults to true. A NanoClaw dispatch names its own
+    ``acceptance_tests``, so it gets the checklist only when it asks (``universal_criteria:
+    true``) or its workspace does (``[criteria] universal = true`` in ``jarvis.toml``).
+    """
+    if isinstance(flag, bool):
+        said = "on" if flag else "off"
+        return flag, f"universal checklist {said}: the dispatch sets universal_criteria"
+    if workspace_default:
+        return True, "universal checklist on: the workspace's jarvis.toml sets [criteria] universal"
+    return False, (
+        "universal checklist off: a dispatch names its own acceptance_tests (set "
+        "universal_criteria: true, or [criteria] universal = true in jarvis.toml, to add it)"
+    )
+
+
+def criteria_for_dispatch(
+    doc: Mapping[str, Any], *, workspace_universal: bool = False
+) -> tuple[Extraction, bool]:
     """The criteria a dispatch gets, and its universal flag.
 
     A dispatch that lists ``acceptance_criteria`` keeps exactly those (plus the universal
-    checklist when the flag is on); otherwise they are extracted from its text by patterns.
+    checklist when it applies, see `universal_note`); otherwise they are extracted from its
+    text by patterns.
+
+    Args:
+        doc: The validated dispatch.
+        workspace_universal: The workspace's ``[criteria] universal`` setting.
     """
-    universal = doc.get("universal_criteria") is not False
+    universal, why = universal_note(doc.get("universal_criteria"), workspace_universal)
     given = doc.get("acceptance_criteria")
     if isinstance(given, list) and given:
         # Validated with the dispatch already; canonical() only normalises their shape.
@@ -27,13 +53,17 @@ def criteria_for_dispatch(doc: Mapping[str, Any]) -> tuple[Extraction, bool]:
         if universal:
             extra = extract_criteria("", universal=True)
             criteria += [c for c in extra.criteria if c not in criteria]
-        return Extraction(criteria, "dispatch", ["criteria listed by the dispatch"]), universal
-    return extract_criteria(task_text_of(doc), universal=universal), universal
+        notes = ["criteria listed by the dispatch", why]
+        return Extraction(criteria, "dispatch", notes), universal
+    found = extract_criteria(task_text_of(doc), universal=universal)
+    return Extraction(found.criteria, found.source, [why, *found.notes]), universal
 
 
-def dispatch_fields(doc: Mapping[str, Any]) -> tuple[dict[str, Any], Extraction]:
+def dispatch_fields(
+    doc: Mapping[str, Any], *, workspace_universal: bool = False
+) -> tuple[dict[str, Any], Extraction]:
     """The run columns a dispatch's criteria set, and the extraction (for its log entry)."""
-    extraction, universal = criteria_for_dispatch(doc)
+    extraction, universal = criteria_for_dispatch(doc, workspace_universal=workspace_universal)
     fields = {
         "criteria_json": json.dumps(extraction.criteria),
         "universal_criteria": int(universal),

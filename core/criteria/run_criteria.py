@@ -27,6 +27,7 @@ from core.moves import HOST, apply_move
 from core.store.sqlite_store import Row, SqliteStore, Transaction
 
 if TYPE_CHECKING:
+    from core.criteria.runner import Supervision
     from core.criteria.verify import Verification
 
 # The extraction and verification modules (regular expressions, pydantic models, subprocesses)
@@ -216,14 +217,38 @@ def verify_run(
     policy: VerifyPolicy,
     *,
     now: Callable[[], datetime] | None = None,
+    supervision: Supervision | None = None,
 ) -> Verification:
-    """Run the run's criteria in its checkout (no store writes; may take minutes)."""
+    """Run the run's criteria in its checkout (may take minutes).
+
+    Writes to the store only through ``supervision``'s callbacks (the host's record of each
+    command's process group); a cancelled verification comes back marked ``cancelled``.
+    """
     from core.criteria.verify import verify_all
 
     checkout = checkout_dir(workspace_root, str(run["run_id"]))
     checkout.mkdir(parents=True, exist_ok=True)
     clock = now or (lambda: datetime.fromisoformat(store.now()))
-    return verify_all(criteria_of(run), checkout, policy_for(run, policy), now=clock)
+    return verify_all(
+        criteria_of(run), checkout, policy_for(run, policy), now=clock, supervision=supervision
+    )
+
+
+def record_command_group(store: SqliteStore, run_id: str, pgid: int | None) -> None:
+    """Note (or clear) the process group of the criterion command the host runs for a run.
+
+    Written before the command starts and committed at once: it is how a host restarted after a
+    ``kill -9`` finds a command its predecessor left running. Host bookkeeping, not a change an
+    operator acts on, so it neither bumps the run's version nor writes the journal.
+    """
+    with store.transaction() as tx:
+        tx.execute("UPDATE runs SET verify_pgid = ? WHERE run_id = ?", [pgid, run_id])
+
+
+def leftover_command_groups(store: SqliteStore) -> list[tuple[str, int]]:
+    """``(run_id, pgid)`` of every criterion command a previous host recorded and left."""
+    rows = store.rows("SELECT run_id, verify_pgid FROM runs WHERE verify_pgid IS NOT NULL")
+    return [(str(r["run_id"]), int(r["verify_pgid"])) for r in rows]
 
 
 def _failing(verification: Verification) -> list[str]:

@@ -10,6 +10,14 @@
 * The environment starts empty and gains only what tools need to find themselves
   (`child_env`); credentials in the parent's environment never reach the command. This is not
   a sandbox: files the user can read (``~/.npmrc``, ``~/.aws``) stay readable to the command.
+  ``PATH`` keeps only absolute folders outside the checkout (`search_path`): an empty or
+  relative entry means "the working directory", which is the checkout a worker wrote.
+* A host supervises its commands (`Supervision`): it can stop one at once (shutting down), and
+  it records each command's process group durably *before* the command runs, so a host
+  restarted after a ``kill -9`` finds and kills a command it left behind. The command starts
+  behind a gate (a ``/bin/sh`` that waits on a pipe, then ``exec``s it in place, keeping its pid
+  and group) that opens only once the record is written; if the host dies first, the pipe
+  closes and the shell exits without running anything.
 """
 
 from __future__ import annotations
@@ -19,12 +27,13 @@ import re
 import selectors
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final
+from typing import Final, Literal
 
 from core.contracts.secrets_scan import mask_secrets
 
@@ -74,6 +83,9 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 
+#: The shell that runs the gate (only the gate: commands themselves never go through a shell).
+SHELL_FOR_GATE: Final = "/bin/sh"
+
 _READ_CHUNK: Final = 65536
 _POLL_S: Final = 0.1
 _WAIT_STEP_S: Final = 0.01
@@ -86,10 +98,29 @@ def looks_secret(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-def child_env(parent: Mapping[str, str], extra_names: Iterable[str] = ()) -> dict[str, str]:
+def search_path(value: str, outside: Path | None = None) -> str:
+    """``value`` (a ``PATH``) with only absolute folders, none of them inside ``outside``.
+
+    An empty entry, ``.`` or any relative entry names the working directory — the checkout —
+    so a program a worker left there would be found before the real tool.
+    """
+    kept: list[str] = []
+    for entry in value.split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        if outside is not None and Path(os.path.normpath(entry)).is_relative_to(outside):
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept)
+
+
+def child_env(
+    parent: Mapping[str, str], extra_names: Iterable[str] = (), checkout: Path | None = None
+) -> dict[str, str]:
     """The environment for a criterion command, built from ``parent``.
 
     Only `ENV_NAMES`, ``LC_*`` and ``extra_names`` are copied, never a name that `looks_secret`;
+    ``PATH`` is cut to `search_path` (nothing relative, nothing inside ``checkout``), and
     `ENV_FIXED` is then applied on top.
     """
     wanted = ENV_NAMES | frozenset(extra_names)
@@ -98,8 +129,24 @@ def child_env(parent: Mapping[str, str], extra_names: Iterable[str] = ()) -> dic
         for name, value in parent.items()
         if (name in wanted or name.startswith(ENV_PREFIXES)) and not looks_secret(name)
     }
+    if "PATH" in env:
+        env["PATH"] = search_path(env["PATH"], checkout)
     env.update(ENV_FIXED)
     return env
+
+
+@dataclass(frozen=True)
+class Supervision:
+    """How a host watches the commands of a verification it runs (see the module docstring)."""
+
+    cancel: threading.Event | None = None
+    """Set when the host shuts down: a running command's group is killed at once."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables that mark the command as this host's (checked before killing a leftover)."""
+    started: Callable[[int], None] | None = None
+    """Called with the command's process group before it runs; must record it durably."""
+    ended: Callable[[int], None] | None = None
+    """Called once the command and its group are gone."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +160,8 @@ class RunResult:
     """The last bytes of stdout and stderr together, at most the ``keep_bytes`` asked for."""
     total_bytes: int
     """How many bytes it printed in all."""
+    cancelled: bool = False
+    """The supervisor stopped it (the host is shutting down); its result means nothing."""
 
 
 class _Tail:
@@ -150,8 +199,16 @@ def _has_exited(pid: int) -> bool:
     return info is not None
 
 
-def _collect(process: subprocess.Popen[bytes], deadline: float, tail: _Tail) -> bool:
-    """Read output until the command and its group are done; True if the deadline came first."""
+_Ending = Literal["exited", "timed_out", "cancelled"]
+
+
+def _collect(
+    process: subprocess.Popen[bytes],
+    deadline: float,
+    tail: _Tail,
+    cancel: threading.Event | None,
+) -> _Ending:
+    """Read output until the command and its group are done, the deadline, or a cancel."""
     assert process.stdout is not None
     fd = process.stdout.fileno()
     exited_at: float | None = None
@@ -159,33 +216,88 @@ def _collect(process: subprocess.Popen[bytes], deadline: float, tail: _Tail) -> 
         selector.register(fd, selectors.EVENT_READ)
         while True:
             now = time.monotonic()
+            if cancel is not None and cancel.is_set():
+                return "cancelled"
             if now >= deadline:
-                return True
+                return "timed_out"
             if exited_at is None and _has_exited(process.pid):
                 # Whatever is left in the group would only hold the pipe open: stop it now.
                 _kill_group(process.pid)
                 exited_at = now
             if exited_at is not None and now - exited_at >= _DRAIN_GRACE_S:
-                return False  # a child in another session still holds the pipe; stop reading
+                return "exited"  # a child in another session still holds the pipe; stop reading
             for _key, _events in selector.select(min(deadline - now, _POLL_S)):
                 chunk = os.read(fd, _READ_CHUNK)
                 if not chunk:
-                    return not _wait_until(process, deadline)
+                    return "exited" if _wait_until(process, deadline, cancel) else "timed_out"
                 tail.add(chunk)
 
 
-def _wait_until(process: subprocess.Popen[bytes], deadline: float) -> bool:
-    """Whether the command exits by ``deadline``.
+def _wait_until(
+    process: subprocess.Popen[bytes], deadline: float, cancel: threading.Event | None
+) -> bool:
+    """Whether the command exits by ``deadline`` (False too when cancelled meanwhile).
 
     Called once its output has closed, when it has normally exited already; a command can close
     its output and go on running, though, and that still counts against the time limit.
     """
     while not _has_exited(process.pid):
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or (cancel is not None and cancel.is_set()):
             return False
         time.sleep(min(remaining, _WAIT_STEP_S))
     return True
+
+
+#: The gate: wait for "run" on its stdin, then become the command in place, stdin emptied.
+#: A host that dies before opening it closes the pipe; ``read`` then fails and nothing runs.
+_GATE = 'IFS= read -r go && [ "$go" = run ] && exec "$@" </dev/null; exit 125'
+_GATE_NAME = "jarvis-verify-gate"
+
+
+def _popen(
+    args: list[str], executable: str | None, cwd: Path, env: Mapping[str, str], gated: bool
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        args,
+        executable=executable,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: killing the group kills all of it
+        bufsize=0,
+    )
+
+
+def _start(
+    argv: Sequence[str],
+    executable: str | None,
+    cwd: Path,
+    env: Mapping[str, str],
+    supervision: Supervision | None,
+) -> subprocess.Popen[bytes]:
+    """Start the command (behind the gate when a supervisor records its group)."""
+    marked = {**env, **(supervision.env if supervision else {})}
+    if supervision is None or supervision.started is None:
+        return _popen(list(argv), executable, cwd, marked, gated=False)
+    # The gate execs the program by path, so argv[0] becomes that path here.
+    program = [executable or argv[0], *argv[1:]]
+    process = _popen([SHELL_FOR_GATE, "-c", _GATE, _GATE_NAME, *program], None, cwd, marked, True)
+    assert process.stdin is not None
+    try:
+        supervision.started(process.pid)
+        process.stdin.write(b"run\n")
+    except BaseException:
+        _kill_group(process.pid)
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+        raise
+    finally:
+        process.stdin.close()
+    return process
 
 
 def run_command(
@@ -195,36 +307,43 @@ def run_command(
     env: Mapping[str, str],
     timeout_s: float,
     keep_bytes: int,
+    executable: str | None = None,
+    supervision: Supervision | None = None,
 ) -> RunResult:
     """Run ``argv`` (no shell) in ``cwd`` and return how it ended.
+
+    Args:
+        argv: The command; ``argv[0]`` is what the program sees as its name.
+        cwd: Where it runs.
+        env: Its whole environment (see `child_env`).
+        timeout_s: Its time limit; its process group is killed then.
+        keep_bytes: How much of the end of its output to keep.
+        executable: The program to execute, when already resolved (an absolute path); else
+            ``argv[0]`` is looked up on ``env``'s ``PATH``.
+        supervision: The host's watch over it: cancel, markers, recording its group.
 
     Raises:
         OSError: the command could not be started (FileNotFoundError when it does not exist).
     """
-    process = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so killing the group kills all of it
-        bufsize=0,
-    )
+    process = _start(argv, executable, cwd, env, supervision)
     tail = _Tail(keep_bytes)
-    timed_out = True
+    ending: _Ending = "timed_out"
+    cancel = supervision.cancel if supervision else None
     try:
-        timed_out = _collect(process, time.monotonic() + timeout_s, tail)
+        ending = _collect(process, time.monotonic() + timeout_s, tail, cancel)
     finally:
         _kill_group(process.pid)
         assert process.stdout is not None
         process.stdout.close()
         returncode = process.wait()
+        if supervision is not None and supervision.ended is not None:
+            supervision.ended(process.pid)
     return RunResult(
-        returncode=None if timed_out else returncode,
-        timed_out=timed_out,
+        returncode=returncode if ending == "exited" else None,
+        timed_out=ending == "timed_out",
         tail=bytes(tail.data),
         total_bytes=tail.total,
+        cancelled=ending == "cancelled",
     )
 
 

@@ -13,11 +13,15 @@ an outcome with a status and an output a person can read:
 * ``error``: the check could not be made (an invalid criterion, a pattern that does not compile,
   a missing program, an unreadable file).
 
-File checks read at most `READ_LIMIT` bytes. Python's ``re`` has no time limit, so a pattern
-with catastrophic backtracking can still be slow; the read limit bounds the text it runs over,
-and patterns come from dispatch records, not from the checkout being verified. Command output is
-cut to the policy's ``output_cap`` (the end is kept) and secrets in it are masked. A
-``test_pass`` pattern is searched in the last ``output_cap`` + `PATTERN_MARGIN` bytes of output.
+File checks read at most `READ_LIMIT` bytes. Every pattern is matched through
+`core.contracts.patterns.search`, in a child process with a time limit: a pattern that
+backtracks without end is ``timed_out`` after `core.contracts.patterns.SEARCH_TIMEOUT_S`, and
+the host that asked never freezes. Command output is cut to the policy's ``output_cap`` (the end
+is kept) and secrets in it are masked. A ``test_pass`` pattern is searched in the last
+``output_cap`` + `PATTERN_MARGIN` bytes of output.
+
+A `Supervision` (the host's) can cancel a verification: the running command or search is
+stopped at once and the `Verification` says ``cancelled``; its outcomes decide nothing.
 
 Paths containing ``{workspace}`` are taken literally: filling placeholders in belongs to whoever
 builds the criteria.
@@ -28,7 +32,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 import shlex
 import signal
 import stat
@@ -37,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from threading import Event
 from typing import Any, Final, Literal, NamedTuple
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -53,6 +57,8 @@ from core.contracts.criteria import (
     VerificationResults,
 )
 from core.contracts.names import relative_path_problem
+from core.contracts.patterns import PatternSearch
+from core.contracts.patterns import search as search_pattern
 from core.contracts.pydantic_errors import from_validation_error
 from core.contracts.secrets_scan import mask_secrets
 from core.criteria.allowlist import (
@@ -60,13 +66,14 @@ from core.criteria.allowlist import (
     VerifyPolicy,
     argv_of,
     command_key,
-    needs_approval,
+    decide,
 )
-from core.criteria.runner import RunResult, child_env, render_tail, run_command
+from core.criteria.runner import RunResult, Supervision, child_env, render_tail, run_command
 
 __all__ = [
     "DEFAULT_POLICY",
     "CriterionOutcome",
+    "Supervision",
     "Status",
     "Verification",
     "VerifyPolicy",
@@ -122,6 +129,8 @@ class Verification:
     pending_approval: list[str] = field(default_factory=list)
     """Command keys that wait for an operator, each once, in criterion order."""
     verified_at: datetime = field(default_factory=_utc_now)
+    cancelled: bool = False
+    """Stopped before the end (the host is shutting down): the outcomes decide nothing."""
 
     @property
     def passed(self) -> bool:
@@ -231,27 +240,28 @@ def _read_capped(target: Path) -> tuple[bytes, bool]:
     return data[:READ_LIMIT], len(data) > READ_LIMIT
 
 
-def _compile(pattern: str) -> re.Pattern[str] | _Check:
-    try:
-        return re.compile(pattern, re.MULTILINE)
-    except (re.error, RecursionError, OverflowError) as exc:
-        return _Check("error", f"bad pattern {pattern!r}: {exc}")
+def _unmatched(found: PatternSearch) -> _Check | None:
+    """The outcome of a search that did not simply find or miss, else None."""
+    if found.status == "timed_out":
+        return _Check("timed_out", found.detail)
+    if found.status in ("error", "cancelled"):
+        return _Check("error", found.detail)
+    return None
 
 
-def _matched_line(text: str, match: re.Match[str]) -> tuple[int, str]:
-    start = text.rfind("\n", 0, match.start()) + 1
-    end = text.find("\n", match.start())
+def _matched_line(text: str, at: int) -> tuple[int, str]:
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
     line = text[start : end if end >= 0 else len(text)].strip()
-    return text.count("\n", 0, match.start()) + 1, mask_secrets(line)[:_EXCERPT]
+    return text.count("\n", 0, at) + 1, mask_secrets(line)[:_EXCERPT]
 
 
-def _verify_content(criterion: FileCriterion, repo: Path) -> _Check:
+def _verify_content(
+    criterion: FileCriterion, repo: Path, timeout_s: float, cancel: Event | None
+) -> _Check:
     target = _inside(repo, criterion.path)
     if isinstance(target, _Check):
         return target
-    regex = _compile(criterion.pattern)
-    if isinstance(regex, _Check):
-        return regex
     try:
         data, cut = _read_capped(target)
     except FileNotFoundError:
@@ -262,12 +272,14 @@ def _verify_content(criterion: FileCriterion, repo: Path) -> _Check:
         return _Check("error", f"cannot read {criterion.path}: {exc.strerror or exc}")
     text = data.decode("utf-8", errors="replace")
     note = f" (searched the first {READ_LIMIT} bytes only)" if cut else ""
-    match = regex.search(text)
-    if match is None:
+    found = search_pattern(criterion.pattern, text, timeout_s=timeout_s, cancel=cancel)
+    if (other := _unmatched(found)) is not None:
+        return other
+    if found.span is None:
         return _Check(
             "failed", f"pattern {criterion.pattern!r} not found in {criterion.path}{note}"
         )
-    number, line = _matched_line(text, match)
+    number, line = _matched_line(text, found.span[0])
     return _Check("passed", f"pattern found in {criterion.path} at line {number}: {line}")
 
 
@@ -280,7 +292,14 @@ def _exit_text(returncode: int) -> str:
     return f"exit status {returncode}"
 
 
-def _judge(criterion: CommandCriterion, run: RunResult, timeout_s: float, cap: int) -> _Check:
+def _judge(
+    criterion: CommandCriterion,
+    run: RunResult,
+    timeout_s: float,
+    policy: VerifyPolicy,
+    cancel: Event | None,
+) -> _Check:
+    cap = policy.output_cap
     shown = render_tail(run, cap)
     if run.timed_out or run.returncode is None:
         limit = f"timed out after {timeout_s:g} s; process group killed"
@@ -288,11 +307,14 @@ def _judge(criterion: CommandCriterion, run: RunResult, timeout_s: float, cap: i
     if run.returncode != 0:
         return _Check("failed", f"{_exit_text(run.returncode)}\n{shown}")
     if isinstance(criterion, TestPass) and criterion.pattern is not None:
-        regex = _compile(criterion.pattern)
-        if isinstance(regex, _Check):
-            return regex
         # The pattern sees the unmasked window, so masking cannot hide the text it looks for.
-        if regex.search(run.tail.decode("utf-8", errors="replace")) is None:
+        output = run.tail.decode("utf-8", errors="replace")
+        found = search_pattern(
+            criterion.pattern, output, timeout_s=policy.pattern_timeout_s, cancel=cancel
+        )
+        if (other := _unmatched(found)) is not None:
+            return other._replace(output=f"{other.output}\n{shown}")
+        if found.span is None:
             return _Check(
                 "failed", f"exit status 0, but output does not match {criterion.pattern!r}\n{shown}"
             )
@@ -305,7 +327,9 @@ def _timeout_of(criterion: CommandCriterion, policy: VerifyPolicy) -> float:
     return policy.timeout_s
 
 
-def _verify_command(criterion: CommandCriterion, repo: Path, policy: VerifyPolicy) -> _Check:
+def _verify_command(
+    criterion: CommandCriterion, repo: Path, policy: VerifyPolicy, watch: Supervision | None
+) -> _Check:
     try:
         argv = argv_of(criterion.command, shell=criterion.shell)
     except ValueError as exc:
@@ -319,17 +343,23 @@ def _verify_command(criterion: CommandCriterion, repo: Path, policy: VerifyPolic
     if not cwd.is_dir():
         return _Check("failed", f"cwd is not a directory: {criterion.cwd}", key)
     shown_command = mask_secrets(shlex.join(argv))
-    if needs_approval(argv, policy, shell=criterion.shell):
-        reason = "runs through a shell" if criterion.shell else "is not on the allowlist"
-        return _Check("needs_approval", f"needs approval: `{shown_command}` {reason}", key)
+    env = child_env(os.environ, policy.env_passthrough, checkout=repo)
+    decision = decide(argv, policy, shell=criterion.shell, search_path=env.get("PATH", ""),
+                      cwd=cwd, checkout=repo)  # fmt: skip
+    if decision.verdict == "needs_approval":
+        return _Check("needs_approval", f"needs approval: `{shown_command}` {decision.reason}", key)
+    if decision.verdict == "missing":
+        return _Check("error", f"command not found: {decision.reason}", key)
     timeout_s = _timeout_of(criterion, policy)
     try:
         run = run_command(
             argv,
             cwd=cwd,
-            env=child_env(os.environ, policy.env_passthrough),
+            env=env,
             timeout_s=timeout_s,
             keep_bytes=policy.output_cap + PATTERN_MARGIN,
+            executable=decision.executable,
+            supervision=watch,
         )
     except FileNotFoundError:
         return _Check("error", f"command not found: {argv[0]!r} (not on PATH or not a file)", key)
@@ -337,18 +367,26 @@ def _verify_command(criterion: CommandCriterion, repo: Path, policy: VerifyPolic
         return _Check("error", f"not executable: {argv[0]!r}", key)
     except OSError as exc:
         return _Check("error", f"cannot start `{shown_command}`: {exc.strerror or exc}", key)
-    return _judge(criterion, run, timeout_s, policy.output_cap)._replace(key=key)
+    if run.cancelled:
+        return _Check("error", "stopped: the verification was cancelled", key)
+    cancel = watch.cancel if watch else None
+    return _judge(criterion, run, timeout_s, policy, cancel)._replace(key=key)
 
 
-def _dispatch(criterion: Model, repo: Path, policy: VerifyPolicy) -> _Check:
+def _dispatch(
+    criterion: Model, repo: Path, policy: VerifyPolicy, watch: Supervision | None
+) -> _Check:
     if isinstance(criterion, FileExists):
         return _verify_file_exists(criterion, repo)
     if isinstance(criterion, FileCriterion):
-        return _verify_content(criterion, repo)
-    return _verify_command(criterion, repo, policy)
+        cancel = watch.cancel if watch else None
+        return _verify_content(criterion, repo, policy.pattern_timeout_s, cancel)
+    return _verify_command(criterion, repo, policy, watch)
 
 
-def _check(criterion: object, repo: Path, policy: VerifyPolicy) -> _Check:
+def _check(
+    criterion: object, repo: Path, policy: VerifyPolicy, watch: Supervision | None
+) -> _Check:
     model = _parse(criterion)
     if isinstance(model, _Check):
         return model
@@ -358,16 +396,26 @@ def _check(criterion: object, repo: Path, policy: VerifyPolicy) -> _Check:
         return _Check("error", f"repository not found: {repo} ({exc})")
     if not root.is_dir():
         return _Check("error", f"repository is not a directory: {repo}")
-    return _dispatch(model, root, policy)
+    return _dispatch(model, root, policy, watch)
 
 
 def verify_criterion(
-    criterion: Mapping[str, Any] | Model, repo: Path, policy: VerifyPolicy = DEFAULT_POLICY
+    criterion: Mapping[str, Any] | Model,
+    repo: Path,
+    policy: VerifyPolicy = DEFAULT_POLICY,
+    supervision: Supervision | None = None,
 ) -> CriterionOutcome:
-    """Check one criterion against the checkout at ``repo``. Never raises."""
+    """Check one criterion against the checkout at ``repo``. Never raises.
+
+    Args:
+        criterion: The criterion, as a document or a model.
+        repo: The checkout.
+        policy: What may run unattended, time limits, output size.
+        supervision: The host's watch over commands and searches (cancel, markers, records).
+    """
     started = time.monotonic()
     try:
-        result = _check(criterion, repo, policy)
+        result = _check(criterion, repo, policy, supervision)
     except Exception as exc:  # a verifier bug must cost one criterion, not the whole verification
         result = _Check("error", f"internal error: {type(exc).__name__}: {exc}")
     elapsed_ms = int((time.monotonic() - started) * 1000)
@@ -386,9 +434,21 @@ def verify_all(
     repo: Path,
     policy: VerifyPolicy = DEFAULT_POLICY,
     now: Callable[[], datetime] = _utc_now,
+    supervision: Supervision | None = None,
 ) -> Verification:
-    """Check every criterion in order; the result says which wait for approval."""
-    outcomes = [verify_criterion(c, repo, policy) for c in criteria]
+    """Check every criterion in order; the result says which wait for approval.
+
+    When ``supervision`` is cancelled, stops at once and returns a `Verification` marked
+    ``cancelled`` (the criterion that was stopped is not judged).
+    """
+    cancel = supervision.cancel if supervision else None
+    outcomes: list[CriterionOutcome] = []
+    for criterion in criteria:
+        if cancel is not None and cancel.is_set():
+            return Verification(outcomes=outcomes, verified_at=now(), cancelled=True)
+        outcomes.append(verify_criterion(criterion, repo, policy, supervision))
+    if cancel is not None and cancel.is_set():
+        return Verification(outcomes=outcomes[:-1], verified_at=now(), cancelled=True)
     pending: list[str] = []
     for outcome in outcomes:
         key = outcome.command_key

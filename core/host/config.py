@@ -26,8 +26,10 @@ import tomllib
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
+from core.contracts.patterns import SEARCH_TIMEOUT_S
 from core.contracts.pydantic_errors import from_validation_error
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
 
@@ -67,6 +69,16 @@ class WatchConfig(BaseModel):
     poll_interval_ms: Annotated[int, Field(ge=10, le=10_000)] = 100
 
 
+def _tool_name(value: str) -> str:
+    if not value or "/" in value or "\\" in value:
+        raise PydanticCustomError(
+            "bad_tool_name",
+            "{value} is not a tool name: list bare names, looked up on the host's PATH.",
+            {"value": repr(value)},
+        )
+    return value
+
+
 class CriteriaConfig(BaseModel):
     """``[criteria]``: how acceptance criteria are verified."""
 
@@ -74,8 +86,13 @@ class CriteriaConfig(BaseModel):
 
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300
     """Per-criterion time limit (a criterion's own ``timeout_s`` wins)."""
-    allow: list[str] = Field(default_factory=list)
-    """More executables that run without an operator's approval (basenames)."""
+    universal: bool = False
+    """Give the universal checklist (tests, lint, changelog, backlog) to every dispatch that does
+    not set ``universal_criteria`` itself."""
+    pattern_timeout_s: Annotated[float, Field(gt=0, le=600)] = SEARCH_TIMEOUT_S
+    """Time limit of one regular-expression search (content checks, ``test_pass`` output)."""
+    allow: list[Annotated[str, AfterValidator(_tool_name)]] = Field(default_factory=list)
+    """More tools that run without an operator's approval (bare names, found on PATH)."""
     env: list[str] = Field(default_factory=list)
     """More environment variables passed to criterion commands (secret-looking names never)."""
 
@@ -83,6 +100,7 @@ class CriteriaConfig(BaseModel):
         return VerifyPolicy(
             allowlist=DEFAULT_ALLOWLIST | frozenset(self.allow),
             timeout_s=self.timeout_s,
+            pattern_timeout_s=self.pattern_timeout_s,
             env_passthrough=frozenset(self.env),
         )
 

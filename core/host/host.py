@@ -27,6 +27,8 @@ from typing import Any
 import watchfiles
 
 from core.criteria import run_criteria
+from core.criteria.runner import Supervision
+from core.host import verification
 from core.host.config import HostConfig
 from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
@@ -92,7 +94,12 @@ class Host:
         self.lock.acquire()
         self.layout.errors_dir.mkdir(parents=True, exist_ok=True)
         self.store = SqliteStore(self.workspace.db_path)
-        self.ingestor = Ingestor(self.store, self.layout, on_progress=self._activity)
+        self.ingestor = Ingestor(
+            self.store,
+            self.layout,
+            on_progress=self._activity,
+            universal_default=self.config.criteria.universal,
+        )
         try:
             self.sweep()
             self.recover()
@@ -251,8 +258,16 @@ class Host:
     # -- runs -------------------------------------------------------------------------------------
 
     def recover(self) -> None:
-        """Settle runs a previous host left running: their workers cannot be re-attached."""
+        """Settle runs a previous host left running: their workers cannot be re-attached.
+
+        Criterion commands it left running are killed first, or the verification this host
+        starts again would run beside them.
+        """
         assert self.store is not None
+        for run_id, pgid in run_criteria.leftover_command_groups(self.store):
+            if verification.kill_leftover(pgid, self.workspace.root, run_id):
+                log.info("run %s: killed the criterion command a previous host left", run_id)
+            run_criteria.record_command_group(self.store, run_id, None)
         for run in self.store.list_runs(states=(RunState.RUNNING.value,)):
             if run["source_lane"] == OPENCLAW:
                 continue  # run by an OpenClaw worker outside this host: nothing was lost
@@ -297,10 +312,22 @@ class Host:
             run = run_criteria.begin(store, run_id)
             if run is None:
                 return
-            verification = run_criteria.verify_run(
-                store, self.workspace.root, run, self.config.criteria.policy()
+            # The host's stop flag cancels it: SIGTERM never waits for a test suite or a pattern.
+            # Each command is marked as ours and its group recorded before it starts, so that a
+            # host restarted after a kill -9 can end it (`recover`).
+            watch = Supervision(
+                cancel=self.stopping,
+                env=verification.markers(self.workspace.root, run_id),
+                started=lambda pgid: run_criteria.record_command_group(store, run_id, pgid),
+                ended=lambda _pgid: run_criteria.record_command_group(store, run_id, None),
             )
-            ended = run_criteria.finish(store, run_id, verification)
+            result = run_criteria.verify_run(
+                store, self.workspace.root, run, self.config.criteria.policy(), supervision=watch
+            )
+            if result.cancelled:
+                log.info("verifying run %s stopped: the host is shutting down", run_id)
+                return  # still `verifying`: the next host verifies it again
+            ended = run_criteria.finish(store, run_id, result)
             if ended is not None:
                 log.info("run %s verified: %s", run_id, ended["state"])
         except Exception:  # a verifier fault must not end the host; the run stays due
@@ -437,6 +464,11 @@ class Host:
 
     def _shutdown(self) -> None:
         """Tell every worker to stop, give them the grace period, then end their runs."""
+        verifier = self._verifier
+        if verifier is not None:
+            # `stopping` is set: its command or pattern search is being killed; a verifier
+            # stuck elsewhere (a slow disk) is a daemon thread and is left behind, not awaited.
+            verifier.join(self.config.timeouts.shutdown_grace_s + 1)
         if not self.workers or self.store is None:
             return
         for worker in self.workers.values():

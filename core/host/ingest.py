@@ -67,9 +67,12 @@ class Ingestor:
         layout: IpcLayout,
         *,
         on_progress: Callable[[str], None] | None = None,
+        universal_default: bool = False,
     ) -> None:
         self.store = store
         self.layout = layout
+        self.universal_default = universal_default
+        """The workspace's ``[criteria] universal``, for dispatches that arrive as files."""
         self._on_progress = on_progress
         """Called with a run id after its progress is committed (resets its no-output clock)."""
         self._unmovable: set[Path] = set()
@@ -301,6 +304,7 @@ class Ingestor:
             source_lane=lane,
             target_lane=target or "jarvis-worker-1",
             actor=lane,
+            universal_default=self.universal_default,
         )
         if not result.accepted:
             detail = result.message or _errors_text(result.errors)

@@ -276,6 +276,19 @@ def _criteria(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0005_verification_process")
+def _verification_process(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- The process group of the criterion command a host's verification is running, written
+        -- before the command starts: a host restarted after a kill -9 kills the leftover
+        -- (after checking its environment marks it as this workspace's) before verifying again.
+        ALTER TABLE runs ADD COLUMN verify_pgid INTEGER;
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

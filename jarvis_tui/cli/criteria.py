@@ -104,8 +104,15 @@ def _criteria_table(criteria: list[dict[str, Any]], title: str) -> Table:
 # -- jarvis criteria extract --------------------------------------------------------------------
 
 
-def _task_of(text: str) -> tuple[str, bool | None, list[str]]:
-    """The task text, the dispatch's own universal flag (if any), and notes about the input."""
+def _task_of(text: str) -> tuple[str, bool, list[str]]:
+    """The task text, whether it gets the universal checklist, and notes about the input.
+
+    As intake decides: plain text and a task-dispatcher record get the checklist unless they
+    say otherwise (the constraint-extraction document's default); a Jarvis dispatch only when
+    it sets ``universal_criteria: true`` (this command has no workspace to ask).
+    """
+    from core.contracts.dispatch_kinds import recognise
+    from core.criteria.at_dispatch import universal_note
     from core.criteria.extract import task_text_of
 
     stripped = text.lstrip()
@@ -116,14 +123,19 @@ def _task_of(text: str) -> tuple[str, bool | None, list[str]]:
             why = loaded.errors[0].message if loaded.errors else "it is not an object"
             notes.append(f"the input starts like JSON but is not a JSON object ({why}); "
                          "read it as plain task text")  # fmt: skip
-        return text, None, notes
+        return text, True, notes
     doc = loaded.value
     flag = doc.get("universal_criteria")
     notes = ["read the task from a dispatch"]
     if isinstance(doc.get("acceptance_criteria"), list) and doc["acceptance_criteria"]:
         notes.append("the dispatch lists acceptance_criteria: a run keeps those instead of "
                      "criteria extracted from its text")  # fmt: skip
-    return task_text_of(doc), flag if isinstance(flag, bool) else None, notes
+    if "run_id" in doc and recognise(doc) == "jarvis_dispatch":
+        universal, why = universal_note(flag, False)
+        notes.append(why)
+    else:
+        universal = flag if isinstance(flag, bool) else True
+    return task_text_of(doc), universal, notes
 
 
 def _extract_refused(errors: list[dict[str, str]], as_json: bool) -> int:
@@ -146,8 +158,8 @@ def extract(args: argparse.Namespace) -> int:
     text, problems = decode_text(data, limit=MAX_DOCUMENT_BYTES)
     if text is None:
         return _extract_refused([p.to_json() for p in problems], args.json)
-    task, flag, input_notes = _task_of(text)
-    universal = False if args.no_universal else (True if flag is None else flag)
+    task, universal, input_notes = _task_of(text)
+    universal = universal and not args.no_universal
     extraction: Extraction
     if args.model_command:
         extraction = extract_with_model(task, args.model_command, repo=repo, universal=universal)

@@ -60,8 +60,15 @@ def open_store(args: argparse.Namespace) -> Iterator[SqliteStore]:
 
 
 def dispatch(args: argparse.Namespace) -> int:
+    from core.host.config import ConfigError, load_config
+
     data = read_input(args.path, limit=MAX_DOCUMENT_BYTES)
     with open_store(args) as store:
+        try:
+            # The workspace may ask for the universal checklist on every dispatch.
+            universal = load_config(store.path.parent).criteria.universal
+        except ConfigError as exc:
+            raise UsageError("config_unusable", str(exc)) from None
         result = submit_dispatch(
             store,
             data,
@@ -69,6 +76,7 @@ def dispatch(args: argparse.Namespace) -> int:
             target_lane=args.target,
             actor=operator_name(args.operator),
             idempotency_key=args.idempotency_key,
+            universal_default=universal,
         )
     if args.json:
         emit_json(result.to_json())

@@ -12,16 +12,17 @@ from typing import Any
 from core.criteria.allowlist import DEFAULT_POLICY
 
 PYTHON = sys.executable
+#: This interpreter by its bare name: only a bare name found on PATH runs unattended, and
+#: ``tests/criteria/conftest.py`` puts this interpreter's folder first on PATH.
+PYTHON_NAME = Path(PYTHON).name
 #: Runs ``python -c ...`` without approval; a generous limit so a loaded machine does not flake.
-POLICY = replace(
-    DEFAULT_POLICY, allowlist=DEFAULT_POLICY.allowlist | {Path(PYTHON).name}, timeout_s=20
-)
+POLICY = replace(DEFAULT_POLICY, allowlist=DEFAULT_POLICY.allowlist | {PYTHON_NAME}, timeout_s=20)
 #: For time-out tests: short, so the suite stays fast.
 SHORT = replace(POLICY, timeout_s=0.5)
 
 
 def py(code: str) -> list[str]:
-    return [PYTHON, "-c", code]
+    return [PYTHON_NAME, "-c", code]
 
 
 def command(kind: str, code: str, **extra: Any) -> dict[str, Any]:

@@ -15,9 +15,14 @@ from core.criteria.runner import (
     render_tail,
     run_command,
 )
-from tests.criteria.helpers import kill_if_alive, py, wait_dead, wait_for_file
+from tests.criteria.helpers import PYTHON, kill_if_alive, wait_dead, wait_for_file
 
 ENV = {"PATH": "/usr/bin:/bin"}
+
+
+def py(code: str) -> list[str]:
+    """This interpreter by its absolute path: the runner runs what it is given."""
+    return [PYTHON, "-c", code]
 
 
 def run(code: str, cwd: Path, *, timeout_s: float = 20, keep_bytes: int = 4096) -> RunResult:

@@ -24,7 +24,7 @@ from core.criteria.verify import (
 )
 from tests.criteria.helpers import (
     POLICY,
-    PYTHON,
+    PYTHON_NAME,
     SHORT,
     command,
     kill_if_alive,
@@ -436,7 +436,7 @@ def test_an_approved_shell_command_runs_through_sh(repo: Path) -> None:
 
 
 def test_a_string_command_is_split_not_given_to_a_shell(repo: Path) -> None:
-    line = f"{shlex.quote(PYTHON)} -c 'import sys; print(sys.argv[1:])' ; touch x"
+    line = f"{shlex.quote(PYTHON_NAME)} -c 'import sys; print(sys.argv[1:])' ; touch x"
     criterion = {"type": "command_success", "command": line, "description": "split"}
     outcome = verify_criterion(criterion, repo, POLICY)
     # The `;` reaches python as an argument instead of starting a second command.
@@ -463,11 +463,15 @@ def test_a_missing_executable_is_an_error(repo: Path) -> None:
     assert outcome.output.startswith("command not found: 'no-such-tool-anywhere'")
 
 
-def test_a_file_that_is_not_executable_is_an_error(repo: Path) -> None:
+def test_an_approved_file_that_is_not_executable_is_an_error(repo: Path) -> None:
     (repo / "pytest").write_text("#!/bin/sh\n")
     criterion = {"type": "test_pass", "command": ["./pytest"], "description": "x"}
-    outcome = verify_criterion(criterion, repo)
-    assert (outcome.status, outcome.output) == ("error", "not executable: './pytest'")
+    approved = replace(DEFAULT_POLICY, approved=frozenset({command_key(["./pytest"])}))
+    outcome = verify_criterion(criterion, repo, approved)
+    assert (outcome.status, outcome.output) == (
+        "error",
+        "command not found: './pytest' is not an executable file",
+    )
 
 
 def test_unbalanced_quotes_are_an_error(repo: Path) -> None:

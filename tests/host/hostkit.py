@@ -93,6 +93,9 @@ class HostProcess:
         env = dict(os.environ)
         env.pop("JARVIS_POLL", None)  # the mode is the test's choice, not the environment's
         env["JARVIS_SIM_INTERVAL_MS"] = interval
+        # The host runs from this virtual environment, as an installed `jarvis` would: its
+        # tools (this interpreter, pytest, ruff) are on its PATH for criteria to find by name.
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         args = [sys.executable, "-m", "jarvis_tui", "host", "--workspace", str(ws)]
         if poll:
             args.append("--poll")

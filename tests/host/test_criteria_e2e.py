@@ -108,7 +108,7 @@ def test_a_host_killed_mid_verification_verifies_again_and_decides_once(
         "marker.write_text('x')\ntime.sleep(8)\nsys.exit(1)\n"
     )
     criterion = {"type": "command_success", "description": "the slow check passes",
-                 "command": [sys.executable, "-c", script]}  # fmt: skip
+                 "command": [interpreter, "-c", script]}  # fmt: skip
     _submit(store, "crit-slow", input="Fix the retry counter. sim:ok",
             acceptance_criteria=[criterion])  # fmt: skip
 

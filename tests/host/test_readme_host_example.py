@@ -1,0 +1,83 @@
+"""The README's host example, end to end: it ends as the README says.
+
+    jarvis host --workspace ./ws &
+    jarvis dispatch sample_runs/dispatches/valid-backend-fix.json --workspace ./ws
+    jarvis runs --workspace ./ws                        # queued → running → review_requested
+
+The real host with its default configuration (the simulated worker at its default pace) and the
+real command line. A NanoClaw dispatch names its own acceptance tests, so it gets no universal
+checklist unless the workspace asks; when it does, the simulated worker's change satisfies it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.host.hostkit import cli, run_row, running_host, wait_until
+
+pytestmark = pytest.mark.slow
+
+SAMPLE = (
+    Path(__file__).resolve().parents[2] / "sample_runs" / "dispatches" / "valid-backend-fix.json"
+)
+RUN = "task-20260222-014"
+#: The simulated worker's own default pace (README users set nothing).
+DEFAULT_INTERVAL = "100,500"
+
+
+def _state(ws: Path) -> str | None:
+    code, listed = cli(ws, "runs")
+    assert code == 0, listed
+    return next((r["state"] for r in listed["runs"] if r["run_id"] == RUN), None)
+
+
+def _run_the_example(ws: Path) -> None:
+    with running_host(ws, interval=DEFAULT_INTERVAL) as host:
+        code, done = cli(ws, "dispatch", str(SAMPLE))
+        assert (code, done["outcome"]) == (0, "enqueued"), done
+        wait_until(
+            lambda: _state(ws) in ("review_requested", "failed", "failed_contract"),
+            90,
+            "the run to end",
+            host.log,
+        )
+
+
+def test_the_readme_host_example_ends_review_requested(ws: Path) -> None:
+    _run_the_example(ws)
+    assert _state(ws) == "review_requested"
+    code, shown = cli(ws, "criteria", RUN)
+    assert code == 0
+    assert (shown["universal_criteria"], shown["criteria"]) == (False, [])
+
+
+def test_with_the_workspace_checklist_on_the_simulated_change_passes_it(ws: Path) -> None:
+    (ws / "jarvis.toml").write_text("[criteria]\nuniversal = true\n")
+    _run_the_example(ws)
+    code, shown = cli(ws, "criteria", RUN)
+    assert code == 0 and shown["universal_criteria"] is True
+    assert [c["type"] for c in shown["criteria"]] == [
+        "test_pass", "no_lint_errors", "changelog_updated", "backlog_updated"
+    ]  # fmt: skip
+    assert _state(ws) == "review_requested", _describe(ws)
+    checkout = ws / "checkouts" / RUN
+    # The test file the worker changed is a test, not a changelog entry.
+    assert (checkout / "tests" / "test_retry.py").read_text().startswith('"""Simulated change')
+    assert "- [x]" in (checkout / "BACKLOG.md").read_text()
+
+
+def _describe(ws: Path) -> str:
+    conn = sqlite3.connect(ws / "jarvis.db")
+    try:
+        row = conn.execute("SELECT results_json FROM verification_results").fetchall()
+        return f"{run_row(_row_factory(conn), RUN)['state_reason']}\n{row}"
+    finally:
+        conn.close()
+
+
+def _row_factory(conn: sqlite3.Connection) -> sqlite3.Connection:
+    conn.row_factory = sqlite3.Row
+    return conn
