@@ -18,6 +18,7 @@ import logging
 import os
 import queue
 import signal
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from typing import Any
 
 import watchfiles
 
+from core.contracts.errors import preview
 from core.criteria import run_criteria
 from core.host.config import HostConfig
 from core.host.ingest import Ingested, Ingestor
@@ -42,11 +44,11 @@ from core.host.workers import (
     worker_env,
 )
 from core.ipc.files import quarantine
-from core.ipc.layout import IpcLayout
+from core.ipc.layout import IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
-from core.workspace import Workspace
+from core.workspace import Workspace, lane_problem
 
 log = logging.getLogger("jarvis.host")
 
@@ -203,26 +205,52 @@ class Host:
             quarantine(path, self.layout.errors_dir, lane=lane, code="host_error", message=message)
             return Ingested("quarantined", detail="host_error")
 
-    def event_files(self, lane_dir: Path | None = None) -> Iterator[Path]:
-        """Every candidate event file on disk, in the order it should be ingested."""
-        lanes = [lane_dir] if lane_dir else sorted(self._dirs(self.layout.root))
+    def event_files(
+        self, lane_dir: Path | None = None, *, links: list[Path] | None = None
+    ) -> Iterator[Path]:
+        """Every candidate event file on disk, in the order it should be ingested.
+
+        A lane, kind or run folder that is a symbolic link is never entered: it is appended to
+        ``links`` (when given), for `sweep` to move aside.
+        """
+        lanes = [lane_dir] if lane_dir else sorted(self._dirs(self.layout.root, links))
         for lane in lanes:
             if lane.name == self.layout.errors_dir.name:
                 continue
-            for run_dir in sorted(self._dirs(lane / "progress")):
-                yield from sorted(self._json_files(run_dir))
+            if self._real_dir(lane / "progress", links):
+                for run_dir in sorted(self._dirs(lane / "progress", links)):
+                    yield from sorted(self._json_files(run_dir))
             for folder in ("steer", "tasks", "messages"):
-                yield from sorted(self._json_files(lane / folder))
+                if self._real_dir(lane / folder, links):
+                    yield from sorted(self._json_files(lane / folder))
 
-    @staticmethod
-    def _dirs(path: Path) -> Iterator[Path]:
+    def _dirs(self, path: Path, links: list[Path] | None = None) -> Iterator[Path]:
         try:
             with os.scandir(path) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):
                         yield Path(entry.path)
+                    elif (
+                        links is not None
+                        and entry.is_symlink()
+                        and entry.name != self.layout.errors_dir.name
+                    ):
+                        links.append(Path(entry.path))
         except OSError:
             return
+
+    @staticmethod
+    def _real_dir(path: Path, links: list[Path] | None) -> bool:
+        """Whether ``path`` is a folder and not a link (a link is noted in ``links``)."""
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return False
+        if stat.S_ISLNK(mode):
+            if links is not None:
+                links.append(path)
+            return False
+        return stat.S_ISDIR(mode)
 
     @staticmethod
     def _json_files(path: Path) -> Iterator[Path]:
@@ -238,15 +266,37 @@ class Host:
         """Ingest everything on disk (start-up, the safety net, and polling mode)."""
         assert self.store is not None
         batch: list[Path] = []
-        for path in self.event_files():
+        links: list[Path] = []
+        for path in self.event_files(links=links):
             batch.append(path)
             if len(batch) >= BATCH:
                 self._ingest(batch)
                 batch = []
         self._ingest(batch)
+        for link in links:
+            self._refuse_link(link)
         # OpenClaw requests and results live outside the IPC tree and are swept, not watched.
         ingest_requests(self.store, self.workspace.root, self.layout.errors_dir)
         gate_finished_results(self.store, self.workspace.root)
+
+    def _refuse_link(self, link: Path) -> None:
+        """Move aside a folder of the IPC tree that is a symbolic link, never entering it.
+
+        Whatever it points at may be anyone's files; reading them as the lane's events would let
+        a lane speak for another folder, and writing into it would put the host's files there.
+        """
+        parts = link.relative_to(self.layout.root).parts
+        lane = parts[0] if lane_problem(parts[0]) is None else None
+        run_id = parts[2] if len(parts) == 3 and parts[1] == "progress" else None
+        what = {1: "lane folder", 2: "folder"}.get(len(parts), "run folder")
+        message = (
+            f"The {what} {preview('/'.join(parts))} is a symbolic link; the host never follows "
+            "links in the IPC tree, so nothing in it was read."
+        )
+        result = self.ingestor.refuse(link, lane=lane, code="symlink", message=message,
+                                      run_id=run_id)  # fmt: skip
+        if result.outcome == "quarantined":
+            log.warning("quarantined %s (%s)", link, result.detail)
 
     # -- runs -------------------------------------------------------------------------------------
 
@@ -333,7 +383,13 @@ class Host:
         except (IllegalTransition, KeyError):
             return False  # cancelled or changed since the query: nothing to start
         lane = run["lane"]
-        self.layout.ensure_lane(lane)
+        try:
+            self.layout.ensure_lane(lane)
+        except IpcPathError as exc:
+            # A folder of the lane was swapped for a link since the last sweep (which moves it
+            # aside): the worker cannot be given folders inside the tree.
+            record_failure(self.store, run_id, "start_failed", f"the worker did not start: {exc}")
+            return False
         paths = WorkerPaths(
             ipc_dir=self.layout.lane_dir(lane),
             progress_dir=self.layout.progress_dir(lane, run_id),

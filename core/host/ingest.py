@@ -145,6 +145,18 @@ class Ingestor:
         relative = event.path.relative_to(self.layout.root).as_posix()
         return f"{relative}:{hashlib.sha256(data).hexdigest()}"
 
+    def refuse(
+        self, path: Path, *, lane: str | None, code: str, message: str, run_id: str | None = None
+    ) -> Ingested:
+        """Move aside something found in the tree that is not a file to ingest (a linked folder).
+
+        Raises:
+            QuarantineError: the errors folder cannot be written.
+        """
+        if path in self._unmovable:
+            return Ingested("ignored")
+        return self._quarantine(path, lane, code, message)
+
     def _quarantine(self, path: Path, lane: str | None, code: str, message: str) -> Ingested:
         reason = quarantine(path, self.layout.errors_dir, lane=lane, code=code, message=message)
         if os.path.lexists(path):
