@@ -21,7 +21,7 @@ import signal
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ import watchfiles
 from core.contracts.errors import preview
 from core.criteria import run_criteria
 from core.host.config import HostConfig
+from core.host.faults import FaultWait, StorageFault, io_fault
 from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
 from core.host.openclaw import SOURCE as OPENCLAW
@@ -43,7 +44,6 @@ from core.host.workers import (
     start_worker,
     worker_env,
 )
-from core.ipc.files import quarantine
 from core.ipc.layout import IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
@@ -75,6 +75,11 @@ class Host:
         self._verifier: threading.Thread | None = None
         """Verifies one run's acceptance criteria at a time, off the loop: a criterion may run
         a test suite for minutes, and the loop must keep ingesting and supervising."""
+        self._verifier_fault: str | None = None
+        """A storage fault the verifier met, for the loop to wait out (set on its thread)."""
+        self.faults = FaultWait(self.stopping)
+        """The storage fault being waited out, if any (`core.host.faults`)."""
+        self._next_sweep = 0.0
 
     # -- the host's own lifecycle ------------------------------------------------------------
 
@@ -96,8 +101,10 @@ class Host:
         self.store = SqliteStore(self.workspace.db_path)
         self.ingestor = Ingestor(self.store, self.layout, on_progress=self._activity)
         try:
-            self.sweep()
-            self.recover()
+            # What is on disk first, then the runs a previous host left: retried, like every
+            # step, through a full disk or a locked store until it goes through or we stop.
+            while not self.stopping.is_set() and not self._step(self._start_up):
+                pass
             if not self.config.watch.poll:
                 self._start_watcher()
             log.info("host %d holds %s", os.getpid(), self.workspace.root)
@@ -109,21 +116,58 @@ class Host:
             self.lock.release()
         log.info("host %d let go of %s", os.getpid(), self.workspace.root)
 
+    def _start_up(self) -> None:
+        self.sweep()
+        self.recover()
+
+    def _step(self, step: Callable[[], None]) -> bool:
+        """Run one step of the host's work; False when a storage fault stopped it (waited out).
+
+        A fault of the store or the disk is not the fault of whatever the step was handling:
+        the files stay where they are and the whole step is tried again after a pause, since
+        every step is idempotent (receipts, state checks). Any other exception ends the host.
+        """
+        try:
+            step()
+        except Exception as exc:
+            problem = io_fault(exc)
+            if problem is None:
+                raise
+            # Paths the watcher reported meanwhile are dropped: the files are still on disk,
+            # and the first sweep after the fault finds them all (nothing piles up in memory).
+            self._forget_queued()
+            self.faults.wait(problem)
+            return False
+        self.faults.worked()
+        return True
+
+    def _forget_queued(self) -> None:
+        while True:
+            try:
+                self._paths.get_nowait()
+            except queue.Empty:
+                return
+
     def _loop(self) -> None:
         assert self.store is not None
         poll = self.config.watch.poll
         interval = self.config.watch.poll_interval_ms / 1000 if poll else SWEEP_EVERY_S
-        next_sweep = time.monotonic() + interval
+        self._next_sweep = time.monotonic() + interval
         while not self.stopping.is_set():
-            self._drain(timeout=TICK_S)
-            if time.monotonic() >= next_sweep:
-                self.sweep()
-                next_sweep = time.monotonic() + interval
-            self._reap()
-            self._verify()
-            self._schedule()
-            deliver_pending(self.store, self.layout)
-            expire_steers(self.store, self.layout, ack_timeout_s=self.config.timeouts.steer_ack_s)
+            if not self._step(lambda: self._tick(interval)):
+                self._next_sweep = 0.0  # sweep first thing once it works again
+
+    def _tick(self, interval: float) -> None:
+        assert self.store is not None
+        self._drain(timeout=TICK_S)
+        if time.monotonic() >= self._next_sweep:
+            self.sweep()
+            self._next_sweep = time.monotonic() + interval
+        self._reap()
+        self._verify()
+        self._schedule()
+        deliver_pending(self.store, self.layout)
+        expire_steers(self.store, self.layout, ack_timeout_s=self.config.timeouts.steer_ack_s)
 
     # -- files ------------------------------------------------------------------------------------
 
@@ -178,10 +222,12 @@ class Host:
             return
         try:
             results = self.ingestor.handle_many(paths)
-        except OSError as exc:  # the file system failed us; the sweep will try these again
-            log.warning("could not ingest %d file(s): %s", len(paths), exc)
-            return
-        except Exception:
+        except Exception as exc:
+            if io_fault(exc) is not None:
+                raise  # not the files' doing: the loop waits it out, the files stay
+            if isinstance(exc, OSError):  # the file system failed us; the sweep tries again
+                log.warning("could not ingest %d file(s): %s", len(paths), exc)
+                return
             # A fault of ours, set off by some file. Re-raising would crash the host, and a
             # restarted host would meet the same file and crash again: instead find the file,
             # move it aside with the error as its reason, and go on with the others.
@@ -194,16 +240,18 @@ class Host:
     def _ingest_alone(self, path: Path) -> Ingested:
         try:
             return self.ingestor.handle(path)
-        except OSError as exc:
-            log.warning("could not ingest %s: %s", path, exc)
-            return Ingested("ignored")
         except Exception as exc:
+            if io_fault(exc) is not None:
+                raise
+            if isinstance(exc, OSError):
+                log.warning("could not ingest %s: %s", path, exc)
+                return Ingested("ignored")
             log.exception("ingesting %s failed; moving it aside", path)
             found = self.layout.classify(path)
             lane = found.lane if found is not None else None
             message = f"the host failed on this file: {type(exc).__name__}: {exc}"
-            quarantine(path, self.layout.errors_dir, lane=lane, code="host_error", message=message)
-            return Ingested("quarantined", detail="host_error")
+            # A QuarantineError here propagates: the loop waits until the reason can be written.
+            return self.ingestor.refuse(path, lane=lane, code="host_error", message=message)
 
     def event_files(
         self, lane_dir: Path | None = None, *, links: list[Path] | None = None
@@ -332,6 +380,11 @@ class Host:
         assert self.store is not None
         if self.stopping.is_set() or (self._verifier is not None and self._verifier.is_alive()):
             return
+        if self._verifier_fault is not None:
+            # The verifier could not write its results: wait like any storage fault, or the
+            # run, still due, would be verified again on every tick.
+            problem, self._verifier_fault = self._verifier_fault, None
+            raise StorageFault(problem)
         due = run_criteria.due(self.store)
         if not due:
             return
@@ -353,8 +406,12 @@ class Host:
             ended = run_criteria.finish(store, run_id, verification)
             if ended is not None:
                 log.info("run %s verified: %s", run_id, ended["state"])
-        except Exception:  # a verifier fault must not end the host; the run stays due
-            log.exception("verifying run %s failed", run_id)
+        except Exception as exc:  # a verifier fault must not end the host; the run stays due
+            problem = io_fault(exc)
+            if problem is not None:
+                self._verifier_fault = problem
+            else:
+                log.exception("verifying run %s failed", run_id)
         finally:
             store.close()
 
@@ -463,8 +520,13 @@ class Host:
                 self._finish(worker, code)
 
     def _finish(self, worker: WorkerProcess, code: int) -> None:
+        """Record how the worker's attempt ended, then forget the worker.
+
+        The worker stays in the table until its end is committed: a storage fault on the way
+        leaves it there, and the next tick finishes it again (each store write below is
+        idempotent or guarded by the run's state).
+        """
         assert self.store is not None
-        del self.workers[worker.run_id]
         worker.wait_for_output()
         # Progress written just before the exit belongs to this attempt: take it in first.
         self._ingest(sorted(self._json_files(self.layout.progress_dir(worker.lane, worker.run_id))))
@@ -488,6 +550,7 @@ class Host:
                 record_failure(self.store, worker.run_id, "crash", message)
             else:
                 record_completion(self.store, worker.run_id, output)
+        del self.workers[worker.run_id]
         run = self.store.get_run(worker.run_id)
         log.info("run %s ended: %s", worker.run_id, run["state"] if run else "?")
 
@@ -502,8 +565,20 @@ class Host:
             for worker in list(self.workers.values()):
                 code = worker.process.poll()
                 if code is not None:
-                    self._finish(worker, code)
+                    self._finish_on_the_way_out(worker, code)
             time.sleep(TICK_S)
         for worker in list(self.workers.values()):
             worker.kill()
-            self._finish(worker, worker.process.wait())
+            self._finish_on_the_way_out(worker, worker.process.wait())
+
+    def _finish_on_the_way_out(self, worker: WorkerProcess, code: int) -> None:
+        try:
+            self._finish(worker, code)
+        except Exception as exc:
+            problem = io_fault(exc)
+            if problem is None:
+                raise
+            # No waiting on the way out: the run stays running in the store, and the next
+            # host settles it (`recover`), as after a crash.
+            self.workers.pop(worker.run_id, None)
+            log.error("run %s: its end could not be recorded: %s", worker.run_id, problem)

@@ -8,10 +8,13 @@ step it without timing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from core.host.config import load_config
 from core.host.host import Host
@@ -71,3 +74,59 @@ def reasons(host: Host) -> list[dict[str, Any]]:
     """Every quarantine reason written so far."""
     found = sorted(host.layout.errors_dir.glob(f"*{REASON_SUFFIX}"))
     return [json.loads(p.read_text()) for p in found]
+
+
+class LoopThread:
+    """`Host.run` on a thread of its own, with a way to run code on the host's thread.
+
+    The store is one connection used by one thread (SQLite's rule, and Python's check), so
+    anything that must act on the host's connection — ``PRAGMA max_page_count``, say — is
+    handed over with `call` and runs at the start of the host's next tick.
+    """
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self._calls: queue.SimpleQueue[tuple[Callable[[SqliteStore], Any], Future[Any]]] = (
+            queue.SimpleQueue()
+        )
+        self.looping = threading.Event()
+        original = host._drain
+
+        def drain(*, timeout: float) -> None:
+            self.looping.set()
+            while True:
+                try:
+                    call, done = self._calls.get_nowait()
+                except queue.Empty:
+                    break
+                assert host.store is not None
+                try:
+                    done.set_result(call(host.store))
+                except BaseException as exc:  # handed back to the test
+                    done.set_exception(exc)
+            original(timeout=timeout)
+
+        host._drain = drain  # type: ignore[method-assign]
+        self.thread = threading.Thread(target=host.run, name="host-under-test", daemon=True)
+
+    def start(self) -> LoopThread:
+        self.thread.start()
+        if not self.looping.wait(START_S):
+            raise AssertionError("the host never reached its loop")
+        return self
+
+    def call(self, fn: Callable[[SqliteStore], T]) -> T:
+        """Run ``fn(store)`` on the host's thread and return what it returned."""
+        done: Future[T] = Future()
+        self._calls.put((fn, done))
+        return done.result(START_S)
+
+    def stop(self) -> None:
+        self.host.stop()
+        self.thread.join(START_S)
+        assert not self.thread.is_alive(), "the host did not stop"
+
+
+#: Generous: only guards against hanging forever on a loaded machine.
+START_S = 60.0
+T = TypeVar("T")
