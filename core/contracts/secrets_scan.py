@@ -207,7 +207,8 @@ _ENV_LOOKUP = re.compile(r"(?i)os\.environ|getenv|process\.env|\benv\[|\benv\(|s
 def is_placeholder(value: str, *, quoted: bool) -> bool:
     """Whether an assigned value is a placeholder rather than a literal secret.
 
-    Placeholders: empty or blank; shorter than 4 characters (6 unquoted); made only of mask
+    Placeholders: empty or blank; shorter than 4 characters (6 unquoted); containing `MASK`
+    (already masked, which keeps `mask_secrets` idempotent); made only of mask
     characters (``***``, ``xxxx``, ``...``); a template or variable (``<redacted>``,
     ``{{ x }}``, ``${VAR}``, ``$VAR``, ``%(x)s``, ``%VAR%``, ``{name}``); an environment or
     secret-store lookup (``os.environ[...]``, ``getenv(...)``, ``process.env.X``,
@@ -222,6 +223,8 @@ def is_placeholder(value: str, *, quoted: bool) -> bool:
     lowered = text.casefold()
     if len(text) < (4 if quoted else 6):
         return True
+    if MASK in text:
+        return True  # masked already (stored worker text is): masking again would eat its prefix
     if set(text) <= _MASK_CHARS:
         return True
     if _TEMPLATE.match(text) or _ENV_LOOKUP.search(text):

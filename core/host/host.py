@@ -35,7 +35,8 @@ from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
 from core.host.openclaw import SOURCE as OPENCLAW
 from core.host.openclaw import gate_finished_results, ingest_requests
-from core.host.outcomes import record_completion, record_failure
+from core.host.outcomes import last_line, record_completion, record_failure, record_stderr
+from core.host.refusals import catch_up
 from core.host.steering import deliver_pending, expire_steers
 from core.host.workers import (
     WorkerPaths,
@@ -48,6 +49,7 @@ from core.ipc.layout import IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
+from core.text import inert
 from core.workspace import Workspace, lane_problem
 
 log = logging.getLogger("jarvis.host")
@@ -80,6 +82,7 @@ class Host:
         self.faults = FaultWait(self.stopping)
         """The storage fault being waited out, if any (`core.host.faults`)."""
         self._next_sweep = 0.0
+        self._catch_up_due = False
 
     # -- the host's own lifecycle ------------------------------------------------------------
 
@@ -117,6 +120,8 @@ class Host:
         log.info("host %d let go of %s", os.getpid(), self.workspace.root)
 
     def _start_up(self) -> None:
+        assert self.store is not None
+        catch_up(self.store, self.layout.errors_dir)  # refusals an earlier host did not record
         self.sweep()
         self.recover()
 
@@ -138,7 +143,8 @@ class Host:
             self._forget_queued()
             self.faults.wait(problem)
             return False
-        self.faults.worked()
+        if self.faults.worked():
+            self._catch_up_due = True  # refusals the store could not take while it failed
         return True
 
     def _forget_queued(self) -> None:
@@ -159,6 +165,9 @@ class Host:
 
     def _tick(self, interval: float) -> None:
         assert self.store is not None
+        if self._catch_up_due:
+            catch_up(self.store, self.layout.errors_dir)
+            self._catch_up_due = False
         self._drain(timeout=TICK_S)
         if time.monotonic() >= self._next_sweep:
             self.sweep()
@@ -218,6 +227,7 @@ class Host:
         self._ingest(batch)
 
     def _ingest(self, paths: list[Path]) -> None:
+        # Names and messages logged here come from files: inert, like everywhere they are shown.
         if not paths:
             return
         try:
@@ -226,7 +236,7 @@ class Host:
             if io_fault(exc) is not None:
                 raise  # not the files' doing: the loop waits it out, the files stay
             if isinstance(exc, OSError):  # the file system failed us; the sweep tries again
-                log.warning("could not ingest %d file(s): %s", len(paths), exc)
+                log.warning("could not ingest %d file(s): %s", len(paths), inert(str(exc)))
                 return
             # A fault of ours, set off by some file. Re-raising would crash the host, and a
             # restarted host would meet the same file and crash again: instead find the file,
@@ -235,7 +245,7 @@ class Host:
             results = [self._ingest_alone(path) for path in paths]
         for path, result in zip(paths, results, strict=True):
             if result.outcome == "quarantined":
-                log.warning("quarantined %s (%s)", path.name, result.detail)
+                log.warning("quarantined %s (%s)", inert(path.name), inert(result.detail))
 
     def _ingest_alone(self, path: Path) -> Ingested:
         try:
@@ -244,9 +254,9 @@ class Host:
             if io_fault(exc) is not None:
                 raise
             if isinstance(exc, OSError):
-                log.warning("could not ingest %s: %s", path, exc)
+                log.warning("could not ingest %s: %s", inert(str(path)), inert(str(exc)))
                 return Ingested("ignored")
-            log.exception("ingesting %s failed; moving it aside", path)
+            log.exception("ingesting %s failed; moving it aside", inert(str(path)))
             found = self.layout.classify(path)
             lane = found.lane if found is not None else None
             message = f"the host failed on this file: {type(exc).__name__}: {exc}"
@@ -344,7 +354,7 @@ class Host:
         result = self.ingestor.refuse(link, lane=lane, code="symlink", message=message,
                                       run_id=run_id)  # fmt: skip
         if result.outcome == "quarantined":
-            log.warning("quarantined %s (%s)", link, result.detail)
+            log.warning("quarantined %s (%s)", inert(str(link)), inert(result.detail))
 
     # -- runs -------------------------------------------------------------------------------------
 
@@ -480,6 +490,7 @@ class Host:
         except OSError as exc:
             record_failure(self.store, run_id, "start_failed", f"the worker did not start: {exc}")
             return False
+        worker.attempt = int(run["retry_count"]) + 1
         self.workers[run_id] = worker
         with self.store.transaction() as tx:
             tx.touch_run(
@@ -530,6 +541,8 @@ class Host:
         worker.wait_for_output()
         # Progress written just before the exit belongs to this attempt: take it in first.
         self._ingest(sorted(self._json_files(self.layout.progress_dir(worker.lane, worker.run_id))))
+        raw, total = worker.stderr()
+        tail = record_stderr(self.store, worker.run_id, worker.attempt, raw, total, code)
         reason = worker.stop_requested
         limits = self.config.timeouts
         if reason == "no_output":
@@ -547,6 +560,8 @@ class Host:
             output = worker.output()
             if code != 0 and _COMPLETION_TAG not in output.lower():
                 message = f"the worker exited with code {code} without a completion"
+                if tail:  # what it said last is usually why: the operator sees it first
+                    message += f"; its stderr ends: {last_line(tail)}"
                 record_failure(self.store, worker.run_id, "crash", message)
             else:
                 record_completion(self.store, worker.run_id, output)

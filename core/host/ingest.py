@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from core.authorization import dispatch_refusal
 from core.contracts.errors import FieldError
+from core.contracts.secrets_scan import mask_secrets
+from core.host.refusals import record_reason, run_named_by
 from core.intake import submit_in
 from core.ipc.files import quarantine, read_event
 from core.ipc.layout import Event, IpcLayout, Rejection
@@ -93,7 +95,7 @@ class Ingestor:
             else:
                 event, data = early
                 todo.append((index, path, event, data, self._receipt_key(event, data)))
-        refused: list[tuple[int, Path, Event, _Refuse]] = []
+        refused: list[tuple[int, Path, Event, bytes, _Refuse]] = []
         done: list[tuple[int, Path, Event, bool]] = []
         if todo:
             with self.store.transaction() as tx:
@@ -104,7 +106,7 @@ class Ingestor:
                     try:
                         self._apply_one(tx, event, data, key)
                     except _Refuse as refused_file:
-                        refused.append((index, path, event, refused_file))
+                        refused.append((index, path, event, data, refused_file))
                     else:
                         done.append((index, path, event, False))
         # Only now that the effects and their receipts are committed do the files go.
@@ -116,8 +118,10 @@ class Ingestor:
                 self._on_progress(event.run_id)
             outcome: Outcome = "replayed" if replayed else "ingested"
             results[index] = Ingested(outcome, event.kind, event.run_id)
-        for index, path, event, why in refused:
-            results[index] = self._quarantine(path, event.lane, why.code, why.message)
+        for index, path, event, data, why in refused:
+            results[index] = self._quarantine(
+                path, event.lane, why.code, why.message, run_id=event.run_id, data=data
+            )
         return [r if r is not None else Ingested("gone") for r in results]
 
     def _prepare(self, path: Path) -> Ingested | tuple[Event, bytes]:
@@ -148,19 +152,34 @@ class Ingestor:
     def refuse(
         self, path: Path, *, lane: str | None, code: str, message: str, run_id: str | None = None
     ) -> Ingested:
-        """Move aside something found in the tree that is not a file to ingest (a linked folder).
+        """Move aside something the host will not ingest (a linked folder, a file it failed on).
 
         Raises:
             QuarantineError: the errors folder cannot be written.
+            sqlite3.Error: the refusal could not be recorded (`refusals.catch_up` does it later).
         """
         if path in self._unmovable:
             return Ingested("ignored")
-        return self._quarantine(path, lane, code, message)
+        return self._quarantine(path, lane, code, message, run_id=run_id)
 
-    def _quarantine(self, path: Path, lane: str | None, code: str, message: str) -> Ingested:
-        reason = quarantine(path, self.layout.errors_dir, lane=lane, code=code, message=message)
+    def _quarantine(
+        self,
+        path: Path,
+        lane: str | None,
+        code: str,
+        message: str,
+        *,
+        run_id: str | None = None,
+        data: bytes | None = None,
+    ) -> Ingested:
+        named = run_id or run_named_by(self.layout, path, data)
+        # The message may quote the file; it is kept and shown, so no secret goes in with it.
+        message = mask_secrets(message)
+        reason = quarantine(path, self.layout.errors_dir, lane=lane, code=code, message=message,
+                            details={"run_id": named} if named else None)  # fmt: skip
         if os.path.lexists(path):
             self._unmovable.add(path)  # its reason is written; do not write another every sweep
+        record_reason(self.store, reason)
         return Ingested("quarantined", detail=f"{code}: {message} ({reason.name})")
 
     # -- effects ----------------------------------------------------------------------------------

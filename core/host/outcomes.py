@@ -7,14 +7,17 @@ the state move, its audit row and its journal row commit together.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from core.contracts.completion import evaluate_completion
 from core.contracts.fingerprint import fingerprint
+from core.contracts.secrets_scan import mask_secrets
 from core.criteria.run_criteria import PENDING, needs_verification
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import HOST, apply_move
 from core.store.sqlite_store import Row, SqliteStore
+from core.text import inert
 
 #: error.v1 classes and codes the host uses; the same failure across runs shares a fingerprint.
 FAILURES: dict[str, tuple[str, str]] = {
@@ -122,3 +125,63 @@ def record_failure(store: SqliteStore, run_id: str, kind: str, message: str) -> 
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
+
+
+#: How much of a worker's stderr the store keeps per attempt: its last lines, as an operator
+#: reads them in `jarvis show` or the console's run details (the whole log is in logs/).
+STDERR_LINES = 40
+STDERR_CHARS = 4_000
+LAST_LINE_CHARS = 200
+# Terminal control sequences (colours, cursor moves): formatting, not content.
+_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
+def stderr_tail(raw: bytes, *, cut: bool = False) -> str:
+    """The end of a worker's stderr as the store keeps it: bounded, secrets masked, inert.
+
+    Colour and cursor codes are dropped, a line redrawn with carriage returns keeps what a
+    terminal would show last, secrets are masked before the text is cut (a cut must not leave
+    half a token unrecognised), and every other control character is escaped.
+
+    Args:
+        raw: the last bytes the worker wrote to stderr.
+        cut: ``raw`` is the end of a longer stream (its first line may be partial).
+    """
+    text = _CSI.sub("", raw.decode("utf-8", "replace")).replace("\r\n", "\n")
+    lines = [line.rsplit("\r", 1)[-1] for line in text.split("\n")]
+    if cut and len(lines) > 1:
+        lines = lines[1:]
+    text = mask_secrets("\n".join(lines).rstrip())
+    lines = text.split("\n")[-STDERR_LINES:]
+    while len(lines) > 1 and sum(len(line) + 1 for line in lines) > STDERR_CHARS:
+        lines = lines[1:]
+    text = "\n".join(lines)[-STDERR_CHARS:]
+    return inert(text)
+
+
+def last_line(tail: str) -> str:
+    """The last line of a stored stderr tail that says something, cut for a one-line reason."""
+    for line in reversed(tail.split("\n")):
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= LAST_LINE_CHARS else line[: LAST_LINE_CHARS - 1] + "…"
+    return ""
+
+
+def record_stderr(
+    store: SqliteStore, run_id: str, attempt: int, raw: bytes, total: int, exit_code: int | None
+) -> str:
+    """Keep the end of an attempt's stderr with the run (once per attempt); returns it as kept.
+
+    Nothing is stored when the worker wrote nothing to stderr.
+    """
+    tail = stderr_tail(raw, cut=total > len(raw))
+    if not tail.strip():
+        return ""
+    with store.transaction() as tx:
+        tx.execute(
+            "INSERT OR IGNORE INTO worker_stderr "
+            "(run_id, attempt, exit_code, tail, total_bytes, at) VALUES (?, ?, ?, ?, ?, ?)",
+            [run_id, attempt, exit_code, tail, total, tx.now],
+        )
+    return tail

@@ -29,6 +29,7 @@ from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.cli.inputs import UsageError, read_input
 from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
+from jarvis_tui.cli.trouble import print_run_trouble, refusals_line
 from jarvis_tui.safe_text import inert
 from jarvis_tui.state_look import state_text
 
@@ -102,10 +103,12 @@ def runs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("usage", "--limit must be at least 1.")
     states = _states(args.state)
+    now = datetime.now(UTC)
     with open_store(args) as store:
         rows = store.list_runs(states=states, lane=args.lane, limit=args.limit)
+        refused, refused_line = refusals_line(store, now)
     if args.json:
-        emit_json({"runs": [run_summary(r) for r in rows]})
+        emit_json({"runs": [run_summary(r) for r in rows], "quarantined_last_24h": refused})
         return 0
     table = Table(title=f"{len(rows)} run(s)", title_justify="left", expand=True)
     # Identity and state keep their width at 80 columns; the progress text gives way.
@@ -115,7 +118,6 @@ def runs(args: argparse.Namespace) -> int:
     table.add_column("retry", justify="right", min_width=5)
     table.add_column("age", justify="right", no_wrap=True, min_width=4)
     table.add_column("last progress", overflow="ellipsis", no_wrap=True, ratio=1)
-    now = datetime.now(UTC)
     for row in rows:
         table.add_row(
             Text(inert(row["run_id"])),
@@ -125,7 +127,10 @@ def runs(args: argparse.Namespace) -> int:
             age(row["updated_at"], now),
             Text(inert(str(row["last_progress_summary"] or "")), style="dim"),
         )
-    console().print(table)
+    out = console()
+    out.print(table)
+    if refused_line is not None:
+        out.print(refused_line)
     return 0
 
 
@@ -174,6 +179,7 @@ def show(args: argparse.Namespace) -> int:
                       f"{row['from_state'] or '—'} → {row['to_state'] or '—'}",
                       Text(inert(row["reason"] or "")))  # fmt: skip
     out.print(audit)
+    print_run_trouble(out, detail, store.path.parent)
     return 0
 
 

@@ -81,7 +81,7 @@ class LoopThread:
 
     The store is one connection used by one thread (SQLite's rule, and Python's check), so
     anything that must act on the host's connection — ``PRAGMA max_page_count``, say — is
-    handed over with `call` and runs at the start of the host's next tick.
+    handed over with `call` and runs at the start of the host's next tick (`Host._tick`).
     """
 
     def __init__(self, host: Host) -> None:
@@ -90,9 +90,9 @@ class LoopThread:
             queue.SimpleQueue()
         )
         self.looping = threading.Event()
-        original = host._drain
+        original = host._tick
 
-        def drain(*, timeout: float) -> None:
+        def tick(interval: float) -> None:
             self.looping.set()
             while True:
                 try:
@@ -104,9 +104,9 @@ class LoopThread:
                     done.set_result(call(host.store))
                 except BaseException as exc:  # handed back to the test
                     done.set_exception(exc)
-            original(timeout=timeout)
+            original(interval)
 
-        host._drain = drain  # type: ignore[method-assign]
+        host._tick = tick  # type: ignore[method-assign]
         self.thread = threading.Thread(target=host.run, name="host-under-test", daemon=True)
 
     def start(self) -> LoopThread:
