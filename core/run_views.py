@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.run_secrets import found_kinds
 from core.store.sqlite_store import Row, SqliteStore
 
 SUMMARY_FIELDS = (
@@ -17,6 +18,7 @@ SUMMARY_FIELDS = (
     "created_at", "updated_at", "started_at", "finished_at",
     "last_progress_summary", "last_progress_at", "steer_count",
     "dispatch_repo", "dispatch_branch", "commit_sha", "pr_url", "verification_state",
+    "secrets_found",
 )  # fmt: skip
 
 
@@ -33,6 +35,7 @@ def run_summary(row: Row) -> dict[str, Any]:
     """The fields a run table shows."""
     summary = {name: row.get(name) for name in SUMMARY_FIELDS}
     summary["overridden"] = bool(row.get("overridden"))
+    summary["secrets_found"] = found_kinds(row.get("secrets_found"))
     return summary
 
 
@@ -45,6 +48,7 @@ def run_full(row: Row) -> dict[str, Any]:
     full["criteria"] = _loads(full.pop("criteria_json", None)) or []
     full["universal_criteria"] = bool(row.get("universal_criteria", 1))
     full["approved_commands"] = _loads(full.get("approved_commands")) or []
+    full["secrets_found"] = found_kinds(row.get("secrets_found"))
     return full
 
 

@@ -392,6 +392,16 @@ class Redacted:
     """Sorted, each once, e.g. ``("AWS access key id", "Anthropic API key")``."""
 
 
+#: Something every rule needs somewhere in the text. Most worker text has none of these, and
+#: one search for them is what lets the host mask every progress event without slowing ingest.
+#: Searched in the lowercased text: a case-blind alternation is several times slower.
+_TRIGGER = re.compile(
+    r"private key|akia|asia|aiza|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|_live_|sk-|eyj"
+    r"|bearer|passw|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+    r"|auth[_-]?key"
+)
+
+
 def redact(text: str) -> Redacted:
     """Mask every secret the scanner recognises in ``text``, saying which kinds it found.
 
@@ -399,6 +409,8 @@ def redact(text: str) -> Redacted:
     so that every reader shows the same masked text and the run can be flagged; `mask_secrets`
     is the same without the kinds. Safe to call on any text; linear in its length.
     """
+    if not _TRIGGER.search(text.lower()):
+        return Redacted(text, ())
     text = _mask_pem_bodies(text)
     spans = _spans(text)
     if not spans:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from core.authorization import dispatch_refusal
 from core.contracts.errors import FieldError
-from core.contracts.secrets_scan import mask_secrets
+from core.contracts.secrets_scan import mask_secrets, redact
 from core.host.refusals import record_reason, run_named_by
 from core.intake import submit_in
 from core.ipc.files import quarantine, read_event
@@ -34,6 +34,7 @@ from core.ipc.payloads import (
     parse_task,
 )
 from core.operator_actions import steer_in
+from core.run_secrets import flag_secrets
 from core.store.sqlite_store import SqliteStore, Transaction
 
 Outcome = Literal["ingested", "replayed", "quarantined", "ignored", "gone"]
@@ -224,6 +225,11 @@ class Ingestor:
             raise _Refuse(code, _errors_text(parsed))
         run = self._run_of_lane(tx, event.lane, event.run_id)
         attempt = int(run["retry_count"]) + 1
+        # Masked once, here, so the store, the journal and every reader hold the same text.
+        summary, phase = redact(parsed.summary), redact(parsed.phase)
+        tool = redact(parsed.tool_used) if parsed.tool_used is not None else None
+        kinds = {*summary.kinds, *phase.kinds, *(tool.kinds if tool else ())}
+        tool_used = tool.text if tool is not None else None
         inserted = tx.execute(
             "INSERT OR IGNORE INTO progress_events "
             "(run_id, attempt, seq, timestamp, phase, summary, tool_used, ingested_at) "
@@ -233,9 +239,9 @@ class Ingestor:
                 attempt,
                 parsed.seq,
                 parsed.timestamp,
-                parsed.phase,
-                parsed.summary,
-                parsed.tool_used,
+                phase.text,
+                summary.text,
+                tool_used,
                 tx.now,
             ],
         )
@@ -250,20 +256,22 @@ class Ingestor:
         latest = parsed.seq >= int(newest)
         tx.touch_run(
             event.run_id,
-            changes={"last_progress_summary": parsed.summary, "last_progress_at": parsed.timestamp}
+            changes={"last_progress_summary": summary.text, "last_progress_at": parsed.timestamp}
             if latest
             else {},
             kind="progress",
             payload={
                 "attempt": attempt,
                 "seq": parsed.seq,
-                "phase": parsed.phase,
-                "summary": parsed.summary,
-                "tool_used": parsed.tool_used,
+                "phase": phase.text,
+                "summary": summary.text,
+                "tool_used": tool_used,
                 "timestamp": parsed.timestamp,
             },
             actor=event.lane,
         )
+        if kinds:
+            flag_secrets(tx, event.run_id, kinds, source="progress", actor=event.lane)
 
     def _ack(self, tx: Transaction, event: Event, data: bytes) -> None:
         assert event.run_id is not None

@@ -316,6 +316,18 @@ def _worker_trouble(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0006_secrets_found")
+def _secrets_found(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- The kinds of secret found (and masked) in what the run's workers sent, as a sorted
+        -- JSON list ("AWS access key id", …); never a value. NULL: none found.
+        ALTER TABLE runs ADD COLUMN secrets_found TEXT;
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

@@ -23,6 +23,7 @@ from core.contracts.jsondoc import MAX_DOCUMENT_BYTES
 from core.identity import operator_name
 from core.intake import submit_dispatch
 from core.lifecycle import RunState
+from core.run_secrets import found_kinds
 from core.run_views import journal_entry, run_detail, run_summary
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
@@ -118,9 +119,14 @@ def runs(args: argparse.Namespace) -> int:
     table.add_column("retry", justify="right", min_width=5)
     table.add_column("age", justify="right", no_wrap=True, min_width=4)
     table.add_column("last progress", overflow="ellipsis", no_wrap=True, ratio=1)
+    flagged = False
     for row in rows:
+        run_cell = Text(inert(row["run_id"]))
+        if found_kinds(row.get("secrets_found")):
+            run_cell.append(" ⚠", style="bold yellow")
+            flagged = True
         table.add_row(
-            Text(inert(row["run_id"])),
+            run_cell,
             Text(inert(row["lane"])),
             state_text(row["state"], bool(row["overridden"])),
             str(row["retry_count"]),
@@ -129,6 +135,9 @@ def runs(args: argparse.Namespace) -> int:
         )
     out = console()
     out.print(table)
+    if flagged:
+        note = " in what the marked runs' workers sent — jarvis show RUN_ID"
+        out.print(Text.assemble(("⚠ secrets masked", "bold yellow"), note))
     if refused_line is not None:
         out.print(refused_line)
     return 0
@@ -155,6 +164,10 @@ def show(args: argparse.Namespace) -> int:
                  "last_progress_summary", "commit_sha", "pr_url"):  # fmt: skip
         if detail.get(name) not in (None, ""):
             out.print(Text.assemble((f"  {name:<22}", "dim"), inert(str(detail[name]))))
+    if detail.get("secrets_found"):
+        # The values are masked everywhere they are kept; the kinds say what may need rotating.
+        kinds = ", ".join(detail["secrets_found"])
+        out.print(Text.assemble(("  ⚠ secrets masked: ", "bold yellow"), inert(kinds)))
     if detail["gates"]:
         gates = Table(title="gates", title_justify="left")
         for column in ("attempt", "gate", "", "detail"):

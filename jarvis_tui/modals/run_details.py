@@ -57,8 +57,13 @@ def render_details(view: RunView) -> Text:
 
 
 def render_trouble(detail: dict[str, Any]) -> Text:
-    """The run's refused IPC files and the end of each attempt's stderr (empty when none)."""
+    """Secrets its workers sent (their kinds), its refused IPC files and the end of each
+    attempt's stderr; empty when there is none of that."""
     text = Text()
+    if detail.get("secrets_found"):
+        text.append("\n\n⚠ secrets masked: ", style="bold yellow")
+        text.append(shown(", ".join(detail["secrets_found"])))
+        text.append("\n  the values are masked wherever they are kept; rotate them", style="dim")
     refused = detail.get("quarantined") or []
     if refused:
         total = int(detail.get("quarantined_count") or len(refused))

@@ -16,6 +16,8 @@ async def test_details_show_refused_files_and_stderr_masked_and_inert(tmp_path: 
         await pilot.pause()
         assert isinstance(app.screen, RunDetailsScreen)
         body = str(app.screen.query_one(".dialog-body").render())
+        # The stderr's token flagged the run when it was stored: the kind, never the value.
+        assert "⚠ secrets masked: GitHub token" in body
         assert "refused files (2)" in body
         assert "not_json from jarvis-worker-1" in body and "unknown_steer" in body
         assert "data/ipc/errors/20260102T095100.000000Z-jarvis-worker-1-00000007-7.json" in body
@@ -35,4 +37,5 @@ async def test_details_of_a_run_without_trouble_say_nothing_of_it(tmp_path: Path
         await pilot.pause()
         body = str(app.screen.query_one(".dialog-body").render())
         assert "refused files" not in body and "worker stderr" not in body
+        assert "secrets masked" not in body
         await pilot.press("escape")
