@@ -9,7 +9,7 @@ whose ``text`` is a dispatch). The name is kept as ``named_run`` either way.
 
 Recording happens right after the file is moved. When the store cannot take it then (a full
 disk), the reason file is still there: `catch_up`, run when the host starts and when the store
-works again, records every reason file newer than the newest recorded.
+works again, records every reason file the store does not hold yet.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ from core.store.sqlite_store import SqliteStore, Transaction
 
 log = logging.getLogger("jarvis.host")
 
-#: Reason file names start with the time of the quarantine, ``20261124T073319.138670Z``.
-_STAMP = len("20261124T073319.138670Z")
 _REASON_MAX_BYTES = 256 * 1024
 _JOURNAL_MESSAGE = 300
 _CATCH_UP_BATCH = 500
@@ -75,27 +73,35 @@ def record_reason(store: SqliteStore, reason_path: Path) -> bool:
 
 
 def catch_up(store: SqliteStore, errors_dir: Path) -> int:
-    """Record the reason files in ``errors_dir`` that are newer than the newest recorded.
+    """Record every reason file in ``errors_dir`` that the store does not hold yet.
+
+    Compares names, not times: a refusal the store failed to take can be older than one it took
+    afterwards. Runs when the host starts and after a storage fault, so the listing of the folder
+    (names only) is rare; only the missing reason files are read.
 
     Returns:
         How many were recorded.
     """
-    newest = store.rows("SELECT MAX(reason_file) AS name FROM quarantined_files")[0]["name"]
-    since = str(newest)[:_STAMP] if newest else ""
     try:
         with os.scandir(errors_dir) as entries:
-            names = sorted(
+            present = {
                 entry.name
                 for entry in entries
-                if entry.name.endswith(REASON_SUFFIX)
-                and entry.name[:_STAMP] >= since
-                and entry.is_file(follow_symlinks=False)
-            )
+                if entry.name.endswith(REASON_SUFFIX) and entry.is_file(follow_symlinks=False)
+            }
     except OSError:
         return 0
+    if not present:
+        return 0
+    recorded_names = {
+        r["reason_file"] for r in store.rows("SELECT reason_file FROM quarantined_files")
+    }
+    missing = sorted(present - recorded_names)
     recorded = 0
-    for start in range(0, len(names), _CATCH_UP_BATCH):
-        batch = [(n, _read_reason(errors_dir / n)) for n in names[start : start + _CATCH_UP_BATCH]]
+    for start in range(0, len(missing), _CATCH_UP_BATCH):
+        batch = [
+            (n, _read_reason(errors_dir / n)) for n in missing[start : start + _CATCH_UP_BATCH]
+        ]
         with store.transaction() as tx:
             for name, reason in batch:
                 if reason is not None and _insert(tx, name, reason):

@@ -171,3 +171,17 @@ def test_a_refusal_the_store_could_not_record_is_recorded_once_it_can(tmp_path: 
         assert refused["code"] == "too_large"
     finally:
         loop.stop()
+
+
+def test_an_unrecorded_refusal_older_than_a_recorded_one_is_still_recorded(host: Host) -> None:
+    """The store failed for one refusal and worked for a later one before the catch-up ran."""
+    assert host.store is not None
+    older = drop(host, f"{LANE}/progress/{RUN}/00000001-1.json", b"{")
+    quarantine(older, host.layout.errors_dir, lane=LANE, code="not_json", message="Older.",
+               details={"run_id": RUN})  # fmt: skip
+    drop(host, f"{LANE}/progress/{RUN}/00000002-2.json", b"[1]")  # refused and recorded
+    host.sweep()
+    assert [r["code"] for r in run_detail(host.store, RUN)["quarantined"]] == ["not_object"]  # type: ignore[index]
+    host._start_up()
+    messages = sorted(r["message"] for r in run_detail(host.store, RUN)["quarantined"])  # type: ignore[index]
+    assert len(messages) == 2 and "Older." in messages
