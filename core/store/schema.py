@@ -276,7 +276,7 @@ def _criteria(db: Database) -> None:
     )
 
 
-@MIGRATIONS(name="0005_worker_trouble")
+@MIGRATIONS(name="0006_worker_trouble")
 def _worker_trouble(db: Database) -> None:
     _run_script(
         db,
@@ -316,7 +316,7 @@ def _worker_trouble(db: Database) -> None:
     )
 
 
-@MIGRATIONS(name="0006_secrets_found")
+@MIGRATIONS(name="0007_secrets_found")
 def _secrets_found(db: Database) -> None:
     _run_script(
         db,
