@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.run_secrets import found_kinds
 from core.store.sqlite_store import Row, SqliteStore
 
 SUMMARY_FIELDS = (
@@ -17,6 +18,7 @@ SUMMARY_FIELDS = (
     "created_at", "updated_at", "started_at", "finished_at",
     "last_progress_summary", "last_progress_at", "steer_count",
     "dispatch_repo", "dispatch_branch", "commit_sha", "pr_url", "verification_state",
+    "secrets_found",
 )  # fmt: skip
 
 
@@ -33,6 +35,7 @@ def run_summary(row: Row) -> dict[str, Any]:
     """The fields a run table shows."""
     summary = {name: row.get(name) for name in SUMMARY_FIELDS}
     summary["overridden"] = bool(row.get("overridden"))
+    summary["secrets_found"] = found_kinds(row.get("secrets_found"))
     return summary
 
 
@@ -45,6 +48,7 @@ def run_full(row: Row) -> dict[str, Any]:
     full["criteria"] = _loads(full.pop("criteria_json", None)) or []
     full["universal_criteria"] = bool(row.get("universal_criteria", 1))
     full["approved_commands"] = _loads(full.get("approved_commands")) or []
+    full["secrets_found"] = found_kinds(row.get("secrets_found"))
     return full
 
 
@@ -91,7 +95,55 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
     detail["verification"] = (
         {"attempt": latest[0]["attempt"], **_loads(latest[0]["results_json"])} if latest else None
     )
+    # The end of each attempt's stderr (masked and inert when stored), oldest attempt first.
+    detail["stderr"] = store.rows(
+        "SELECT attempt, exit_code, tail, total_bytes, at FROM worker_stderr "
+        "WHERE run_id = ? ORDER BY attempt",
+        [run_id],
+    )
+    detail["quarantined"] = quarantined_files(store, run_id=run_id, limit=REFUSALS_SHOWN)
+    detail["quarantined_count"] = int(
+        store.rows("SELECT COUNT(*) AS n FROM quarantined_files WHERE run_id = ?", [run_id])[0]["n"]
+    )
     return detail
+
+
+#: A run's refused files shown with it, newest first; a lane that floods one is counted.
+REFUSALS_SHOWN = 20
+
+_REFUSAL_FIELDS = (
+    "run_id, named_run, lane, code, message, original_path, stored_as, outcome, quarantined_at"
+)
+
+
+def quarantined_files(
+    store: SqliteStore, *, run_id: str | None = None, limit: int = 100, unattached: bool = False
+) -> list[dict[str, Any]]:
+    """Files the host refused, newest first: one run's, those of no known run, or all.
+
+    Each: ``run_id`` (None when the file named no run that exists), ``named_run`` (the run its
+    path or content named), ``lane``, ``code``, ``message``, ``original_path``, ``stored_as``
+    (where it lies now, under data/ipc/errors/), ``outcome`` and ``quarantined_at``.
+    """
+    where, params = "", []
+    if run_id is not None:
+        where, params = "WHERE run_id = ?", [run_id]
+    elif unattached:
+        where = "WHERE run_id IS NULL"
+    return store.rows(
+        f"SELECT {_REFUSAL_FIELDS} FROM quarantined_files {where} ORDER BY id DESC LIMIT ?",
+        [*params, limit],
+    )
+
+
+def quarantine_counts(store: SqliteStore, since: str) -> dict[str, int]:
+    """How many files were refused at or after ``since`` (ISO text), and how many of no run."""
+    row = store.rows(
+        "SELECT COUNT(*) AS total, COALESCE(SUM(run_id IS NULL), 0) AS unattached "
+        "FROM quarantined_files WHERE quarantined_at >= ?",
+        [since],
+    )[0]
+    return {"total": int(row["total"]), "unattached": int(row["unattached"])}
 
 
 def journal_entry(row: Row) -> dict[str, Any]:

@@ -6,24 +6,20 @@ terminals worse) or console markup (which Rich or Textual would interpret as sty
 piece of such text goes through `inert` before display; it keeps printable text and new lines and
 shows everything else as a visible ``\\xNN`` escape. `shown` also masks any secret the engine's
 scanner recognises: a worker that echoes a token into its progress must not put it on a screen.
+
+Both rules live in the engine (`core.text.inert`, `core.contracts.secrets_scan.mask_secrets`),
+which also masks worker text once, as it is stored; the console applies them again on display
+so that rows stored before that, or by an older engine, are shown safely too.
 """
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from core.contracts.secrets_scan import mask_secrets
+from core.text import inert
 
-# C0 controls except tab and newline, DEL, the C1 range (0x9b is a one-byte CSI in some
-# terminals), and the Unicode line/paragraph separators and bidirectional overrides that can make
-# displayed text lie about its content.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def inert(text: str) -> str:
-    """``text`` with every control character shown as a visible escape."""
-    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+__all__ = ["CACHED_UP_TO", "inert", "one_line", "shown"]
 
 
 def shown(text: object) -> str:

@@ -152,6 +152,8 @@ FINDINGS: Final[Mapping[str, tuple[Level, str]]] = {
     "secret_forge_token": (Level.L3, "A GitHub or GitLab token."),
     "secret_slack_token": (Level.L3, "A Slack token (xox?-)."),
     "secret_stripe_key": (Level.L3, "A Stripe live secret key."),
+    "secret_ai_key": (Level.L3, "An Anthropic, OpenAI or other AI-provider API key."),
+    "secret_bearer_token": (Level.L3, "A bearer token or JSON web token."),
     "secret_assignment": (Level.L3, "A password/secret/token/api_key assigned a literal value."),
 }
 

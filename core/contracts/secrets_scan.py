@@ -1,11 +1,13 @@
 """Find secrets in worker output (report text and a patch's added lines) and mask them.
 
-Two kinds of rule, with different attitudes to look-alikes:
+Three kinds of rule, with different attitudes to look-alikes:
 
 * Token formats with a distinctive shape (private key blocks, AWS key ids, GitHub/GitLab/Slack/
-  Stripe/Google keys) are always findings, even when they look like documentation examples
-  (``AKIAIOSFODNN7EXAMPLE``): a real key can contain any letters, and a false alarm costs one
-  look by a person while a missed key costs a rotation.
+  Stripe/Google keys, Anthropic/OpenAI/other AI-provider keys, JSON web tokens) are always
+  findings, even when they look like documentation examples (``AKIAIOSFODNN7EXAMPLE``): a real
+  key can contain any letters, and a false alarm costs one look by a person while a missed key
+  costs a rotation.
+* The token of an ``Authorization: Bearer`` header, unless it is a placeholder.
 * Generic assignments (``password = "..."``, ``api_key: ...``, ``token=...``) are findings only
   when the value is a literal that is not a placeholder; see `is_placeholder` for the exact list.
 
@@ -131,6 +133,39 @@ _FORMAT_RULES: Final = (
         re.compile(r"(?:sk|rk)_live_[0-9A-Za-z]{24,255}"),
         0,
     ),
+    # AI providers' keys: what a coding agent's own environment holds, and so what it echoes.
+    _Rule(
+        "secret_ai_key",
+        "Anthropic API key",
+        re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,255}"),
+        0,
+    ),
+    _Rule(
+        "secret_ai_key",
+        "OpenAI API key",
+        re.compile(
+            r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,255}"
+            r"|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
+        ),
+        0,
+    ),
+    _Rule(
+        "secret_ai_key",
+        "AI provider API key",
+        # sk- and 32 or more letters and digits, both present (DeepSeek, Moonshot and others;
+        # OpenAI's oldest keys). A word glued to sk- has no digits, a hash no letters past f.
+        re.compile(
+            r"sk-(?=[A-Za-z0-9]{0,254}[0-9])(?=[A-Za-z0-9]{0,254}[A-Za-z])[A-Za-z0-9]{32,255}"
+        ),
+        0,
+    ),
+    _Rule(
+        "secret_bearer_token",
+        "JSON web token",
+        # Header and claims are base64url JSON objects, so both begin eyJ ('{"').
+        re.compile(r"eyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{0,4096}"),
+        0,
+    ),
 )
 
 #: Names that make an assignment a credential. The name must end there (``token_type`` and
@@ -207,7 +242,8 @@ _ENV_LOOKUP = re.compile(r"(?i)os\.environ|getenv|process\.env|\benv\[|\benv\(|s
 def is_placeholder(value: str, *, quoted: bool) -> bool:
     """Whether an assigned value is a placeholder rather than a literal secret.
 
-    Placeholders: empty or blank; shorter than 4 characters (6 unquoted); made only of mask
+    Placeholders: empty or blank; shorter than 4 characters (6 unquoted); containing `MASK`
+    (already masked, which keeps `mask_secrets` idempotent); made only of mask
     characters (``***``, ``xxxx``, ``...``); a template or variable (``<redacted>``,
     ``{{ x }}``, ``${VAR}``, ``$VAR``, ``%(x)s``, ``%VAR%``, ``{name}``); an environment or
     secret-store lookup (``os.environ[...]``, ``getenv(...)``, ``process.env.X``,
@@ -222,6 +258,8 @@ def is_placeholder(value: str, *, quoted: bool) -> bool:
     lowered = text.casefold()
     if len(text) < (4 if quoted else 6):
         return True
+    if MASK in text:
+        return True  # masked already (stored worker text is): masking again would eat its prefix
     if set(text) <= _MASK_CHARS:
         return True
     if _TEMPLATE.match(text) or _ENV_LOOKUP.search(text):
@@ -251,6 +289,20 @@ class _Span:
     mask: bool = True
 
 
+#: ``Authorization: Bearer <token>`` and the like: the token after the scheme, when it is long
+#: enough to be one and not a placeholder (``Bearer <token>``, ``Bearer YOUR_TOKEN``).
+_BEARER = re.compile(r"(?i:\bbearer)[ \t]+(?P<val>[A-Za-z0-9\-._~+/]{20,4096}=*)")
+
+
+def _bearer_spans(text: str) -> list[_Span]:
+    spans: list[_Span] = []
+    for m in _BEARER.finditer(text):
+        if is_placeholder(m.group("val"), quoted=False):
+            continue
+        spans.append(_Span(m.start("val"), m.end("val"), "secret_bearer_token", "bearer token"))
+    return spans
+
+
 def _assignment_spans(text: str) -> list[_Span]:
     spans: list[_Span] = []
     for m in _ASSIGNMENT.finditer(text):
@@ -271,7 +323,8 @@ def _spans(text: str) -> list[_Span]:
         for m in rule.pattern.finditer(text):
             span = _Span(m.start(rule.group), m.end(rule.group), rule.code, rule.kind, rule.mask)
             found.append((span.start, priority, span))
-    found.extend((span.start, len(_FORMAT_RULES), span) for span in _assignment_spans(text))
+    found.extend((span.start, len(_FORMAT_RULES), span) for span in _bearer_spans(text))
+    found.extend((span.start, len(_FORMAT_RULES) + 1, span) for span in _assignment_spans(text))
     # Spans that start together (a GCP key's value and the PEM marker inside it) go to the more
     # specific rule; a span that starts inside one already kept is part of the same secret.
     found.sort(key=lambda item: (item[0], item[1]))
@@ -330,17 +383,38 @@ def _mask_pem_bodies(text: str) -> str:
     return "".join(out)
 
 
-def mask_secrets(text: str) -> str:
-    """Return ``text`` with every secret the scanner recognises masked.
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """Text with its secrets masked, and what kinds of secret were in it (never the values)."""
 
-    Private key blocks keep their BEGIN/END markers and lose their body; every other secret
-    keeps at most its first four characters followed by ``****``. Placeholders are left alone.
-    Safe to call on any text; linear in its length.
+    text: str
+    kinds: tuple[str, ...]
+    """Sorted, each once, e.g. ``("AWS access key id", "Anthropic API key")``."""
+
+
+#: Something every rule needs somewhere in the text. Most worker text has none of these, and
+#: one search for them is what lets the host mask every progress event without slowing ingest.
+#: Searched in the lowercased text: a case-blind alternation is several times slower.
+_TRIGGER = re.compile(
+    r"private key|akia|asia|aiza|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|_live_|sk-|eyj"
+    r"|bearer|passw|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+    r"|auth[_-]?key"
+)
+
+
+def redact(text: str) -> Redacted:
+    """Mask every secret the scanner recognises in ``text``, saying which kinds it found.
+
+    The engine calls this once, on worker text as it is stored (progress, completions, stderr),
+    so that every reader shows the same masked text and the run can be flagged; `mask_secrets`
+    is the same without the kinds. Safe to call on any text; linear in its length.
     """
+    if not _TRIGGER.search(text.lower()):
+        return Redacted(text, ())
     text = _mask_pem_bodies(text)
     spans = _spans(text)
     if not spans:
-        return text
+        return Redacted(text, ())
     out: list[str] = []
     pos = 0
     for span in spans:
@@ -350,7 +424,18 @@ def mask_secrets(text: str) -> str:
         out.append(_mask_one(text[span.start : span.end]))
         pos = span.end
     out.append(text[pos:])
-    return "".join(out)
+    return Redacted("".join(out), tuple(sorted({span.kind for span in spans})))
+
+
+def mask_secrets(text: str) -> str:
+    """Return ``text`` with every secret the scanner recognises masked.
+
+    Private key blocks keep their BEGIN/END markers and lose their body; every other secret
+    keeps at most its first four characters followed by ``****``. Placeholders are left alone,
+    and so is a value masked already, so masking twice changes nothing more. Safe to call on any
+    text; linear in its length.
+    """
+    return redact(text).text
 
 
 def _excerpt(line: str) -> str:

@@ -18,23 +18,27 @@ import logging
 import os
 import queue
 import signal
+import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import watchfiles
 
+from core.contracts.errors import preview
 from core.criteria import run_criteria
 from core.criteria.runner import Supervision
 from core.host import verification
 from core.host.config import HostConfig
+from core.host.faults import FaultWait, StorageFault, io_fault
 from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
 from core.host.openclaw import SOURCE as OPENCLAW
 from core.host.openclaw import gate_finished_results, ingest_requests
-from core.host.outcomes import record_completion, record_failure
+from core.host.outcomes import last_line, record_completion, record_failure, record_stderr
+from core.host.refusals import catch_up
 from core.host.steering import deliver_pending, expire_steers
 from core.host.workers import (
     WorkerPaths,
@@ -43,12 +47,12 @@ from core.host.workers import (
     start_worker,
     worker_env,
 )
-from core.ipc.files import quarantine
-from core.ipc.layout import IpcLayout
+from core.ipc.layout import IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
-from core.workspace import Workspace
+from core.text import inert
+from core.workspace import Workspace, lane_problem
 
 log = logging.getLogger("jarvis.host")
 
@@ -75,6 +79,12 @@ class Host:
         self._verifier: threading.Thread | None = None
         """Verifies one run's acceptance criteria at a time, off the loop: a criterion may run
         a test suite for minutes, and the loop must keep ingesting and supervising."""
+        self._verifier_fault: str | None = None
+        """A storage fault the verifier met, for the loop to wait out (set on its thread)."""
+        self.faults = FaultWait(self.stopping)
+        """The storage fault being waited out, if any (`core.host.faults`)."""
+        self._next_sweep = 0.0
+        self._catch_up_due = False
 
     # -- the host's own lifecycle ------------------------------------------------------------
 
@@ -101,8 +111,10 @@ class Host:
             universal_default=self.config.criteria.universal,
         )
         try:
-            self.sweep()
-            self.recover()
+            # What is on disk first, then the runs a previous host left: retried, like every
+            # step, through a full disk or a locked store until it goes through or we stop.
+            while not self.stopping.is_set() and not self._step(self._start_up):
+                pass
             if not self.config.watch.poll:
                 self._start_watcher()
             log.info("host %d holds %s", os.getpid(), self.workspace.root)
@@ -114,21 +126,64 @@ class Host:
             self.lock.release()
         log.info("host %d let go of %s", os.getpid(), self.workspace.root)
 
+    def _start_up(self) -> None:
+        assert self.store is not None
+        catch_up(self.store, self.layout.errors_dir)  # refusals an earlier host did not record
+        self.sweep()
+        self.recover()
+
+    def _step(self, step: Callable[[], None]) -> bool:
+        """Run one step of the host's work; False when a storage fault stopped it (waited out).
+
+        A fault of the store or the disk is not the fault of whatever the step was handling:
+        the files stay where they are and the whole step is tried again after a pause, since
+        every step is idempotent (receipts, state checks). Any other exception ends the host.
+        """
+        try:
+            step()
+        except Exception as exc:
+            problem = io_fault(exc)
+            if problem is None:
+                raise
+            # Paths the watcher reported meanwhile are dropped: the files are still on disk,
+            # and the first sweep after the fault finds them all (nothing piles up in memory).
+            self._forget_queued()
+            self.faults.wait(problem)
+            return False
+        if self.faults.worked():
+            self._catch_up_due = True  # refusals the store could not take while it failed
+        return True
+
+    def _forget_queued(self) -> None:
+        while True:
+            try:
+                self._paths.get_nowait()
+            except queue.Empty:
+                return
+
     def _loop(self) -> None:
         assert self.store is not None
         poll = self.config.watch.poll
         interval = self.config.watch.poll_interval_ms / 1000 if poll else SWEEP_EVERY_S
-        next_sweep = time.monotonic() + interval
+        self._next_sweep = time.monotonic() + interval
         while not self.stopping.is_set():
-            self._drain(timeout=TICK_S)
-            if time.monotonic() >= next_sweep:
-                self.sweep()
-                next_sweep = time.monotonic() + interval
-            self._reap()
-            self._verify()
-            self._schedule()
-            deliver_pending(self.store, self.layout)
-            expire_steers(self.store, self.layout, ack_timeout_s=self.config.timeouts.steer_ack_s)
+            if not self._step(lambda: self._tick(interval)):
+                self._next_sweep = 0.0  # sweep first thing once it works again
+
+    def _tick(self, interval: float) -> None:
+        assert self.store is not None
+        if self._catch_up_due:
+            catch_up(self.store, self.layout.errors_dir)
+            self._catch_up_due = False
+        self._drain(timeout=TICK_S)
+        if time.monotonic() >= self._next_sweep:
+            self.sweep()
+            self._next_sweep = time.monotonic() + interval
+        self._reap()
+        self._verify()
+        self._schedule()
+        deliver_pending(self.store, self.layout)
+        expire_steers(self.store, self.layout, ack_timeout_s=self.config.timeouts.steer_ack_s)
 
     # -- files ------------------------------------------------------------------------------------
 
@@ -179,14 +234,17 @@ class Host:
         self._ingest(batch)
 
     def _ingest(self, paths: list[Path]) -> None:
+        # Names and messages logged here come from files: inert, like everywhere they are shown.
         if not paths:
             return
         try:
             results = self.ingestor.handle_many(paths)
-        except OSError as exc:  # the file system failed us; the sweep will try these again
-            log.warning("could not ingest %d file(s): %s", len(paths), exc)
-            return
-        except Exception:
+        except Exception as exc:
+            if io_fault(exc) is not None:
+                raise  # not the files' doing: the loop waits it out, the files stay
+            if isinstance(exc, OSError):  # the file system failed us; the sweep tries again
+                log.warning("could not ingest %d file(s): %s", len(paths), inert(str(exc)))
+                return
             # A fault of ours, set off by some file. Re-raising would crash the host, and a
             # restarted host would meet the same file and crash again: instead find the file,
             # move it aside with the error as its reason, and go on with the others.
@@ -194,42 +252,70 @@ class Host:
             results = [self._ingest_alone(path) for path in paths]
         for path, result in zip(paths, results, strict=True):
             if result.outcome == "quarantined":
-                log.warning("quarantined %s (%s)", path.name, result.detail)
+                log.warning("quarantined %s (%s)", inert(path.name), inert(result.detail))
 
     def _ingest_alone(self, path: Path) -> Ingested:
         try:
             return self.ingestor.handle(path)
-        except OSError as exc:
-            log.warning("could not ingest %s: %s", path, exc)
-            return Ingested("ignored")
         except Exception as exc:
-            log.exception("ingesting %s failed; moving it aside", path)
+            if io_fault(exc) is not None:
+                raise
+            if isinstance(exc, OSError):
+                log.warning("could not ingest %s: %s", inert(str(path)), inert(str(exc)))
+                return Ingested("ignored")
+            log.exception("ingesting %s failed; moving it aside", inert(str(path)))
             found = self.layout.classify(path)
             lane = found.lane if found is not None else None
             message = f"the host failed on this file: {type(exc).__name__}: {exc}"
-            quarantine(path, self.layout.errors_dir, lane=lane, code="host_error", message=message)
-            return Ingested("quarantined", detail="host_error")
+            # A QuarantineError here propagates: the loop waits until the reason can be written.
+            return self.ingestor.refuse(path, lane=lane, code="host_error", message=message)
 
-    def event_files(self, lane_dir: Path | None = None) -> Iterator[Path]:
-        """Every candidate event file on disk, in the order it should be ingested."""
-        lanes = [lane_dir] if lane_dir else sorted(self._dirs(self.layout.root))
+    def event_files(
+        self, lane_dir: Path | None = None, *, links: list[Path] | None = None
+    ) -> Iterator[Path]:
+        """Every candidate event file on disk, in the order it should be ingested.
+
+        A lane, kind or run folder that is a symbolic link is never entered: it is appended to
+        ``links`` (when given), for `sweep` to move aside.
+        """
+        lanes = [lane_dir] if lane_dir else sorted(self._dirs(self.layout.root, links))
         for lane in lanes:
             if lane.name == self.layout.errors_dir.name:
                 continue
-            for run_dir in sorted(self._dirs(lane / "progress")):
-                yield from sorted(self._json_files(run_dir))
+            if self._real_dir(lane / "progress", links):
+                for run_dir in sorted(self._dirs(lane / "progress", links)):
+                    yield from sorted(self._json_files(run_dir))
             for folder in ("steer", "tasks", "messages"):
-                yield from sorted(self._json_files(lane / folder))
+                if self._real_dir(lane / folder, links):
+                    yield from sorted(self._json_files(lane / folder))
 
-    @staticmethod
-    def _dirs(path: Path) -> Iterator[Path]:
+    def _dirs(self, path: Path, links: list[Path] | None = None) -> Iterator[Path]:
         try:
             with os.scandir(path) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):
                         yield Path(entry.path)
+                    elif (
+                        links is not None
+                        and entry.is_symlink()
+                        and entry.name != self.layout.errors_dir.name
+                    ):
+                        links.append(Path(entry.path))
         except OSError:
             return
+
+    @staticmethod
+    def _real_dir(path: Path, links: list[Path] | None) -> bool:
+        """Whether ``path`` is a folder and not a link (a link is noted in ``links``)."""
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return False
+        if stat.S_ISLNK(mode):
+            if links is not None:
+                links.append(path)
+            return False
+        return stat.S_ISDIR(mode)
 
     @staticmethod
     def _json_files(path: Path) -> Iterator[Path]:
@@ -245,15 +331,37 @@ class Host:
         """Ingest everything on disk (start-up, the safety net, and polling mode)."""
         assert self.store is not None
         batch: list[Path] = []
-        for path in self.event_files():
+        links: list[Path] = []
+        for path in self.event_files(links=links):
             batch.append(path)
             if len(batch) >= BATCH:
                 self._ingest(batch)
                 batch = []
         self._ingest(batch)
+        for link in links:
+            self._refuse_link(link)
         # OpenClaw requests and results live outside the IPC tree and are swept, not watched.
         ingest_requests(self.store, self.workspace.root, self.layout.errors_dir)
         gate_finished_results(self.store, self.workspace.root)
+
+    def _refuse_link(self, link: Path) -> None:
+        """Move aside a folder of the IPC tree that is a symbolic link, never entering it.
+
+        Whatever it points at may be anyone's files; reading them as the lane's events would let
+        a lane speak for another folder, and writing into it would put the host's files there.
+        """
+        parts = link.relative_to(self.layout.root).parts
+        lane = parts[0] if lane_problem(parts[0]) is None else None
+        run_id = parts[2] if len(parts) == 3 and parts[1] == "progress" else None
+        what = {1: "lane folder", 2: "folder"}.get(len(parts), "run folder")
+        message = (
+            f"The {what} {preview('/'.join(parts))} is a symbolic link; the host never follows "
+            "links in the IPC tree, so nothing in it was read."
+        )
+        result = self.ingestor.refuse(link, lane=lane, code="symlink", message=message,
+                                      run_id=run_id)  # fmt: skip
+        if result.outcome == "quarantined":
+            log.warning("quarantined %s (%s)", inert(str(link)), inert(result.detail))
 
     # -- runs -------------------------------------------------------------------------------------
 
@@ -297,6 +405,11 @@ class Host:
         assert self.store is not None
         if self.stopping.is_set() or (self._verifier is not None and self._verifier.is_alive()):
             return
+        if self._verifier_fault is not None:
+            # The verifier could not write its results: wait like any storage fault, or the
+            # run, still due, would be verified again on every tick.
+            problem, self._verifier_fault = self._verifier_fault, None
+            raise StorageFault(problem)
         due = run_criteria.due(self.store)
         if not due:
             return
@@ -330,8 +443,12 @@ class Host:
             ended = run_criteria.finish(store, run_id, result)
             if ended is not None:
                 log.info("run %s verified: %s", run_id, ended["state"])
-        except Exception:  # a verifier fault must not end the host; the run stays due
-            log.exception("verifying run %s failed", run_id)
+        except Exception as exc:  # a verifier fault must not end the host; the run stays due
+            problem = io_fault(exc)
+            if problem is not None:
+                self._verifier_fault = problem
+            else:
+                log.exception("verifying run %s failed", run_id)
         finally:
             store.close()
 
@@ -360,7 +477,13 @@ class Host:
         except (IllegalTransition, KeyError):
             return False  # cancelled or changed since the query: nothing to start
         lane = run["lane"]
-        self.layout.ensure_lane(lane)
+        try:
+            self.layout.ensure_lane(lane)
+        except IpcPathError as exc:
+            # A folder of the lane was swapped for a link since the last sweep (which moves it
+            # aside): the worker cannot be given folders inside the tree.
+            record_failure(self.store, run_id, "start_failed", f"the worker did not start: {exc}")
+            return False
         paths = WorkerPaths(
             ipc_dir=self.layout.lane_dir(lane),
             progress_dir=self.layout.progress_dir(lane, run_id),
@@ -394,6 +517,7 @@ class Host:
         except OSError as exc:
             record_failure(self.store, run_id, "start_failed", f"the worker did not start: {exc}")
             return False
+        worker.attempt = int(run["retry_count"]) + 1
         self.workers[run_id] = worker
         with self.store.transaction() as tx:
             tx.touch_run(
@@ -434,11 +558,18 @@ class Host:
                 self._finish(worker, code)
 
     def _finish(self, worker: WorkerProcess, code: int) -> None:
+        """Record how the worker's attempt ended, then forget the worker.
+
+        The worker stays in the table until its end is committed: a storage fault on the way
+        leaves it there, and the next tick finishes it again (each store write below is
+        idempotent or guarded by the run's state).
+        """
         assert self.store is not None
-        del self.workers[worker.run_id]
         worker.wait_for_output()
         # Progress written just before the exit belongs to this attempt: take it in first.
         self._ingest(sorted(self._json_files(self.layout.progress_dir(worker.lane, worker.run_id))))
+        raw, total = worker.stderr()
+        tail = record_stderr(self.store, worker.run_id, worker.attempt, raw, total, code)
         reason = worker.stop_requested
         limits = self.config.timeouts
         if reason == "no_output":
@@ -456,9 +587,12 @@ class Host:
             output = worker.output()
             if code != 0 and _COMPLETION_TAG not in output.lower():
                 message = f"the worker exited with code {code} without a completion"
+                if tail:  # what it said last is usually why: the operator sees it first
+                    message += f"; its stderr ends: {last_line(tail)}"
                 record_failure(self.store, worker.run_id, "crash", message)
             else:
                 record_completion(self.store, worker.run_id, output)
+        del self.workers[worker.run_id]
         run = self.store.get_run(worker.run_id)
         log.info("run %s ended: %s", worker.run_id, run["state"] if run else "?")
 
@@ -478,8 +612,20 @@ class Host:
             for worker in list(self.workers.values()):
                 code = worker.process.poll()
                 if code is not None:
-                    self._finish(worker, code)
+                    self._finish_on_the_way_out(worker, code)
             time.sleep(TICK_S)
         for worker in list(self.workers.values()):
             worker.kill()
-            self._finish(worker, worker.process.wait())
+            self._finish_on_the_way_out(worker, worker.process.wait())
+
+    def _finish_on_the_way_out(self, worker: WorkerProcess, code: int) -> None:
+        try:
+            self._finish(worker, code)
+        except Exception as exc:
+            problem = io_fault(exc)
+            if problem is None:
+                raise
+            # No waiting on the way out: the run stays running in the store, and the next
+            # host settles it (`recover`), as after a crash.
+            self.workers.pop(worker.run_id, None)
+            log.error("run %s: its end could not be recorded: %s", worker.run_id, problem)

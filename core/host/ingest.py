@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from core.authorization import dispatch_refusal
 from core.contracts.errors import FieldError
+from core.contracts.secrets_scan import mask_secrets, redact
+from core.host.refusals import record_reason, run_named_by
 from core.intake import submit_in
 from core.ipc.files import quarantine, read_event
 from core.ipc.layout import Event, IpcLayout, Rejection
@@ -32,6 +34,7 @@ from core.ipc.payloads import (
     parse_task,
 )
 from core.operator_actions import steer_in
+from core.run_secrets import flag_secrets
 from core.store.sqlite_store import SqliteStore, Transaction
 
 Outcome = Literal["ingested", "replayed", "quarantined", "ignored", "gone"]
@@ -96,7 +99,7 @@ class Ingestor:
             else:
                 event, data = early
                 todo.append((index, path, event, data, self._receipt_key(event, data)))
-        refused: list[tuple[int, Path, Event, _Refuse]] = []
+        refused: list[tuple[int, Path, Event, bytes, _Refuse]] = []
         done: list[tuple[int, Path, Event, bool]] = []
         if todo:
             with self.store.transaction() as tx:
@@ -107,7 +110,7 @@ class Ingestor:
                     try:
                         self._apply_one(tx, event, data, key)
                     except _Refuse as refused_file:
-                        refused.append((index, path, event, refused_file))
+                        refused.append((index, path, event, data, refused_file))
                     else:
                         done.append((index, path, event, False))
         # Only now that the effects and their receipts are committed do the files go.
@@ -119,8 +122,10 @@ class Ingestor:
                 self._on_progress(event.run_id)
             outcome: Outcome = "replayed" if replayed else "ingested"
             results[index] = Ingested(outcome, event.kind, event.run_id)
-        for index, path, event, why in refused:
-            results[index] = self._quarantine(path, event.lane, why.code, why.message)
+        for index, path, event, data, why in refused:
+            results[index] = self._quarantine(
+                path, event.lane, why.code, why.message, run_id=event.run_id, data=data
+            )
         return [r if r is not None else Ingested("gone") for r in results]
 
     def _prepare(self, path: Path) -> Ingested | tuple[Event, bytes]:
@@ -148,10 +153,37 @@ class Ingestor:
         relative = event.path.relative_to(self.layout.root).as_posix()
         return f"{relative}:{hashlib.sha256(data).hexdigest()}"
 
-    def _quarantine(self, path: Path, lane: str | None, code: str, message: str) -> Ingested:
-        reason = quarantine(path, self.layout.errors_dir, lane=lane, code=code, message=message)
+    def refuse(
+        self, path: Path, *, lane: str | None, code: str, message: str, run_id: str | None = None
+    ) -> Ingested:
+        """Move aside something the host will not ingest (a linked folder, a file it failed on).
+
+        Raises:
+            QuarantineError: the errors folder cannot be written.
+            sqlite3.Error: the refusal could not be recorded (`refusals.catch_up` does it later).
+        """
+        if path in self._unmovable:
+            return Ingested("ignored")
+        return self._quarantine(path, lane, code, message, run_id=run_id)
+
+    def _quarantine(
+        self,
+        path: Path,
+        lane: str | None,
+        code: str,
+        message: str,
+        *,
+        run_id: str | None = None,
+        data: bytes | None = None,
+    ) -> Ingested:
+        named = run_id or run_named_by(self.layout, path, data)
+        # The message may quote the file; it is kept and shown, so no secret goes in with it.
+        message = mask_secrets(message)
+        reason = quarantine(path, self.layout.errors_dir, lane=lane, code=code, message=message,
+                            details={"run_id": named} if named else None)  # fmt: skip
         if os.path.lexists(path):
             self._unmovable.add(path)  # its reason is written; do not write another every sweep
+        record_reason(self.store, reason)
         return Ingested("quarantined", detail=f"{code}: {message} ({reason.name})")
 
     # -- effects ----------------------------------------------------------------------------------
@@ -196,6 +228,11 @@ class Ingestor:
             raise _Refuse(code, _errors_text(parsed))
         run = self._run_of_lane(tx, event.lane, event.run_id)
         attempt = int(run["retry_count"]) + 1
+        # Masked once, here, so the store, the journal and every reader hold the same text.
+        summary, phase = redact(parsed.summary), redact(parsed.phase)
+        tool = redact(parsed.tool_used) if parsed.tool_used is not None else None
+        kinds = {*summary.kinds, *phase.kinds, *(tool.kinds if tool else ())}
+        tool_used = tool.text if tool is not None else None
         inserted = tx.execute(
             "INSERT OR IGNORE INTO progress_events "
             "(run_id, attempt, seq, timestamp, phase, summary, tool_used, ingested_at) "
@@ -205,9 +242,9 @@ class Ingestor:
                 attempt,
                 parsed.seq,
                 parsed.timestamp,
-                parsed.phase,
-                parsed.summary,
-                parsed.tool_used,
+                phase.text,
+                summary.text,
+                tool_used,
                 tx.now,
             ],
         )
@@ -222,20 +259,22 @@ class Ingestor:
         latest = parsed.seq >= int(newest)
         tx.touch_run(
             event.run_id,
-            changes={"last_progress_summary": parsed.summary, "last_progress_at": parsed.timestamp}
+            changes={"last_progress_summary": summary.text, "last_progress_at": parsed.timestamp}
             if latest
             else {},
             kind="progress",
             payload={
                 "attempt": attempt,
                 "seq": parsed.seq,
-                "phase": parsed.phase,
-                "summary": parsed.summary,
-                "tool_used": parsed.tool_used,
+                "phase": phase.text,
+                "summary": summary.text,
+                "tool_used": tool_used,
                 "timestamp": parsed.timestamp,
             },
             actor=event.lane,
         )
+        if kinds:
+            flag_secrets(tx, event.run_id, kinds, source="progress", actor=event.lane)
 
     def _ack(self, tx: Transaction, event: Event, data: bytes) -> None:
         assert event.run_id is not None

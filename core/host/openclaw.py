@@ -23,6 +23,8 @@ from typing import Any
 from core.contracts.names import run_id_problem
 from core.contracts.openclaw_request import validate_request
 from core.contracts.risk_gate import Level, gate_results
+from core.contracts.secrets_scan import mask_secrets
+from core.host.refusals import record_reason
 from core.ipc.files import quarantine
 from core.lifecycle import Action, RunState
 from core.moves import HOST, apply_move
@@ -82,8 +84,12 @@ def ingest_requests(store: SqliteStore, workspace_root: Path, errors_dir: Path) 
                 code, message = "task_id_not_run_id", f"task_id cannot name a run: {problem[1]}"
             else:
                 code, message = "name_mismatch", f"{path.name} must be named <task_id>.json"
-            quarantine(path, errors_dir, lane=SOURCE, code=code, message=message,
-                       root=requests_dir(workspace_root))  # fmt: skip
+            named = task_id if isinstance(task_id, str) and problem is None else None
+            reason = quarantine(path, errors_dir, lane=SOURCE, code=code,
+                                message=mask_secrets(message),
+                                details={"run_id": named} if named else None,
+                                root=requests_dir(workspace_root))  # fmt: skip
+            record_reason(store, reason)
             continue
         assert isinstance(task_id, str) and report.document is not None
         with store.transaction() as tx:

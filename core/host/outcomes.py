@@ -7,14 +7,18 @@ the state move, its audit row and its journal row commit together.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from core.contracts.completion import evaluate_completion
 from core.contracts.fingerprint import fingerprint
+from core.contracts.secrets_scan import Redacted, mask_secrets, redact
 from core.criteria.run_criteria import PENDING, needs_verification
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import HOST, apply_move
+from core.run_secrets import flag_secrets
 from core.store.sqlite_store import Row, SqliteStore
+from core.text import inert
 
 #: error.v1 classes and codes the host uses; the same failure across runs shares a fingerprint.
 FAILURES: dict[str, tuple[str, str]] = {
@@ -40,18 +44,25 @@ def record_completion(store: SqliteStore, run_id: str, output: bytes) -> Row | N
         dispatch: dict[str, Any] = json.loads(run["dispatch_json"])
         verdict = evaluate_completion(dispatch, output)
         attempt = int(run["retry_count"]) + 1
+        # Gated on what the worker wrote; stored masked, so every reader shows the same. The
+        # kinds come from the whole output: a key outside the stored fields still flags the run.
+        flag_secrets(tx, run_id, redact(output.decode("utf-8", "replace")).kinds,
+                     source="completion", actor=HOST)  # fmt: skip
         for gate in verdict.gates:
             tx.execute(
                 "INSERT INTO gate_results (run_id, attempt, name, passed, detail, evaluated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                [run_id, attempt, gate.name, int(gate.passed), gate.detail, tx.now],
+                [run_id, attempt, gate.name, int(gate.passed), mask_secrets(gate.detail), tx.now],
             )
         completion = verdict.completion or {}
+        files = completion.get("files_changed")
         artifacts = {
             "branch_name": _text(completion.get("branch")),
             "commit_sha": _text(completion.get("commit_sha")),
-            "files_changed": json.dumps(completion["files_changed"])
-            if isinstance(completion.get("files_changed"), list)
+            "files_changed": json.dumps(
+                [mask_secrets(f) if isinstance(f, str) else f for f in files]
+            )
+            if isinstance(files, list)
             else None,
             "test_summary": _text(completion.get("test_result")),
             "risk_summary": _text(completion.get("risk")),
@@ -121,4 +132,69 @@ def record_failure(store: SqliteStore, run_id: str, kind: str, message: str) -> 
 
 
 def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
+    """A completion's text field as stored: masked, or None when absent or blank."""
+    return mask_secrets(value) if isinstance(value, str) and value.strip() else None
+
+
+#: How much of a worker's stderr the store keeps per attempt: its last lines, as an operator
+#: reads them in `jarvis show` or the console's run details (the whole log is in logs/).
+STDERR_LINES = 40
+STDERR_CHARS = 4_000
+LAST_LINE_CHARS = 200
+# Terminal control sequences (colours, cursor moves): formatting, not content.
+_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
+def stderr_tail(raw: bytes, *, cut: bool = False) -> Redacted:
+    """The end of a worker's stderr as the store keeps it: bounded, secrets masked, inert.
+
+    Colour and cursor codes are dropped, a line redrawn with carriage returns keeps what a
+    terminal would show last, secrets are masked before the text is cut (a cut must not leave
+    half a token unrecognised), and every other control character is escaped.
+
+    Args:
+        raw: the last bytes the worker wrote to stderr.
+        cut: ``raw`` is the end of a longer stream (its first line may be partial).
+
+    Returns:
+        The text as kept, and the kinds of secret found in all of ``raw``.
+    """
+    text = _CSI.sub("", raw.decode("utf-8", "replace")).replace("\r\n", "\n")
+    lines = [line.rsplit("\r", 1)[-1] for line in text.split("\n")]
+    if cut and len(lines) > 1:
+        lines = lines[1:]
+    masked = redact("\n".join(lines).rstrip())
+    lines = masked.text.split("\n")[-STDERR_LINES:]
+    while len(lines) > 1 and sum(len(line) + 1 for line in lines) > STDERR_CHARS:
+        lines = lines[1:]
+    text = "\n".join(lines)[-STDERR_CHARS:]
+    return Redacted(inert(text), masked.kinds)
+
+
+def last_line(tail: str) -> str:
+    """The last line of a stored stderr tail that says something, cut for a one-line reason."""
+    for line in reversed(tail.split("\n")):
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= LAST_LINE_CHARS else line[: LAST_LINE_CHARS - 1] + "…"
+    return ""
+
+
+def record_stderr(
+    store: SqliteStore, run_id: str, attempt: int, raw: bytes, total: int, exit_code: int | None
+) -> str:
+    """Keep the end of an attempt's stderr with the run (once per attempt); returns it as kept.
+
+    Nothing is stored when the worker wrote nothing to stderr.
+    """
+    kept = stderr_tail(raw, cut=total > len(raw))
+    if not kept.text.strip():
+        return ""
+    with store.transaction() as tx:
+        tx.execute(
+            "INSERT OR IGNORE INTO worker_stderr "
+            "(run_id, attempt, exit_code, tail, total_bytes, at) VALUES (?, ?, ?, ?, ?, ?)",
+            [run_id, attempt, exit_code, kept.text, total, tx.now],
+        )
+        flag_secrets(tx, run_id, kept.kinds, source="stderr", actor=HOST)
+    return kept.text

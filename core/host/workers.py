@@ -2,8 +2,9 @@
 
 Each worker runs in its own process group (so stopping it stops whatever it started) with the
 IPC paths in its environment (docs/ipc.md). Two reader threads copy stdout and stderr to the
-run's log files and keep the most recent `KEEP_BYTES` of stdout in memory: the completion block
-comes at the end, and memory stays bounded however much a worker prints.
+run's log files and keep the most recent `KEEP_BYTES` of stdout in memory (the completion block
+comes at the end) and `STDERR_KEEP_BYTES` of stderr (where a crash says why): memory stays
+bounded however much a worker prints.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from typing import IO, Any
 KEEP_BYTES = 4 * 1024 * 1024
 #: How much of each stream is written to the run's log files; the rest is counted, not kept.
 LOG_LIMIT_BYTES = 2 * 1024 * 1024
+#: How much of a worker's stderr is kept in memory, for the end of it that the store keeps.
+STDERR_KEEP_BYTES = 64 * 1024
 _CHUNK = 64 * 1024
 
 
@@ -37,16 +40,18 @@ class WorkerPaths:
 
 
 class _Tail:
-    """The last ``limit`` bytes written to it."""
+    """The last ``limit`` bytes written to it (and how many were written in all)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._chunks: deque[bytes] = deque()
         self._size = 0
+        self.total = 0
 
     def add(self, data: bytes) -> None:
         self._chunks.append(data)
         self._size += len(data)
+        self.total += len(data)
         while self._size > self.limit and self._chunks:
             dropped = self._chunks.popleft()
             self._size -= len(dropped)
@@ -65,6 +70,9 @@ class WorkerProcess:
     started: float
     last_output: float
     stdout_tail: _Tail = field(default_factory=lambda: _Tail(KEEP_BYTES))
+    stderr_tail: _Tail = field(default_factory=lambda: _Tail(STDERR_KEEP_BYTES))
+    attempt: int = 1
+    """The run's attempt this worker works on (its retry_count + 1 when started)."""
     threads: list[threading.Thread] = field(default_factory=list)
     stop_requested: str | None = None
     """Why the host is ending it (timeout, cancel, shutdown), or None."""
@@ -79,7 +87,7 @@ class WorkerProcess:
         """Record activity (output or a progress event): it resets the no-output clock."""
         self.last_output = time.monotonic()
 
-    def _pump(self, stream: IO[bytes], log_path: Path, keep: bool) -> None:
+    def _pump(self, stream: IO[bytes], log_path: Path, tail: _Tail) -> None:
         written = 0
         with log_path.open("wb") as log:
             while True:
@@ -87,9 +95,8 @@ class WorkerProcess:
                 if not chunk:
                     break
                 self.touch()
-                if keep:
-                    with self._lock:
-                        self.stdout_tail.add(chunk)
+                with self._lock:
+                    tail.add(chunk)
                 if written < LOG_LIMIT_BYTES:
                     part = chunk[: LOG_LIMIT_BYTES - written]
                     log.write(part)
@@ -101,6 +108,11 @@ class WorkerProcess:
     def output(self) -> bytes:
         with self._lock:
             return self.stdout_tail.value()
+
+    def stderr(self) -> tuple[bytes, int]:
+        """The end of what the worker wrote to stderr, and how many bytes it wrote in all."""
+        with self._lock:
+            return self.stderr_tail.value(), self.stderr_tail.total
 
     def wait_for_output(self, timeout: float = 5.0) -> None:
         """After the process exits, let the readers drain what is left in the pipes."""
@@ -172,13 +184,13 @@ def start_worker(
     now = time.monotonic()
     worker = WorkerProcess(run_id, lane, process, started=now, last_output=now)
     assert process.stdout is not None and process.stderr is not None
-    for stream, name, keep in (
-        (process.stdout, "stdout.log", True),
-        (process.stderr, "stderr.log", False),
+    for stream, name, tail in (
+        (process.stdout, "stdout.log", worker.stdout_tail),
+        (process.stderr, "stderr.log", worker.stderr_tail),
     ):
         thread = threading.Thread(
             target=worker._pump,
-            args=(stream, paths.log_dir / name, keep),
+            args=(stream, paths.log_dir / name, tail),
             name=f"worker-{name}-{run_id}",
             daemon=True,
         )

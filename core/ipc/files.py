@@ -276,7 +276,8 @@ def quarantine(
         still where it was; the caller must remember not to refuse it again.
 
     Raises:
-        QuarantineError: ``errors_dir`` cannot be created or written.
+        QuarantineError: ``errors_dir`` cannot be created or written. A file moved before its
+            reason failed to be written is moved back where it was.
     """
     try:
         errors_dir.mkdir(parents=True, exist_ok=True)
@@ -310,6 +311,10 @@ def quarantine(
     try:
         atomic_write_json(reason_path, _json_safe(reason))
     except OSError as exc:
+        # A file in errors/ without its reason is a file nobody can account for: put it back
+        # where it was (a rename needs no space), to be refused again once the disk allows.
+        if outcome == "moved" and source is not None:
+            _move(stored, source)
         raise QuarantineError(f"Cannot write {reason_path}: {exc.strerror or exc}.") from exc
     return reason_path
 

@@ -155,10 +155,15 @@ class IpcLayout:
             OSError: the folders cannot be created.
         """
         lane_dir = self.lane_dir(lane)
-        for folder in LANE_FOLDERS:
-            (lane_dir / folder).mkdir(parents=True, exist_ok=True)
+        # Each folder is looked at before anything is created in it: a mkdir through a linked
+        # lane folder would already have written outside the tree.
         for made in (lane_dir, *(lane_dir / name for name in LANE_FOLDERS)):
             if made.is_symlink():
+                raise IpcPathError(
+                    "outside_tree", f"{made} is a symbolic link; lane folders must be real."
+                )
+            made.mkdir(parents=True, exist_ok=True)
+            if made.is_symlink():  # swapped for a link meanwhile
                 raise IpcPathError(
                     "outside_tree", f"{made} is a symbolic link; lane folders must be real."
                 )

@@ -26,6 +26,9 @@ PHASE_MAX = 64
 TEXT_MAX = 4_000
 #: The longest ``steer_id``; the host's are ``steer-`` and 16 hex digits.
 STEER_ID_MAX = 128
+#: The largest integer the store can keep: SQLite's INTEGER (and PostgreSQL's bigint) is a
+#: signed 64-bit value, and a larger one fails the insert, which must never be a file's doing.
+STORE_INT_MAX = 2**63 - 1
 
 
 def _run_id(value: str) -> str:
@@ -45,6 +48,16 @@ def _lane(value: str) -> str:
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise PydanticCustomError("empty", "must not be blank.")
+    return value
+
+
+def _storable(value: int) -> int:
+    if value > STORE_INT_MAX:
+        raise PydanticCustomError(
+            "out_of_range",
+            "must be at most {limit}, the largest integer the store keeps.",
+            {"limit": f"{STORE_INT_MAX:,}"},
+        )
     return value
 
 
@@ -85,8 +98,9 @@ class ProgressEvent(BaseModel):
     summary: Annotated[str, Field(max_length=TEXT_MAX)]
     """Shown to operators; control characters are escaped on display, not here."""
     tool_used: str | None = None
-    seq: Annotated[int, Field(ge=1)]
-    """Positive, increasing within an attempt; the host keys the event by (run, attempt, seq)."""
+    seq: Annotated[int, Field(ge=1), AfterValidator(_storable)]
+    """Positive (at most `STORE_INT_MAX`), increasing within an attempt; the host keys the
+    event by (run, attempt, seq)."""
 
 
 class AckFile(BaseModel):

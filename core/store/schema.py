@@ -289,6 +289,58 @@ def _verification_process(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0006_worker_trouble")
+def _worker_trouble(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- Files the host refused (data/ipc/errors/), as operators' tools show them. The reason
+        -- file beside each stays the record of what was moved where; this is its copy, tied to
+        -- the run it concerns when that run exists (named_run keeps the name either way).
+        CREATE TABLE quarantined_files (
+            id INTEGER PRIMARY KEY,
+            reason_file TEXT NOT NULL UNIQUE,
+            run_id TEXT,
+            named_run TEXT,
+            lane TEXT,
+            code TEXT NOT NULL,
+            message TEXT NOT NULL,
+            original_path TEXT NOT NULL,
+            stored_as TEXT,
+            outcome TEXT NOT NULL,
+            quarantined_at TEXT NOT NULL
+        );
+        CREATE INDEX quarantined_files_run ON quarantined_files (run_id, id)
+            WHERE run_id IS NOT NULL;
+        CREATE INDEX quarantined_files_at ON quarantined_files (quarantined_at);
+
+        -- The end of a worker's stderr for each attempt (bounded, secrets masked, inert).
+        CREATE TABLE worker_stderr (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt INTEGER NOT NULL,
+            exit_code INTEGER,
+            tail TEXT NOT NULL,
+            total_bytes INTEGER NOT NULL,
+            at TEXT NOT NULL,
+            UNIQUE (run_id, attempt)
+        );
+        """,
+    )
+
+
+@MIGRATIONS(name="0007_secrets_found")
+def _secrets_found(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- The kinds of secret found (and masked) in what the run's workers sent, as a sorted
+        -- JSON list ("AWS access key id", …); never a value. NULL: none found.
+        ALTER TABLE runs ADD COLUMN secrets_found TEXT;
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

@@ -268,11 +268,13 @@ class SqliteStore:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.db.execute("COMMIT")
         except BaseException:
+            # Also when COMMIT itself fails (a full disk): SQLite may or may not have rolled
+            # back already, and a connection left inside a transaction would refuse every
+            # later BEGIN. rollback() does nothing when there is no transaction.
             self.db.conn.rollback()
             raise
-        else:
-            self.db.execute("COMMIT")
 
     def now(self) -> str:
         return iso(self._clock())

@@ -215,6 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="runs.journal")
 
+    p = commands.add_parser("errors", help="the IPC files the host refused, newest first")
+    p.add_argument("--run", default=None, metavar="RUN_ID", help="only those of this run")
+    p.add_argument("--unattached", action="store_true", help="only those naming no known run")
+    p.add_argument("--limit", type=int, default=100, metavar="N", help="at most N (default 100)")
+    _workspace_flags(p)
+    p.set_defaults(handler="trouble.errors")
+
     p = commands.add_parser(
         "criteria", help="a run's acceptance criteria (or `criteria extract`: a task's)"
     )

@@ -23,12 +23,14 @@ from core.contracts.jsondoc import MAX_DOCUMENT_BYTES
 from core.identity import operator_name
 from core.intake import submit_dispatch
 from core.lifecycle import RunState
+from core.run_secrets import found_kinds
 from core.run_views import journal_entry, run_detail, run_summary
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.cli.inputs import UsageError, read_input
 from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
+from jarvis_tui.cli.trouble import print_run_trouble, refusals_line
 from jarvis_tui.safe_text import inert
 from jarvis_tui.state_look import state_text
 
@@ -110,10 +112,12 @@ def runs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("usage", "--limit must be at least 1.")
     states = _states(args.state)
+    now = datetime.now(UTC)
     with open_store(args) as store:
         rows = store.list_runs(states=states, lane=args.lane, limit=args.limit)
+        refused, refused_line = refusals_line(store, now)
     if args.json:
-        emit_json({"runs": [run_summary(r) for r in rows]})
+        emit_json({"runs": [run_summary(r) for r in rows], "quarantined_last_24h": refused})
         return 0
     table = Table(title=f"{len(rows)} run(s)", title_justify="left", expand=True)
     # Identity and state keep their width at 80 columns; the progress text gives way.
@@ -123,17 +127,27 @@ def runs(args: argparse.Namespace) -> int:
     table.add_column("retry", justify="right", min_width=5)
     table.add_column("age", justify="right", no_wrap=True, min_width=4)
     table.add_column("last progress", overflow="ellipsis", no_wrap=True, ratio=1)
-    now = datetime.now(UTC)
+    flagged = False
     for row in rows:
+        run_cell = Text(inert(row["run_id"]))
+        if found_kinds(row.get("secrets_found")):
+            run_cell.append(" ⚠", style="bold yellow")
+            flagged = True
         table.add_row(
-            Text(inert(row["run_id"])),
+            run_cell,
             Text(inert(row["lane"])),
             state_text(row["state"], bool(row["overridden"])),
             str(row["retry_count"]),
             age(row["updated_at"], now),
             Text(inert(str(row["last_progress_summary"] or "")), style="dim"),
         )
-    console().print(table)
+    out = console()
+    out.print(table)
+    if flagged:
+        note = " in what the marked runs' workers sent — jarvis show RUN_ID"
+        out.print(Text.assemble(("⚠ secrets masked", "bold yellow"), note))
+    if refused_line is not None:
+        out.print(refused_line)
     return 0
 
 
@@ -158,6 +172,10 @@ def show(args: argparse.Namespace) -> int:
                  "last_progress_summary", "commit_sha", "pr_url"):  # fmt: skip
         if detail.get(name) not in (None, ""):
             out.print(Text.assemble((f"  {name:<22}", "dim"), inert(str(detail[name]))))
+    if detail.get("secrets_found"):
+        # The values are masked everywhere they are kept; the kinds say what may need rotating.
+        kinds = ", ".join(detail["secrets_found"])
+        out.print(Text.assemble(("  ⚠ secrets masked: ", "bold yellow"), inert(kinds)))
     if detail["gates"]:
         gates = Table(title="gates", title_justify="left")
         for column in ("attempt", "gate", "", "detail"):
@@ -182,6 +200,7 @@ def show(args: argparse.Namespace) -> int:
                       f"{row['from_state'] or '—'} → {row['to_state'] or '—'}",
                       Text(inert(row["reason"] or "")))  # fmt: skip
     out.print(audit)
+    print_run_trouble(out, detail, store.path.parent)
     return 0
 
 

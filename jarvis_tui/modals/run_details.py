@@ -30,6 +30,7 @@ def render_details(view: RunView) -> Text:
         return Text(f"Run {shown(view.run_id)} is no longer in the store.", style="dim")
     detail = view.detail
     text = render_gates(view)
+    text.append_text(render_trouble(detail))
     text.append("\n\nfields", style="bold underline")
     for name in _FIELDS:
         if detail.get(name) not in (None, ""):
@@ -52,6 +53,36 @@ def render_details(view: RunView) -> Text:
     text.append("\n\ndispatch", style="bold underline")
     dispatch: Any = detail.get("dispatch")
     text.append("\n" + shown(json.dumps(dispatch, indent=2, ensure_ascii=False)))
+    return text
+
+
+def render_trouble(detail: dict[str, Any]) -> Text:
+    """Secrets its workers sent (their kinds), its refused IPC files and the end of each
+    attempt's stderr; empty when there is none of that."""
+    text = Text()
+    if detail.get("secrets_found"):
+        text.append("\n\n⚠ secrets masked: ", style="bold yellow")
+        text.append(shown(", ".join(detail["secrets_found"])))
+        text.append("\n  the values are masked wherever they are kept; rotate them", style="dim")
+    refused = detail.get("quarantined") or []
+    if refused:
+        total = int(detail.get("quarantined_count") or len(refused))
+        text.append(f"\n\nrefused files ({total})", style="bold underline")
+        for row in refused:
+            text.append(f"\n  {clock_of(row['quarantined_at'])} ", style="dim")
+            text.append(shown(row["code"]), style="yellow")
+            text.append(f" from {shown(row['lane'] or '?')}: ", style="dim")
+            text.append(shown(row["message"]))
+            where = row["stored_as"] or row["original_path"]
+            text.append(f"\n    {shown(where)}", style="dim")
+    for stderr in detail.get("stderr") or []:
+        text.append(
+            f"\n\nworker stderr (attempt {stderr['attempt']}, exit {stderr['exit_code']}, "
+            f"the end of {int(stderr['total_bytes']):,} bytes)",
+            style="bold underline",
+        )
+        for line in str(stderr["tail"]).split("\n"):
+            text.append("\n  " + shown(line), style="dim")
     return text
 
 
