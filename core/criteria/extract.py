@@ -21,6 +21,10 @@ while a wrong one fails a finished task. So:
 * Fenced code blocks are ignored: they show code, they do not state requirements.
 
 Each rule that fires or declines for a reason says so in ``notes``, for the dispatch log.
+
+The rules read text prepared by `core.criteria.extract_text` (white space collapsed, quotes and
+addresses stood in for by one character each), and every pattern here has a bounded reach, so
+extraction is linear in the task's length whatever its shape.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from core.contracts.criteria import Criterion
-from core.contracts.names import relative_path_problem
+from core.criteria.extract_text import PRODUCT_NAMES, Block, FoundPath, Quote, read_blocks
 from core.criteria.repo_commands import RepoCommands, infer_commands
 
 __all__ = [
@@ -112,181 +116,6 @@ def task_text_of(dispatch: Mapping[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Reading a block of text: quotes, URLs, paths
-# --------------------------------------------------------------------------------------------
-
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
-# Blocks are paragraphs and list items: no pattern may read across them.
-_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t]+)")
-_QUOTE = re.compile(r"`[^`\n]+`|\"[^\"\n]+\"|“[^”\n]+”|(?<![\w'])'[^'\n]+'(?![\w'])")
-_URL = re.compile(
-    r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-    r"|\b(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|app|ai|co|edu|gov|info)/\S*",
-    re.I,
-)
-_LOOK_BACK = 80
-_HIDDEN = "\x01"  # stands in for quoted text, so phrases are never matched inside quotes
-_TOKEN = re.compile(r"(?<![\w@/\\.~:+-])(?:[A-Za-z]:[\\/]|~?/)?[\w.+-]+(?:[\\/][\w.+-]+)*[\\/]?")
-
-_EXTENSIONS = frozenset(
-    """py pyi ipynb md mdx markdown rst txt adoc json jsonc json5 toml yaml yml ini cfg conf env
-    lock js mjs cjs jsx ts tsx mts cts vue svelte astro css scss sass less html htm xml svg png
-    jpg jpeg gif webp ico pdf csv tsv sql sh bash zsh fish ps1 bat cmd rs go java kt kts scala c
-    h cc cpp cxx hpp cs fs rb php swift lua pl dart ex exs erl hs ml clj elm zig nim tf tfvars
-    hcl proto graphql gql gradle properties tmpl j2 jinja tpl gz tgz zip tar bz2 xz whl log
-    patch diff wasm db sqlite pem crt csr service plist mk""".split()
-)
-_KNOWN_NAMES = frozenset(
-    """makefile gnumakefile dockerfile containerfile license licence copying procfile justfile
-    gemfile rakefile jenkinsfile vagrantfile codeowners .gitignore .gitattributes .dockerignore
-    .editorconfig .env .npmrc .nvmrc .prettierrc .eslintrc .flake8 .python-version""".split()
-)
-# Product names that look like files; "Create a Node.js script" names no file called Node.js.
-_PRODUCT_NAMES = frozenset(
-    """node.js vue.js next.js nuxt.js react.js express.js three.js d3.js chart.js ember.js
-    backbone.js angular.js socket.io asp.net ado.net""".split()
-)
-
-
-@dataclass(frozen=True)
-class _Quote:
-    start: int
-    end: int
-    inner: str
-    backtick: bool
-
-
-@dataclass(frozen=True)
-class _Path:
-    start: int
-    end: int
-    path: str
-    problem: str | None
-    """Why the path may not be used (absolute, climbs out), or None."""
-    is_dir: bool
-    quote: _Quote | None = None
-
-
-def _file_like(name: str) -> bool:
-    lower = name.lower()
-    if lower in _PRODUCT_NAMES:
-        return False
-    if lower in _KNOWN_NAMES or lower.startswith(".env."):
-        return True
-    stem, dot, ext = lower.rpartition(".")
-    if not dot or ext not in _EXTENSIONS or not re.search(r"[a-z0-9_]", stem):
-        return False
-    # One-letter extensions (.c, .h) are real, but "a.m." and "p.h." are not files.
-    return len(ext) > 1 or len(stem.lstrip(".")) > 1
-
-
-def _path_problem(path: str) -> str | None:
-    if path.startswith("~"):
-        return "the path must be relative to the repository, not to a home folder."
-    problem = relative_path_problem(path)
-    return problem[1] if problem else None
-
-
-def _classify(token: str, *, quoted: bool) -> tuple[str, str | None, bool] | None:
-    """``(path, problem, is_dir)`` if ``token`` names a file or folder, else None."""
-    raw = token.replace("\\", "/")
-    if not raw or "://" in raw or any(ch.isspace() for ch in raw):
-        return None
-    is_dir = raw.endswith("/") and raw.strip("/") != ""
-    base = raw.rstrip("/").rsplit("/", 1)[-1]
-    if not is_dir and not (_file_like(base) or (quoted and "/" in raw and base)):
-        return None
-    if is_dir and not (quoted or re.search(r"[A-Za-z]", base)):
-        return None
-    path = raw[2:] if raw.startswith("./") else raw
-    return path, _path_problem(path), is_dir
-
-
-@dataclass
-class _Block:
-    """One paragraph or list item, with its quotes and paths found."""
-
-    text: str
-    offset: int
-    """Where the block starts in the whole task text, to keep criteria in reading order."""
-    masked: str = ""
-    """The text with URLs blanked; quotes stay visible."""
-    plain: str = ""
-    """The masked text with every quote's characters replaced by `_HIDDEN`."""
-    quotes: dict[int, _Quote] = field(default_factory=dict)
-    paths: dict[int, _Path] = field(default_factory=dict)
-    ends: dict[int, _Path] = field(default_factory=dict)
-    used: set[int] = field(default_factory=set)
-    """Starts of quotes already turned into a criterion, so no second rule reads them."""
-
-    def __post_init__(self) -> None:
-        for match in _QUOTE.finditer(self.text):
-            inner = match.group()[1:-1].strip()
-            if inner:
-                backtick = match.group().startswith("`")
-                self.quotes[match.start()] = _Quote(match.start(), match.end(), inner, backtick)
-        self.masked = _URL.sub(lambda m: " " * len(m.group()), self.text)
-        chars = list(self.masked)
-        for quote in self.quotes.values():
-            chars[quote.start : quote.end] = _HIDDEN * (quote.end - quote.start)
-        self.plain = "".join(chars)
-        self._find_paths()
-
-    def _find_paths(self) -> None:
-        for match in _TOKEN.finditer(self.plain):
-            token = match.group().rstrip(".")
-            found = _classify(token, quoted=False)
-            if found:
-                start = match.start()
-                self.paths[start] = _Path(start, start + len(token), *found)
-        for quote in self.quotes.values():
-            found = _classify(quote.inner, quoted=True)
-            if found:
-                self.paths[quote.start] = _Path(quote.start, quote.end, *found, quote=quote)
-        self.ends = {p.end: p for p in self.paths.values()}
-
-    def before(self, pos: int) -> str:
-        """The plain text just before ``pos``: enough for any phrase a rule looks back for.
-
-        A bounded window keeps each look-back constant-time; searching the whole prefix made a
-        long task quadratic.
-        """
-        return self.plain[max(0, pos - _LOOK_BACK) : pos]
-
-    def skip_space(self, pos: int) -> int:
-        while pos < len(self.plain) and self.plain[pos].isspace():
-            pos += 1
-        return pos
-
-    def path_at(self, pos: int) -> _Path | None:
-        hit = self.paths.get(self.skip_space(pos))
-        if hit is None or (hit.quote is not None and hit.quote.start in self.used):
-            return None
-        return hit
-
-    def quote_at(self, pos: int) -> _Quote | None:
-        quote = self.quotes.get(self.skip_space(pos))
-        return None if quote is None or quote.start in self.used else quote
-
-    def path_ending_at(self, pos: int) -> _Path | None:
-        return self.ends.get(pos)
-
-    def last_path_before(self, pos: int) -> _Path | None:
-        before = [p for p in self.paths.values() if p.end <= pos and not p.is_dir]
-        return max(before, key=lambda p: p.end, default=None)
-
-
-def _blocks(text: str) -> Iterator[_Block]:
-    start = 0
-    for match in _BLOCK_BREAK.finditer(text):
-        if text[start : match.start()].strip():
-            yield _Block(text[start : match.start()], start)
-        start = match.end()
-    if text[start:].strip():
-        yield _Block(text[start:], start)
-
-
-# --------------------------------------------------------------------------------------------
 # Building criteria
 # --------------------------------------------------------------------------------------------
 
@@ -313,15 +142,19 @@ def _literal(text: str) -> str:
     ``re.escape`` also escapes spaces and ``#``, which makes a stored pattern such as
     ``## Installation`` unreadable for the person reviewing the criteria.
     """
-    return re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
+    return _REGEX_SPECIAL.sub(r"\\\g<0>", text)
+
+
+_REGEX_SPECIAL = re.compile(r"[.^$*+?{}\[\]\\|()]")
 
 
 _SHELL_CHARS = "|;&><$`"
+_SETS_VARIABLE = re.compile(r"[A-Za-z_]\w{0,255}=")
 
 
 def command_problem(text: str) -> tuple[list[str] | None, str | None]:
     """Split ``text`` into an argument list, or say why it cannot run without a shell."""
-    bad = sorted({ch for ch in text if ch in _SHELL_CHARS or ch == "\n"})
+    bad = sorted(ch for ch in set(_SHELL_CHARS + "\n") if ch in text)
     if bad:
         shown = " ".join("newline" if ch == "\n" else ch for ch in bad)
         return None, f"it uses shell syntax ({shown}), and criteria never run through a shell"
@@ -333,7 +166,7 @@ def command_problem(text: str) -> tuple[list[str] | None, str | None]:
         return None, f"it cannot be split into arguments ({exc})"
     if not argv:
         return None, "it is empty"
-    if re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0]):
+    if _SETS_VARIABLE.match(argv[0]):
         return None, "it sets an environment variable, which only a shell would do"
     return argv, None
 
@@ -371,7 +204,7 @@ def _shown(argv: list[str]) -> str:
 
 _CREATE = re.compile(
     r"\b(?:creat(?:e|es|ed|ing)|add(?:s|ed|ing)?|writ(?:e|es|ing)|generat(?:e|es|ed|ing)"
-    r"|scaffold|introduc(?:e|es|ed)|set\s+up|new)\b",
+    r"|scaffold|introduc(?:e|es|ed)|set\sup|new)\b",
     re.I,
 )
 _FILLERS = (
@@ -380,26 +213,24 @@ _FILLERS = (
     "|configuration|page|pages|class|workflow|document|doc|migration|fixture|fixtures|template"
     "|stylesheet|helper|helpers|entry|point|readme|license|python|typescript|javascript|markdown"
     "|json|yaml|toml|shell|bash|react|github|actions|ci|following|called|named|at|in|under|as"
-    "|" + "|".join(re.escape(p) for p in _PRODUCT_NAMES)
+    "|" + "|".join(re.escape(p) for p in PRODUCT_NAMES)
 )
-_FILLER_RUN = re.compile(rf"(?:\s*\b(?:{_FILLERS})(?=[\s:]))*\s*:?", re.I)
-_LIST_SEP = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s+", re.I)
+_FILLER_RUN = re.compile(rf"(?:\s?\b(?:{_FILLERS})(?=[\s:])){{0,8}}\s?:?", re.I)
+_LIST_SEP = re.compile(r"\s?,\s?(?:and\s)?|\sand\s|\s?&\s", re.I)
 _MUST_EXIST = re.compile(
-    r"\s+(?:must|should|shall|will|needs?\s+to|has\s+to)\s+(?:(?:now|also|still)\s+)?"
-    r"(?:exist|be\s+(?:created|added|generated|written|present))\b",
+    r"\s(?:must|should|shall|will|needs?\sto|has\sto)\s(?:(?:now|also|still)\s)?"
+    r"(?:exist|be\s(?:created|added|generated|written|present))\b",
     re.I,
 )
-_ENSURE = re.compile(
-    r"\b(?:ensure|make\s+sure|verify|check)(?:\s+that)?(?:\s+the\s+file)?\s+$", re.I
-)
-_EXISTS = re.compile(r"\s+(?:exists|is\s+(?:created|present))\b", re.I)
+_ENSURE = re.compile(r"\b(?:ensure|make\ssure|verify|check)(?:\sthat)?(?:\sthe\sfile)?\s$", re.I)
+_EXISTS = re.compile(r"\s(?:exists|is\s(?:created|present))\b", re.I)
 _MOVE = re.compile(r"\b(?:renam|mov)(?:e|es|ed|ing)\b", re.I)
-_MOVE_TO = re.compile(r"\s+(?:to|as|into)\b", re.I)
+_MOVE_TO = re.compile(r"\s(?:to|as|into)\b", re.I)
 
 
-def _path_list(block: _Block, pos: int) -> list[_Path]:
+def _path_list(block: Block, pos: int) -> list[FoundPath]:
     """Paths listed from ``pos`` on: "a.py", "a.py, b.py and a c.py file", after filler words."""
-    found: list[_Path] = []
+    found: list[FoundPath] = []
     while True:
         fillers = _FILLER_RUN.match(block.plain, pos)
         hit = block.path_at(fillers.end() if fillers else pos)
@@ -412,7 +243,7 @@ def _path_list(block: _Block, pos: int) -> list[_Path]:
         pos = sep.end()
 
 
-def _file_exists(found: _Found, block: _Block, hit: _Path) -> None:
+def _file_exists(found: _Found, block: Block, hit: FoundPath) -> None:
     if hit.is_dir:
         return
     if hit.problem:
@@ -424,7 +255,7 @@ def _file_exists(found: _Found, block: _Block, hit: _Path) -> None:
     )
 
 
-def _files(found: _Found, block: _Block) -> None:
+def _files(found: _Found, block: Block) -> None:
     for match in _CREATE.finditer(block.plain):
         for hit in _path_list(block, match.end()):
             _file_exists(found, block, hit)
@@ -452,27 +283,27 @@ _WHAT = (
     "|with|exact|exactly|literal|default|new|following|statement|import|block"
 )
 _CONTENT_VERB = re.compile(
-    r"(?:\s+(?:must|should|shall|will|needs?\s+to|has\s+to|is\s+to))?"
-    r"(?:\s+(?:also|still|now|only|always))?\s+"
+    r"(?:\s(?:must|should|shall|will|needs?\sto|has\sto|is\sto))?"
+    r"(?:\s(?:also|still|now|only|always))?\s"
     r"(?:(?P<contain>contain(?:s|ing)?|includes?|mentions?|has|lists?)"
-    r"|(?P<regex>match(?:es)?\s+(?:the\s+)?(?:regex|regexp|regular\s+expression|pattern))"
+    r"|(?P<regex>match(?:es)?\s(?:the\s)?(?:regex|regexp|regular\sexpression|pattern))"
     r"|(?P<export>exports?)|(?P<define>defines?))"
-    rf"(?:\s+(?:{_WHAT})(?=\s))*\s+(?=\x01)",
+    rf"(?:\s(?:{_WHAT})(?=\s)){{0,8}}\s(?=\x01)",
     re.I,
 )
-_PRONOUN = re.compile(r"(?:^|\W)(?:it|this\s+file|that\s+file|the\s+file|the\s+new\s+file)$", re.I)
+_PRONOUN = re.compile(r"(?:^|\W)(?:it|this\sfile|that\sfile|the\sfile|the\snew\sfile)$", re.I)
 _ADD_QUOTE = re.compile(
-    r"\b(?:add|append|insert|put|write)(?:s|ed|ing)?\s+(?:(?:a|an|the|new)\s+)?(?=\x01)", re.I
+    r"\b(?:add|append|insert|put|write)(?:s|ed|ing)?\s(?:(?:a|an|the|new)\s)?(?=\x01)", re.I
 )
 _ADD_TARGET = re.compile(
-    rf"(?:\s+(?:{_WHAT})(?=\s))*\s+(?:to|in|into|inside)\s+(?:the\s+)?(?:file\s+)?", re.I
+    rf"(?:\s(?:{_WHAT})(?=\s)){{0,8}}\s(?:to|in|into|inside)\s(?:the\s)?(?:file\s)?", re.I
 )
-_QUOTE_SEP = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+", re.I)
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_QUOTE_SEP = re.compile(r"\s?,\s?(?:and\s)?|\sand\s", re.I)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w{0,255}")
 
 
-def _quote_list(block: _Block, pos: int) -> list[_Quote]:
-    found: list[_Quote] = []
+def _quote_list(block: Block, pos: int) -> list[Quote]:
+    found: list[Quote] = []
     while (quote := block.quote_at(pos)) is not None:
         found.append(quote)
         sep = _QUOTE_SEP.match(block.plain, quote.end)
@@ -495,7 +326,7 @@ def _content_pattern(kind: str, text: str, path: str) -> tuple[str, str]:
     return _literal(text), f'{path} must contain "{text}"'
 
 
-def _content(found: _Found, block: _Block, subject: _Path, kind: str, quote: _Quote) -> None:
+def _content(found: _Found, block: Block, subject: FoundPath, kind: str, quote: Quote) -> None:
     block.used.add(quote.start)
     what = f"content_match for {quote.inner!r}"
     if subject.problem or subject.is_dir:
@@ -511,7 +342,7 @@ def _content(found: _Found, block: _Block, subject: _Path, kind: str, quote: _Qu
     found.add(block.offset + quote.start, {**criterion, "description": description})
 
 
-def _subject(block: _Block, end: int) -> _Path | None:
+def _subject(block: Block, end: int) -> FoundPath | None:
     hit = block.path_ending_at(end)
     if hit is not None:
         return hit
@@ -520,7 +351,7 @@ def _subject(block: _Block, end: int) -> _Path | None:
     return None
 
 
-def _contents(found: _Found, block: _Block, last: _Path | None) -> None:
+def _contents(found: _Found, block: Block, last: FoundPath | None) -> None:
     for match in _CONTENT_VERB.finditer(block.plain):
         kind = next(k for k in ("contain", "regex", "export", "define") if match.group(k))
         quotes = _quote_list(block, match.end())
@@ -547,18 +378,19 @@ def _contents(found: _Found, block: _Block, last: _Path | None) -> None:
 # Rules: dependencies
 # --------------------------------------------------------------------------------------------
 
-_DEP_KIND = r"(?:(?:npm|python|pypi|rust|go|dev)\s+)?(?:package|dependency|library|module|crate)"
+_DEP_KIND = r"(?:(?:npm|python|pypi|rust|go|dev)\s)?(?:package|dependency|library|module|crate)"
 _DEP_ADD = re.compile(
-    rf"\b(?:install|add)(?:s|ed|ing)?\s+(?:(?:the|a)\s+)?{_DEP_KIND}\s+(?=\x01)", re.I
+    rf"\b(?:install|add)(?:s|ed|ing)?\s(?:(?:the|a)\s)?{_DEP_KIND}\s(?=\x01)", re.I
 )
-_DEP_AS = re.compile(r"\s+as\s+an?\s+(?:dev(?:elopment)?\s+)?dependency\b", re.I)
+_DEP_AS = re.compile(r"\sas\san?\s(?:dev(?:elopment)?\s)?dependency\b", re.I)
 _DEP_INSTALLED = re.compile(
-    rf"(?:\b{_DEP_KIND}\s+(?P<bare>[A-Za-z0-9@][\w.@/-]*[\w])|(?P<quoted>\x01+))"
-    r"\s+(?:must|should|needs\s+to|has\s+to)\s+be\s+installed\b",
+    rf"(?:\b{_DEP_KIND}\s(?P<bare>[A-Za-z0-9@][\w.@/-]{0, 510}\w)|(?P<quoted>\x01))"
+    r"\s(?:must|should|needs\sto|has\sto)\sbe\sinstalled\b",
     re.I,
 )
-_ADDED = re.compile(r"\badd(?:s|ed|ing)?\s+$", re.I)
-_DEP_NAME = re.compile(r"(?:@[\w.-]+/)?[\w.-]+(?:/[\w.-]+)*")
+_ADDED = re.compile(r"\badd(?:s|ed|ing)?\s$", re.I)
+_DEP_NAME = re.compile(r"(?:@[\w.-]{1,214}/)?[\w.-]{1,214}(?:/[\w.-]{1,214}){0,8}")
+_NAME_SEPARATORS = re.compile(r"[-_.]{1,16}")
 
 
 def _dependency_pattern(manifest: str, name: str) -> str:
@@ -569,7 +401,7 @@ def _dependency_pattern(manifest: str, name: str) -> str:
     if manifest == "go.mod":
         return rf"(?m)^\s*(?:require\s+)?{_literal(name)}\s+v"
     # Python: names compare case-insensitively with '-', '_' and '.' interchangeable (PEP 503).
-    flexible = "[-_.]+".join(_literal(part) for part in re.split(r"[-_.]+", name))
+    flexible = "[-_.]+".join(_literal(part) for part in _NAME_SEPARATORS.split(name))
     return rf"(?im)(?:^|[\"'\s])(?:{flexible})(?=[\s\[<>=!~;,\"']|$)"
 
 
@@ -590,7 +422,7 @@ def _dependency(found: _Found, ctx: _Context, at: int, name: str) -> None:
     found.add(at, criterion)
 
 
-def _dependencies(found: _Found, block: _Block, ctx: _Context) -> None:
+def _dependencies(found: _Found, block: Block, ctx: _Context) -> None:
     named: list[tuple[int, str]] = []
     for match in _DEP_ADD.finditer(block.plain):
         named.extend((q.start, q.inner) for q in _quote_list(block, match.end()))
@@ -618,16 +450,16 @@ def _dependencies(found: _Found, block: _Block, ctx: _Context) -> None:
 
 _RUN_BEFORE = re.compile(
     r"\b(?:run|runs|running|execute|executing|invoke|invoking)"
-    r"(?:\s+(?:the\s+)?(?:command|script|check))?\s*:?\s*$|\bthe\s+command\s*:?\s*$",
+    r"(?:\s(?:the\s)?(?:command|script|check))?\s?:?\s?$|\bthe\scommand\s?:?\s?$",
     re.I,
 )
 _NEGATED = re.compile(
-    r"(?:\b(?:not|never|avoid|without|instead\s+of|rather\s+than)|n't)\s+\S*\s*$", re.I
+    r"(?:\b(?:not|never|avoid|without|instead\sof|rather\sthan)|n't)\s\S{0,80}\s?$", re.I
 )
 _SUCCEEDS = re.compile(
-    r"\s+(?:(?:must|should|shall|will|needs?\s+to|has\s+to|have\s+to)\s+(?:(?:still|also)\s+)?)?"
-    r"(?:succeeds?|pass(?:es)?|exits?\s+(?:with\s+)?(?:code\s+|status\s+)?0|returns?\s+0"
-    r"|completes?\s+successfully|runs?\s+cleanly|(?:is|are|be|stays?)\s+(?:green|clean))\b",
+    r"\s(?:(?:must|should|shall|will|needs?\sto|has\sto|have\sto)\s(?:(?:still|also)\s)?)?"
+    r"(?:succeeds?|pass(?:es)?|exits?\s(?:with\s)?(?:code\s|status\s)?0|returns?\s0"
+    r"|completes?\ssuccessfully|runs?\scleanly|(?:is|are|be|stays?)\s(?:green|clean))\b",
     re.I,
 )
 _KNOWN_PROGRAMS = frozenset(
@@ -678,7 +510,7 @@ _COMMAND_TEXT = {
 }
 
 
-def _quote_groups(block: _Block) -> Iterator[list[_Quote]]:
+def _quote_groups(block: Block) -> Iterator[list[Quote]]:
     """Runs of unused quotes joined by commas or "and": "`a`, `b` and `c` must pass"."""
     done: set[int] = set()
     for start in sorted(block.quotes):
@@ -690,7 +522,7 @@ def _quote_groups(block: _Block) -> Iterator[list[_Quote]]:
             yield group
 
 
-def _command(found: _Found, block: _Block, quote: _Quote, *, asked_to_run: bool) -> None:
+def _command(found: _Found, block: Block, quote: Quote, *, asked_to_run: bool) -> None:
     argv, problem = command_problem(quote.inner)
     if argv is None:
         block.used.add(quote.start)
@@ -707,7 +539,7 @@ def _command(found: _Found, block: _Block, quote: _Quote, *, asked_to_run: bool)
     )
 
 
-def _commands(found: _Found, block: _Block) -> None:
+def _commands(found: _Found, block: Block) -> None:
     for group in _quote_groups(block):
         before = block.before(group[0].start)
         run = _RUN_BEFORE.search(before)
@@ -724,37 +556,37 @@ def _commands(found: _Found, block: _Block) -> None:
 # --------------------------------------------------------------------------------------------
 
 _TESTS_PASS = re.compile(
-    r"\btests?(?:\s+suite)?(?P<mid>(?:\s+[^\s;:!?]+){0,6}?)"
-    r"\s+(?:(?:must|should|shall|will|needs?\s+to|has\s+to|have\s+to|are\s+expected\s+to)\s+)?"
-    r"(?:(?:still|all|also|continue\s+to)\s+)?"
-    r"(?:pass(?:es)?|succeed|(?:be|is|are|stays?)\s+green)\b",
+    r"\btests?(?:\ssuite)?(?P<mid>(?:\s[^\s;:!?]{1,512}){0,6}?)"
+    r"\s(?:(?:must|should|shall|will|needs?\sto|has\sto|have\sto|are\sexpected\sto)\s)?"
+    r"(?:(?:still|all|also|continue\sto)\s)?"
+    r"(?:pass(?:es)?|succeed|(?:be|is|are|stays?)\sgreen)\b",
     re.I,
 )
 _MID_STOP = re.compile(
-    r"[.!?](?:\s|$)|\x01|\b(?:that|which|who|where|when|if|unless|but|not|never|no|fail\w*)\b"
+    r"[.!?](?:\s|$)|\x01|\b(?:that|which|who|where|when|if|unless|but|not|never|no|fail\w{0,16})\b"
     r"|n't\b",
     re.I,
 )
 _PASS_OBJECT = re.compile(
-    r"\s+(?:a|an|the|this|that|these|those|it|them|its|their|through|along|over|down|around)\b",
+    r"\s(?:a|an|the|this|that|these|those|it|them|its|their|through|along|over|down|around)\b",
     re.I,
 )
 _NO_BROKEN_TESTS = re.compile(
-    r"\b(?:no\s+(?:failing|broken)\s+tests|(?:don't|do\s+not|without)\s+break(?:ing)?\s+"
-    r"(?:(?:any|the|existing)\s+)*tests)\b",
+    r"\b(?:no\s(?:failing|broken)\stests|(?:don't|do\snot|without)\sbreak(?:ing)?\s"
+    r"(?:(?:any|the|existing)\s){0,3}tests)\b",
     re.I,
 )
 _TOOLS = r"ruff|eslint|flake8|mypy|pyright|clippy|tsc|typescript|golangci-lint"
 _LINT_WORDS = re.compile(
-    r"\bno\s+(?:new\s+)?(?P<generic>lint(?:ing|er)?)[- ](?:errors?|warnings?|issues?|failures?"
+    r"\bno\s(?:new\s)?(?P<generic>lint(?:ing|er)?)[- ](?:errors?|warnings?|issues?|failures?"
     r"|problems?|violations?)\b"
-    r"|\b(?P<generic2>lint(?:ing|er)?|the\s+linter)\s+(?:(?:must|should|needs\s+to|has\s+to)\s+)?"
-    r"(?:still\s+)?(?:pass(?:es)?|succeeds?|(?:is|be|stays?)\s+clean)\b"
+    r"|\b(?P<generic2>lint(?:ing|er)?|the\slinter)\s(?:(?:must|should|needs\sto|has\sto)\s)?"
+    r"(?:still\s)?(?:pass(?:es)?|succeeds?|(?:is|be|stays?)\sclean)\b"
     r"|\blint[- ]clean\b(?P<generic3>)"
-    rf"|\bno\s+(?:new\s+)?(?P<tool>{_TOOLS}|type(?:[- ]?check(?:ing|er)?)?|typing)"
-    r"\s+(?:errors?|warnings?|issues?|complaints|failures|problems?)\b"
-    rf"|\b(?P<tool2>{_TOOLS})\s+(?:(?:must|should|needs\s+to|has\s+to)\s+)?(?:still\s+)?"
-    r"(?:pass(?:es)?|succeeds?|(?:is|be|stays?)\s+clean|reports?\s+no\s+errors)\b",
+    rf"|\bno\s(?:new\s)?(?P<tool>{_TOOLS}|type(?:[- ]?check(?:ing|er)?)?|typing)"
+    r"\s(?:errors?|warnings?|issues?|complaints|failures|problems?)\b"
+    rf"|\b(?P<tool2>{_TOOLS})\s(?:(?:must|should|needs\sto|has\sto)\s)?(?:still\s)?"
+    r"(?:pass(?:es)?|succeeds?|(?:is|be|stays?)\sclean|reports?\sno\serrors)\b",
     re.I,
 )
 _TOOL_COMMANDS = {
@@ -788,12 +620,12 @@ def _targeted(test: list[str], targets: list[str]) -> tuple[list[str], str | Non
     return test, f"`{_shown(test)}` cannot be narrowed to {', '.join(targets)}; runs the suite"
 
 
-def _tests_in_words(found: _Found, block: _Block, ctx: _Context) -> None:
+def _tests_in_words(found: _Found, block: Block, ctx: _Context) -> None:
     for match in _TESTS_PASS.finditer(block.plain):
         if _MID_STOP.search(match.group("mid")) or _PASS_OBJECT.match(block.plain, match.end()):
             continue
         lo, hi = match.span("mid")
-        hits = [p for p in block.paths.values() if lo <= p.start and p.end <= hi]
+        hits = block.paths_within(lo, hi)
         unsafe = [p for p in hits if p.problem]
         for hit in unsafe:
             found.skip(f"test target {hit.path}", hit.problem or "")
@@ -827,7 +659,7 @@ def _lint_command(match: re.Match[str], ctx: _Context) -> tuple[list[str], str]:
     return ctx.commands.lint, "No lint errors"
 
 
-def _lint_in_words(found: _Found, block: _Block, ctx: _Context) -> None:
+def _lint_in_words(found: _Found, block: Block, ctx: _Context) -> None:
     for match in _LINT_WORDS.finditer(block.plain):
         command, description = _lint_command(match, ctx)
         criterion = {"type": "no_lint_errors", "command": command, "description": description}
@@ -838,20 +670,29 @@ def _lint_in_words(found: _Found, block: _Block, ctx: _Context) -> None:
 # Rules: changelog and backlog
 # --------------------------------------------------------------------------------------------
 
+_CHANGELOG_VERB = r"\b(?:updat(?:e|es|ed|ing)|add(?:s|ed|ing)?|writ(?:e|es|ing))\b[^.!?]{0,40}?"
 _CHANGELOG = re.compile(
-    r"\b(?:updat(?:e|es|ed|ing)|add(?:s|ed|ing)?|writ(?:e|es|ing))\b[^.!?\n]{0,40}?"
-    r"\b(?P<word>change\s?log)\b"
-    r"|\b(?P<word2>change\s?log)(?:\s+entry)?\s+(?:must|should|needs\s+to|has\s+to)\s+be\s+"
+    rf"{_CHANGELOG_VERB}\b(?P<word>change\s?log)\b"
+    r"|\b(?P<word2>change\s?log)(?:\sentry)?\s(?:must|should|needs\sto|has\sto)\sbe\s"
     r"(?:updated|added|written)\b",
     re.I,
 )
+_BACKLOG_VERB = (
+    r"\b(?:updat(?:e|es|ed|ing)|mark(?:s|ed|ing)?|tick(?:s|ed)?(?:\soff)?|check\soff)\b"
+    r"[^.!?]{0,40}?"
+)
 _BACKLOG = re.compile(
-    r"\b(?:updat(?:e|es|ed|ing)|mark(?:s|ed|ing)?|tick(?:s|ed)?(?:\s+off)?|check\s+off)\b"
-    r"[^.!?\n]{0,40}?\b(?P<word>backlog)\b"
-    r"|\b(?P<word2>backlog)(?:\s+(?:item|task|entry))?\s+(?:must|should|needs\s+to|has\s+to)\s+be\s+"
+    rf"{_BACKLOG_VERB}\b(?P<word>backlog)\b"
+    r"|\b(?P<word2>backlog)(?:\s(?:item|task|entry))?\s(?:must|should|needs\sto|has\sto)\sbe\s"
     r"(?:updated|marked|ticked)\b",
     re.I,
 )
+# A quoted path is one character of plain text: its name is read from the quote, its verb
+# from the text before it.
+_CHANGELOG_NAME = re.compile(r"\bchange\s?log\b", re.I)
+_CHANGELOG_BEFORE = re.compile(rf"{_CHANGELOG_VERB}$", re.I)
+_BACKLOG_NAME = re.compile(r"\bbacklog\b", re.I)
+_BACKLOG_BEFORE = re.compile(rf"{_BACKLOG_VERB}$", re.I)
 
 
 def first_existing(repo: Path | None, names: tuple[str, ...]) -> str:
@@ -863,33 +704,35 @@ def first_existing(repo: Path | None, names: tuple[str, ...]) -> str:
     return names[0]
 
 
-def _bookkeeping(found: _Found, block: _Block, ctx: _Context) -> None:
-    rules = (
-        (
-            _CHANGELOG,
-            "changelog_updated",
-            CHANGELOG_FILES,
-            CHANGELOG_PATTERN,
-            "Changelog entry added",
-        ),
-        (
-            _BACKLOG,
-            "backlog_updated",
-            BACKLOG_FILES,
-            BACKLOG_PATTERN,
-            "Backlog task marked complete",
-        ),
-    )
-    for regex, kind, files, pattern, description in rules:
-        for match in regex.finditer(block.masked):
+_BOOKKEEPING = (
+    (
+        (_CHANGELOG, _CHANGELOG_NAME, _CHANGELOG_BEFORE),
+        ("changelog_updated", CHANGELOG_FILES, CHANGELOG_PATTERN, "Changelog entry added"),
+    ),
+    (
+        (_BACKLOG, _BACKLOG_NAME, _BACKLOG_BEFORE),
+        ("backlog_updated", BACKLOG_FILES, BACKLOG_PATTERN, "Backlog task marked complete"),
+    ),
+)
+
+
+def _bookkeeping(found: _Found, block: Block, ctx: _Context) -> None:
+    for (phrase, name, verb_before), (kind, files, pattern, description) in _BOOKKEEPING:
+        asked: list[tuple[int, FoundPath | None]] = []
+        for match in phrase.finditer(block.plain):
             word = match.start("word") if match.group("word") else match.start("word2")
-            named = next((p for p in block.paths.values() if p.start <= word < p.end), None)
+            asked.append((match.start(), block.path_around(word)))
+        for hit in block.paths.values():
+            quote = hit.quote
+            if quote and name.search(hit.path) and verb_before.search(block.before(quote.start)):
+                asked.append((quote.start, hit))
+        for at, named in asked:
             if named is not None and named.problem:
                 found.skip(f"{kind} {named.path}", named.problem)
                 continue
             path = named.path if named else first_existing(ctx.repo, files)
             criterion = {"type": kind, "path": path, "pattern": pattern, "description": description}
-            found.add(block.offset + match.start(), criterion)
+            found.add(block.offset + at, criterion)
 
 
 # --------------------------------------------------------------------------------------------
@@ -914,12 +757,12 @@ def pattern_criteria(
     """The criteria the patterns find in ``task_text``, in reading order, without duplicates."""
     found = _Found()
     text = task_text if isinstance(task_text, str) else ""
-    if _FENCE.search(text):
+    blocks, fenced = read_blocks(text)
+    if fenced:
         found.notes.append("ignored fenced code blocks: they show code, not requirements")
-        text = _FENCE.sub(lambda m: "\n\n" + " " * (len(m.group()) - 2), text)
     ctx = _Context(commands, repo)
-    last: _Path | None = None
-    for block in _blocks(text):
+    last: FoundPath | None = None
+    for block in blocks:
         _contents(found, block, last)
         _dependencies(found, block, ctx)
         _commands(found, block)
