@@ -1,0 +1,385 @@
+"""A held-out corpus of task texts written the way people write them, with the criteria a
+careful reviewer would expect from each, to measure the pattern extractor's recall and precision.
+
+The texts were written before the extractor's rules for them, and the rules were developed on
+the extraction table (``test_extraction_table.py``), not on these texts: the corpus measures,
+it is not tuned to. Styles vary on purpose: tickets, chat messages, bullet lists, Markdown
+sections, terse one-liners, and French, German and Spanish. Some texts ask for nothing
+checkable, and several hold traps (a file named only as an example, a negation, a fenced code
+block, a URL), which count against precision when they yield a criterion.
+
+Expected criteria are written compactly, one string each:
+
+- ``file PATH`` — ``file_exists``
+- ``contains PATH :: TEXT`` — a ``content_match`` on PATH whose pattern matches TEXT
+- ``test COMMAND`` / ``lint COMMAND`` / ``cmd COMMAND`` — ``test_pass``, ``no_lint_errors``,
+  ``command_success`` with that argument list (space-joined); without a repository the test
+  command is ``pytest`` and the linter ``ruff check .``
+- ``changelog PATH`` / ``backlog PATH``
+
+Run ``python -m tests.criteria.corpus`` to print the scores and every miss and extra.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from core.criteria.extract import extract_criteria
+
+CORPUS: list[tuple[str, list[str]]] = [
+    # --- English: tickets and chat ------------------------------------------------------------
+    (
+        "Add a --verbose flag to the CLI. Update src/cli.py and add tests in tests/test_cli.py. "
+        "All tests must pass.",
+        ["file src/cli.py", "file tests/test_cli.py", "test pytest"],
+    ),
+    (
+        "hey, can you edit config/settings.yaml so the default timeout is 30s? thanks",
+        ["file config/settings.yaml"],
+    ),
+    (
+        "The README is out of date. Update README.md so it mentions the new `--dry-run` option.",
+        ["file README.md"],
+    ),
+    (
+        "Rename src/utils/helpers.py to src/utils/strings.py and fix the imports.",
+        ["file src/utils/strings.py"],
+    ),
+    (
+        "Copy templates/base.html to templates/email.html, then change the footer in the copy.",
+        ["file templates/base.html", "file templates/email.html"],
+    ),
+    (
+        "Write tests for the date parser in src/dates.py.",
+        ["file src/dates.py", "test pytest"],
+    ),
+    (
+        "Please write unit tests for the retry logic.",
+        ["test pytest"],
+    ),
+    (
+        "Fix the flaky test in tests/test_queue.py. Run `pytest tests/test_queue.py -x` to check.",
+        ["file tests/test_queue.py", "test pytest tests/test_queue.py -x"],
+    ),
+    (
+        "Refactor the payment module. Rerun `ruff check .` afterwards and fix anything it flags.",
+        ["lint ruff check ."],
+    ),
+    (
+        "Bump the version in pyproject.toml to 2.4.0 and update CHANGELOG.md.",
+        ["file pyproject.toml", "changelog CHANGELOG.md"],
+    ),
+    (
+        "src/hello.py should print 'Hello, world' when run with no arguments.",
+        ["file src/hello.py"],
+    ),
+    (
+        "README.md must contain a `## Installation` section.",
+        ["contains README.md :: ## Installation"],
+    ),
+    (
+        "Make sure the string `MAX_RETRIES = 5` is in src/config.py.",
+        ["contains src/config.py :: MAX_RETRIES = 5"],
+    ),
+    (
+        "src/index.ts must export createServer.",
+        ["contains src/index.ts :: export function createServer"],
+    ),
+    (
+        "Add docs/api.md and update mkdocs.yml so the page shows up in the nav.",
+        ["file docs/api.md", "file mkdocs.yml"],
+    ),
+    (
+        "Run `npm run build` and make sure it succeeds.",
+        ["cmd npm run build"],
+    ),
+    (
+        "Don't touch src/legacy.py, it is being deleted next sprint. Clean up src/report.py "
+        "instead.",
+        ["file src/report.py"],
+    ),
+    (
+        "Use a helper like utils/format.py (e.g. the one in the billing repo) to format the "
+        "amounts.",
+        [],
+    ),
+    (
+        "Investigate why the nightly job is slow and write up what you find.",
+        [],
+    ),
+    (
+        "Tidy up the logging; no functional change.",
+        [],
+    ),
+    (
+        "See https://github.com/acme/app/blob/main/src/server.py for context, then update "
+        "src/server.py to use the new pool.",
+        ["file src/server.py"],
+    ),
+    (
+        "Migration: add migrations/0042_add_index.sql. The migration must contain "
+        "`CREATE INDEX` in migrations/0042_add_index.sql.",
+        [
+            "file migrations/0042_add_index.sql",
+            "contains migrations/0042_add_index.sql :: CREATE INDEX",
+        ],
+    ),
+    (
+        "Move the fixtures from tests/data.json into tests/fixtures/data.json.",
+        ["file tests/fixtures/data.json"],
+    ),
+    (
+        "## Task\nAdd rate limiting to the API.\n\n## Acceptance\n- src/api/limits.py exists\n"
+        "- `pytest tests/api` passes\n- no lint errors",
+        ["file src/api/limits.py", "test pytest tests/api", "lint ruff check ."],
+    ),
+    (
+        "Update the changelog and tick the item off in the backlog when you're done.",
+        ["changelog CHANGELOG.md", "backlog BACKLOG.md"],
+    ),
+    (
+        "Example of the expected output:\n```\n$ python tool.py\nwrote out.json\n```\n"
+        "Change tool.py so it writes out.json atomically.",
+        ["file tool.py"],
+    ),
+    (
+        "Edit the Makefile: add a `lint` target. After that, `make lint` must pass.",
+        ["file Makefile", "lint make lint"],
+    ),
+    (
+        "Add a new React component at src/components/Avatar.tsx; it must export `Avatar`.",
+        [
+            "file src/components/Avatar.tsx",
+            "contains src/components/Avatar.tsx :: export const Avatar",
+        ],
+    ),
+    (
+        "Rebuild with `cargo build --release` and re-run `cargo clippy`.",
+        ["cmd cargo build --release", "lint cargo clippy"],
+    ),
+    (
+        "Add type hints to src/models.py. There must be no mypy errors.",
+        ["file src/models.py", "lint mypy ."],
+    ),
+    (
+        "i.e. the thing in src/old_api.py, which we don't use any more - ignore it. Just add "
+        "a note to docs/notes.md.",
+        ["file docs/notes.md"],
+    ),
+    (
+        "Could you modify scripts/deploy.sh to skip the smoke tests when DRY_RUN is set?",
+        ["file scripts/deploy.sh"],
+    ),
+    (
+        "Write tests for src/validators.py and make sure `pytest tests/test_validators.py` passes.",
+        ["file src/validators.py", "test pytest tests/test_validators.py"],
+    ),
+    (
+        "Add `structlog` as a dependency and replace the print calls.",
+        [],  # no repository: no manifest to check, so nothing can be asserted
+    ),
+    (
+        "Duplicate .env.example as .env.test and set DATABASE_URL in .env.test.",
+        ["file .env.example", "file .env.test"],
+    ),
+    (
+        "The function `parse_date` in src/dates.py must handle ISO week dates.",
+        ["file src/dates.py"],
+    ),
+    (
+        "Extend docs/architecture.md with a section on caching. It must include '## Caching'.",
+        ["file docs/architecture.md", "contains docs/architecture.md :: ## Caching"],
+    ),
+    (
+        "quick one: fix the typo in CONTRIBUTING.md",
+        ["file CONTRIBUTING.md"],
+    ),
+    (
+        "Do not modify package-lock.json by hand. Update package.json to pin react to 18.3.",
+        ["file package.json"],
+    ),
+    (
+        "Run the linter (`npx eslint src`) and the type checker (`npx tsc --noEmit`); both "
+        "must come back clean.",
+        ["lint npx eslint src", "lint npx tsc --noEmit"],
+    ),
+    # --- French -------------------------------------------------------------------------------
+    (
+        "Crée le fichier src/outils/dates.py et ajoute des tests dans tests/test_dates.py. "
+        "Tous les tests doivent passer.",
+        ["file src/outils/dates.py", "file tests/test_dates.py", "test pytest"],
+    ),
+    (
+        "Mets à jour README.md pour documenter l'option --force.",
+        ["file README.md"],
+    ),
+    (
+        "Le fichier docs/guide_fr.md doit exister et doit contenir `## Démarrage`.",
+        ["file docs/guide_fr.md", "contains docs/guide_fr.md :: ## Démarrage"],
+    ),
+    (
+        "Lance `pytest tests/unit` puis corrige les erreurs.",
+        ["test pytest tests/unit"],
+    ),
+    (
+        "Modifie src/réglages.py pour lire la variable d'environnement.",
+        ["file src/réglages.py"],
+    ),
+    (
+        "Ne touche pas à src/ancien.py. Renomme src/brouillon.py en src/final.py.",
+        ["file src/final.py"],
+    ),
+    (
+        "Écris des tests pour src/panier.py.",
+        ["file src/panier.py", "test pytest"],
+    ),
+    (
+        "Exécute `ruff check .` : il ne doit rester aucune erreur.",
+        ["lint ruff check ."],
+    ),
+    # --- German -------------------------------------------------------------------------------
+    (
+        "Erstelle die Datei src/berichte/export.py und füge Tests in tests/test_export.py hinzu.",
+        ["file src/berichte/export.py", "file tests/test_export.py", "test pytest"],
+    ),
+    (
+        "Aktualisiere die README.md, damit die neue Option beschrieben ist.",
+        ["file README.md"],
+    ),
+    (
+        "Die Datei config/größen.yaml muss existieren.",
+        ["file config/größen.yaml"],
+    ),
+    (
+        "Führe `pytest tests/integration` aus. Alle Tests müssen bestehen.",
+        ["test pytest tests/integration", "test pytest"],
+    ),
+    (
+        "Bearbeite src/app.py. Die Datei src/app.py muss `def main` enthalten.",
+        ["file src/app.py", "contains src/app.py :: def main"],
+    ),
+    (
+        "Ändere nichts an src/alt.py, z. B. nicht die Imports. Passe nur docs/hinweise.md an.",
+        ["file docs/hinweise.md"],
+    ),
+    (
+        "Schreibe Tests für src/parser.py.",
+        ["file src/parser.py", "test pytest"],
+    ),
+    (
+        "Kopiere vorlagen/basis.html nach vorlagen/mail.html.",
+        ["file vorlagen/basis.html", "file vorlagen/mail.html"],
+    ),
+    # --- Spanish ------------------------------------------------------------------------------
+    (
+        "Crea el archivo src/utilidades/fechas.py y añade pruebas en tests/test_fechas.py. "
+        "Todas las pruebas deben pasar.",
+        ["file src/utilidades/fechas.py", "file tests/test_fechas.py", "test pytest"],
+    ),
+    (
+        "Actualiza README.md para explicar la opción --verbose.",
+        ["file README.md"],
+    ),
+    (
+        "El archivo docs/guía.md debe existir.",
+        ["file docs/guía.md"],
+    ),
+    (
+        "Ejecuta `npm run lint` y corrige los avisos.",
+        ["lint npm run lint"],
+    ),
+    (
+        "Edita src/configuración.py; debe contener `DEBUG = False`.",
+        ["file src/configuración.py", "contains src/configuración.py :: DEBUG = False"],
+    ),
+    (
+        "No modifiques src/viejo.py. Escribe pruebas para src/carrito.py.",
+        ["file src/carrito.py", "test pytest"],
+    ),
+    (
+        "Renombra src/borrador.py a src/final.py.",
+        ["file src/final.py"],
+    ),
+    (
+        "Por ejemplo, algo como lib/ejemplo.py serviría; implementa la caché donde mejor encaje.",
+        [],
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Score:
+    expected: int
+    extracted: int
+    found: int
+    exact_tasks: int
+    tasks: int
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.expected if self.expected else 1.0
+
+    @property
+    def precision(self) -> float:
+        return self.found / self.extracted if self.extracted else 1.0
+
+
+def _matches(expected: str, criterion: dict[str, Any]) -> bool:
+    kind, _, rest = expected.partition(" ")
+    types = {
+        "file": "file_exists",
+        "contains": "content_match",
+        "test": "test_pass",
+        "lint": "no_lint_errors",
+        "cmd": "command_success",
+        "changelog": "changelog_updated",
+        "backlog": "backlog_updated",
+    }
+    if criterion["type"] != types[kind]:
+        return False
+    if kind == "contains":
+        path, _, sample = rest.partition(" :: ")
+        return criterion["path"] == path and re.search(criterion["pattern"], sample) is not None
+    if kind in ("test", "lint", "cmd"):
+        return " ".join(criterion["command"]) == rest
+    return bool(criterion["path"] == rest)
+
+
+def judge(text: str, expected: list[str]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The expected criteria the extractor missed, and the criteria it gave that were not."""
+    extracted = extract_criteria(text, universal=False).criteria
+    missed = [e for e in expected if not any(_matches(e, c) for c in extracted)]
+    extra = [c for c in extracted if not any(_matches(e, c) for e in expected)]
+    return missed, extra
+
+
+def score() -> Score:
+    expected = extracted = found = exact = 0
+    for text, wanted in CORPUS:
+        missed, extra = judge(text, wanted)
+        got = len(extract_criteria(text, universal=False).criteria)
+        expected += len(wanted)
+        extracted += got
+        found += len(wanted) - len(missed)
+        exact += not missed and not extra
+    return Score(expected, extracted, found, exact, len(CORPUS))
+
+
+if __name__ == "__main__":
+    for text, wanted in CORPUS:
+        missed, extra = judge(text, wanted)
+        if missed or extra:
+            print(f"--- {text[:90]!r}")
+            for item in missed:
+                print(f"    missed {item}")
+            for criterion in extra:
+                print(f"    extra  {criterion}")
+    result = score()
+    print(
+        f"\n{result.tasks} tasks, {result.expected} expected criteria: recall "
+        f"{result.recall:.0%} ({result.found}/{result.expected}), precision "
+        f"{result.precision:.0%} ({result.found}/{result.extracted}), tasks exactly right "
+        f"{result.exact_tasks}/{result.tasks}"
+    )
