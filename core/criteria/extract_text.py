@@ -52,6 +52,7 @@ LOOK_BACK = 80
 _CLOSERS = {"`": "`", '"': '"', "“": "”", "„": "“", "«": "»", "'": "'"}
 _OPENERS = re.compile("[" + re.escape("".join(_CLOSERS)) + "]")
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]")
+_QUOTE_SEP = re.compile(r"\s?,\s?(?:and\s)?|\sand\s", re.I)
 
 _SCHEME = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}://", re.I)
 _WWW = re.compile(r"\bwww\.", re.I)
@@ -285,6 +286,17 @@ class Block:
         """The unused quote starting at ``pos`` (after a space)."""
         quote = self.quotes.get(self.skip_space(pos))
         return None if quote is None or quote.start in self.used else quote
+
+    def quote_list(self, pos: int) -> list[Quote]:
+        """Unused quotes listed from ``pos`` on: "`a`", "`a`, `b` and `c`"."""
+        found: list[Quote] = []
+        while (quote := self.quote_at(pos)) is not None:
+            found.append(quote)
+            sep = _QUOTE_SEP.match(self.plain, quote.end)
+            if sep is None or self.quote_at(sep.end()) is None:
+                break
+            pos = sep.end()
+        return found
 
     def path_ending_at(self, pos: int) -> FoundPath | None:
         return self.ends.get(pos)

@@ -16,6 +16,8 @@ loaded machine proves nothing, so linearity is shown in two countable parts:
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -28,8 +30,8 @@ from typing import Any
 
 import pytest
 
+import core.criteria
 import core.criteria.extract as extract
-import core.criteria.extract_text as extract_text
 from core.criteria.extract import extract_criteria, task_text_of
 
 #: The most characters one attempt of any extractor pattern may look at.
@@ -39,8 +41,13 @@ MAX_RATIO = 2.5
 
 
 def extractor_modules() -> list[ModuleType]:
-    """Every module whose code reads task text during extraction."""
-    return [extract, extract_text]
+    """Every module whose code reads task text during extraction: ``core.criteria.extract*``."""
+    names = [m.name for m in pkgutil.iter_modules(core.criteria.__path__)]
+    found = [
+        importlib.import_module(f"core.criteria.{n}") for n in names if n.startswith("extract")
+    ]
+    assert extract in found and len(found) > 1
+    return found
 
 
 def _reach(parsed: Any) -> int:
