@@ -100,7 +100,7 @@ _DEP_ADD = re.compile(
 )
 _DEP_AS = re.compile(r"\sas\san?\s(?:dev(?:elopment)?\s)?dependency\b", re.I)
 _DEP_INSTALLED = re.compile(
-    rf"(?:\b{_DEP_KIND}\s(?P<bare>[A-Za-z0-9@][\w.@/-]{0, 510}\w)|(?P<quoted>\x01))"
+    rf"(?:\b{_DEP_KIND}\s(?P<bare>[A-Za-z0-9@][\w.@/-]{{0,510}}\w)|(?P<quoted>\x01))"
     r"\s(?:must|should|needs\sto|has\sto)\sbe\sinstalled\b",
     re.I,
 )

@@ -537,3 +537,13 @@ def test_pieces_do_not_run_into_each_other() -> None:
     # Without a paragraph break, "README.md" would be read as the subject of the next piece.
     text = task_text_of({"input": "Update README.md", "acceptance_tests": ["must contain `x`"]})
     assert extract_criteria(text, universal=False).criteria == []
+
+
+def test_a_package_named_without_quotes_becomes_a_match_in_the_manifest(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"name": "x"}')
+    result = extract_criteria(
+        "The package lodash must be installed.", repo=tmp_path, universal=False
+    )
+    assert result.criteria == [
+        content("package.json", r'"lodash"\s*:', "lodash must be a dependency in package.json")
+    ]
