@@ -309,6 +309,184 @@ CORPUS: list[tuple[str, list[str]]] = [
 ]
 
 
+# A second set, written after the rules above were in place and scored once, without changing
+# the rules for it afterwards: the first set's authors also wrote the rules, so its score is an
+# upper bound; this one says how the rules meet phrasings nobody tuned them to.
+SECOND: list[tuple[str, list[str]]] = [
+    (
+        "Can you tweak the retry backoff in app/net/retry.py? Right now it doubles forever.",
+        ["file app/net/retry.py"],
+    ),
+    (
+        "We need a CONTRIBUTING.md at the repo root explaining how to run the tests.",
+        ["file CONTRIBUTING.md"],
+    ),
+    (
+        "Split src/big_module.py into src/parsing.py and src/rendering.py.",
+        ["file src/parsing.py", "file src/rendering.py"],
+    ),
+    (
+        "Please rename the config file config.yml -> config.yaml and update references.",
+        ["file config.yaml"],
+    ),
+    (
+        "Delete scripts/old_deploy.sh, it's dead code.",
+        [],
+    ),
+    (
+        "Add pagination to the /users endpoint (api/users.py). Tests for it go in "
+        "tests/test_users.py.",
+        ["file api/users.py", "file tests/test_users.py"],
+    ),
+    (
+        "Make `pytest -k slow` pass again.",
+        ["test pytest -k slow"],
+    ),
+    (
+        "CI is red: `npm run typecheck` fails on main. Fix it.",
+        ["cmd npm run typecheck"],
+    ),
+    (
+        "Ensure docs/index.md links to the new page.",
+        ["file docs/index.md"],
+    ),
+    (
+        "In src/auth/session.py, expire sessions after 30 minutes of inactivity.",
+        ["file src/auth/session.py"],
+    ),
+    (
+        "Acceptance criteria:\n* `make test` passes\n* `make lint` passes\n* CHANGELOG.md updated",
+        ["test make test", "lint make lint", "changelog CHANGELOG.md"],
+    ),
+    (
+        "Implement the CSV export. It should live in exporters/csv_export.py.",
+        ["file exporters/csv_export.py"],
+    ),
+    (
+        "Add a .editorconfig with 4-space indentation for Python files.",
+        ["file .editorconfig"],
+    ),
+    (
+        "Document the new env vars in docs/configuration.md.",
+        ["file docs/configuration.md"],
+    ),
+    (
+        "setup.py is obsolete, remove it and move everything to pyproject.toml.",
+        ["file pyproject.toml"],
+    ),
+    (
+        "Write a migration script at scripts/migrate_v3.py and run it with `python "
+        "scripts/migrate_v3.py --dry-run` to check it works.",
+        ["file scripts/migrate_v3.py", "cmd python scripts/migrate_v3.py --dry-run"],
+    ),
+    (
+        "pls add unit tests, coverage on the billing code is awful",
+        ["test pytest"],
+    ),
+    (
+        "The Dockerfile should use python:3.12-slim as its base image.",
+        ["file Dockerfile"],
+    ),
+    (
+        "Touch nothing outside src/payments/.",
+        [],
+    ),
+    (
+        "Use the same approach as in src/cache/lru.py for the new TTL cache in src/cache/ttl.py.",
+        ["file src/cache/ttl.py"],
+    ),
+    (
+        "Type-check with `mypy --strict src` and fix every error.",
+        ["lint mypy --strict src"],
+    ),
+    (
+        "Update both `README.md` and `docs/install.md` with the new install command.",
+        ["file README.md", "file docs/install.md"],
+    ),
+    (
+        "bump version to 1.4.2 in package.json and package-lock.json",
+        ["file package.json", "file package-lock.json"],
+    ),
+    (
+        "Add a section called `## Troubleshooting` to docs/faq.md.",
+        ["contains docs/faq.md :: ## Troubleshooting"],
+    ),
+    (
+        "Make sure the test suite is green before you push.",
+        ["test pytest"],
+    ),
+    (
+        "Copy over the GitHub workflow from .github/workflows/ci.yml into "
+        ".github/workflows/release.yml and adapt it for tags.",
+        ["file .github/workflows/ci.yml", "file .github/workflows/release.yml"],
+    ),
+    (
+        "Refactor, no behaviour change. Keep tests passing.",
+        ["test pytest"],
+    ),
+    (
+        "Créer un script scripts/nettoyage.sh qui supprime les fichiers temporaires.",
+        ["file scripts/nettoyage.sh"],
+    ),
+    (
+        "Corrige le bug dans src/calcul.py et ajoute un test de non-régression.",
+        ["file src/calcul.py", "test pytest"],
+    ),
+    (
+        "Le script `make docs` doit passer sans avertissement.",
+        ["cmd make docs"],
+    ),
+    (
+        "Merci de mettre à jour le CHANGELOG.md.",
+        ["changelog CHANGELOG.md"],
+    ),
+    (
+        "Déplace src/vieux_module.py vers src/legacy/vieux_module.py.",
+        ["file src/legacy/vieux_module.py"],
+    ),
+    (
+        "Bitte die Datei docs/api.md um einen Abschnitt zu Fehlercodes ergänzen.",
+        ["file docs/api.md"],
+    ),
+    (
+        "Behebe den Fehler in src/rechner.py und schreibe einen Regressionstest.",
+        ["file src/rechner.py", "test pytest"],
+    ),
+    (
+        "`cargo test` muss grün sein.",
+        ["test cargo test"],
+    ),
+    (
+        "Erstelle eine neue Datei src/zahlung/stripe.py für die Stripe-Anbindung.",
+        ["file src/zahlung/stripe.py"],
+    ),
+    (
+        "Verschiebe tests/alt.py nach tests/legacy/alt.py.",
+        ["file tests/legacy/alt.py"],
+    ),
+    (
+        "Corrige el error en src/calculo.py y añade una prueba de regresión.",
+        ["file src/calculo.py", "test pytest"],
+    ),
+    (
+        "Hay que crear el archivo docs/despliegue.md con los pasos de despliegue.",
+        ["file docs/despliegue.md"],
+    ),
+    (
+        "`npm test` tiene que pasar.",
+        ["test npm test"],
+    ),
+    (
+        "Mueve src/viejo.py a src/legado/viejo.py.",
+        ["file src/legado/viejo.py"],
+    ),
+    (
+        "Actualiza el CHANGELOG.md y marca la tarea en el backlog.",
+        ["changelog CHANGELOG.md", "backlog BACKLOG.md"],
+    ),
+]
+
+
 @dataclass(frozen=True)
 class Score:
     expected: int
@@ -355,31 +533,34 @@ def judge(text: str, expected: list[str]) -> tuple[list[str], list[dict[str, Any
     return missed, extra
 
 
-def score() -> Score:
+def score(corpus: list[tuple[str, list[str]]]) -> Score:
+    """How the pattern extractor does on ``corpus``."""
     expected = extracted = found = exact = 0
-    for text, wanted in CORPUS:
+    for text, wanted in corpus:
         missed, extra = judge(text, wanted)
         got = len(extract_criteria(text, universal=False).criteria)
         expected += len(wanted)
         extracted += got
         found += len(wanted) - len(missed)
         exact += not missed and not extra
-    return Score(expected, extracted, found, exact, len(CORPUS))
+    return Score(expected, extracted, found, exact, len(corpus))
 
 
 if __name__ == "__main__":
-    for text, wanted in CORPUS:
-        missed, extra = judge(text, wanted)
-        if missed or extra:
-            print(f"--- {text[:90]!r}")
-            for item in missed:
-                print(f"    missed {item}")
-            for criterion in extra:
-                print(f"    extra  {criterion}")
-    result = score()
-    print(
-        f"\n{result.tasks} tasks, {result.expected} expected criteria: recall "
-        f"{result.recall:.0%} ({result.found}/{result.expected}), precision "
-        f"{result.precision:.0%} ({result.found}/{result.extracted}), tasks exactly right "
-        f"{result.exact_tasks}/{result.tasks}"
-    )
+    for name, corpus in (("first set", CORPUS), ("second set", SECOND)):
+        print(f"=== {name}")
+        for text, wanted in corpus:
+            missed, extra = judge(text, wanted)
+            if missed or extra:
+                print(f"--- {text[:90]!r}")
+                for item in missed:
+                    print(f"    missed {item}")
+                for criterion in extra:
+                    print(f"    extra  {criterion}")
+        result = score(corpus)
+        print(
+            f"{result.tasks} tasks, {result.expected} expected criteria: recall "
+            f"{result.recall:.0%} ({result.found}/{result.expected}), precision "
+            f"{result.precision:.0%} ({result.found}/{result.extracted}), tasks exactly right "
+            f"{result.exact_tasks}/{result.tasks}\n"
+        )
