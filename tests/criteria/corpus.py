@@ -487,6 +487,166 @@ SECOND: list[tuple[str, list[str]]] = [
 ]
 
 
+# A third set, written after the rules were extended for the second set's misses, committed
+# before being scored once. It is the only set no rule has seen: its score is the honest one.
+THIRD: list[tuple[str, list[str]]] = [
+    (
+        "The login form needs a 'remember me' checkbox; wire it through web/templates/login.html "
+        "and web/views/auth.py.",
+        ["file web/templates/login.html", "file web/views/auth.py"],
+    ),
+    (
+        "Can we get rid of the print statements in worker/loop.py and use logging instead?",
+        ["file worker/loop.py"],
+    ),
+    (
+        "Generate an OpenAPI spec at docs/openapi.yaml from the FastAPI app.",
+        ["file docs/openapi.yaml"],
+    ),
+    (
+        "Please revert the change to .github/workflows/ci.yml from yesterday.",
+        ["file .github/workflows/ci.yml"],
+    ),
+    (
+        "TODO: translations. Add locale/fr/messages.po and locale/de/messages.po.",
+        ["file locale/fr/messages.po", "file locale/de/messages.po"],
+    ),
+    (
+        "`go test ./...` should be green after your change.",
+        ["test go test ./..."],
+    ),
+    (
+        "Please also run `black --check .`; the formatter must not complain.",
+        ["lint black --check ."],
+    ),
+    (
+        "Don't regenerate poetry.lock, just edit pyproject.toml.",
+        ["file pyproject.toml"],
+    ),
+    (
+        "lib/slugify.js has a bug with unicode input — fix it and add a test.",
+        ["file lib/slugify.js", "test pytest"],
+    ),
+    (
+        "Write the release notes for 3.0 in docs/releases/3.0.md.",
+        ["file docs/releases/3.0.md"],
+    ),
+    (
+        "After the refactor, src/app/__init__.py must still export `create_app`.",
+        ["contains src/app/__init__.py :: export create_app"],
+    ),
+    (
+        "Put a LICENSE file (MIT) at the root.",
+        ["file LICENSE"],
+    ),
+    (
+        "We should probably look at whether config/prod.yaml is still needed.",
+        [],
+    ),
+    (
+        "Replace requests with httpx throughout; client/http.py is the main place.",
+        ["file client/http.py"],
+    ),
+    (
+        "Run `./gradlew build` and make sure it passes.",
+        ["cmd ./gradlew build"],
+    ),
+    (
+        "Convert docs/setup.rst to Markdown as docs/setup.md.",
+        ["file docs/setup.md"],
+    ),
+    (
+        "Add the `--json` flag to the CLI and document it in docs/cli.md.",
+        ["file docs/cli.md"],
+    ),
+    (
+        "Tests: `pytest tests/test_export.py` and `pytest tests/test_import.py` must both pass.",
+        ["test pytest tests/test_export.py", "test pytest tests/test_import.py"],
+    ),
+    (
+        "There must be no flake8 warnings.",
+        ["lint flake8"],
+    ),
+    (
+        "Create a new Alembic migration under migrations/versions/ that adds the `archived` "
+        "column.",
+        [],
+    ),
+    (
+        "schema.graphql must define `type Invoice`.",
+        ["contains schema.graphql :: type Invoice"],
+    ),
+    (
+        "Leave the public API in api/__init__.py untouched.",
+        [],
+    ),
+    (
+        "Improve the error messages in cli/errors.py, e.g. like the ones in git.",
+        ["file cli/errors.py"],
+    ),
+    (
+        "Ajoute un fichier .gitattributes pour normaliser les fins de ligne.",
+        ["file .gitattributes"],
+    ),
+    (
+        "Complète docs/faq.md avec les questions du support.",
+        ["file docs/faq.md"],
+    ),
+    (
+        "Il faut que `npm run build` réussisse.",
+        ["cmd npm run build"],
+    ),
+    (
+        "Supprime src/inutile.py et mets à jour les imports dans src/main.py.",
+        ["file src/main.py"],
+    ),
+    (
+        "Renomme la fonction dans src/outils.py, sans changer tests/test_outils.py.",
+        ["file src/outils.py"],
+    ),
+    (
+        "Lege eine neue Konfigurationsdatei config/staging.yaml an.",
+        ["file config/staging.yaml"],
+    ),
+    (
+        "Die Funktion in src/preise.py soll auch Rabatte berücksichtigen.",
+        ["file src/preise.py"],
+    ),
+    (
+        "Lass `ruff check .` laufen und behebe alle Meldungen.",
+        ["lint ruff check ."],
+    ),
+    (
+        "Schreibe die Dokumentation in docs/anleitung.md.",
+        ["file docs/anleitung.md"],
+    ),
+    (
+        "Kopiere die Vorlage templates/rechnung.html nach templates/gutschrift.html.",
+        ["file templates/rechnung.html", "file templates/gutschrift.html"],
+    ),
+    (
+        "Añade un README.md en la carpeta tools/ explicando cada script.",
+        ["file tools/README.md"],
+    ),
+    (
+        "Modifica la función de src/impuestos.py para redondear a dos decimales.",
+        ["file src/impuestos.py"],
+    ),
+    (
+        "Las pruebas de tests/test_pagos.py tienen que pasar.",
+        ["test pytest tests/test_pagos.py"],
+    ),
+    (
+        "Copia config/ejemplo.env a config/.env.local.",
+        ["file config/ejemplo.env", "file config/.env.local"],
+    ),
+    (
+        "No toques src/núcleo.py; cambia solo src/interfaz.py.",
+        ["file src/interfaz.py"],
+    ),
+]
+
+
 @dataclass(frozen=True)
 class Score:
     expected: int
@@ -547,7 +707,7 @@ def score(corpus: list[tuple[str, list[str]]]) -> Score:
 
 
 if __name__ == "__main__":
-    for name, corpus in (("first set", CORPUS), ("second set", SECOND)):
+    for name, corpus in (("first set", CORPUS), ("second set", SECOND), ("third set", THIRD)):
         print(f"=== {name}")
         for text, wanted in corpus:
             missed, extra = judge(text, wanted)
