@@ -149,8 +149,16 @@ def pattern_criteria(
         extract_commands.tests_in_words(found, block, ctx)
         extract_commands.lint_in_words(found, block, ctx)
         extract_commands.bookkeeping(found, block, ctx)
+        extract_commands.tests_written(found, block)
         last = block.last_path_before(len(block.plain)) or last
+    if found.tests_asked and not any(c["type"] == "test_pass" for _, c in found.items):
+        suite = {"type": "test_pass", "command": commands.test, "description": "Tests must pass"}
+        found.add(found.tests_asked[0], suite)
+        found.notes.append("tests are to be written and no test command was named: the suite runs")
     ordered = [criterion for _, criterion in sorted(found.items, key=lambda item: item[0])]
+    # "Add an entry to docs/CHANGELOG.md": the changelog criterion checks that file already.
+    booked = {c["path"] for c in ordered if c["type"] in ("changelog_updated", "backlog_updated")}
+    ordered = [c for c in ordered if not (c["type"] == "file_exists" and c["path"] in booked)]
     return unique(ordered), found.notes
 
 

@@ -86,6 +86,9 @@ class Found:
 
     items: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    tests_asked: list[int] = field(default_factory=list)
+    """Where the task asks for tests to be written (the suite must pass, unless it names a
+    test command of its own)."""
 
     def add(self, at: int, criterion: dict[str, Any]) -> None:
         try:

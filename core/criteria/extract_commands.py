@@ -1,10 +1,17 @@
-"""Rules for commands: quoted commands to run, tests and linters asked for in words, and the
-changelog and backlog."""
+"""Rules for commands: quoted commands to run, tests and linters asked for in words, writing
+tests, and the changelog and backlog.
+
+A command is taken only from a quote, next to a verb that runs it ("run", "rerun", "lint with",
+French "lance", German "führe … aus", Spanish "ejecuta") or before what it must do ("must pass",
+"must come back clean", "doit réussir", "muss erfolgreich sein"). A task that asks for tests to
+be written without naming a command gets the repository's own test command.
+"""
 
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from core.criteria.extract_base import (
     BACKLOG_FILES,
@@ -17,22 +24,51 @@ from core.criteria.extract_base import (
     first_existing,
     shown,
 )
+from core.criteria.extract_files import add_file, negated, path_list, wanted
 from core.criteria.extract_text import Block, FoundPath, Quote
+from core.criteria.extract_words import MODAL, PASS, RUN, STILL, TESTS, WRITE_TESTS
 
+__all__ = ["bookkeeping", "commands", "lint_in_words", "tests_in_words", "tests_written"]
+
+# What a command is called when it is named before it: "run the linter (`ruff check .`)".
+_TOOL = (
+    r"(?:the\s|le\s|la\s|les\s|den\s|die\s|das\s|el\s|los\s)?"
+    r"(?:command|script|check|checks|linter|formatter|build|tests?|test\ssuite|type[\s-]?checker"
+    r"|commande|befehl|comando|tests\sunitaires|pruebas)"
+)
 _RUN_BEFORE = re.compile(
-    r"\b(?:run|runs|running|execute|executing|invoke|invoking)"
-    r"(?:\s(?:the\s)?(?:command|script|check))?\s?:?\s?$|\bthe\scommand\s?:?\s?$",
+    rf"\b{RUN}(?:\s{_TOOL})?(?:\s(?:again|once\smore|encore|erneut|nochmal|de\snuevo))?"
+    r"(?:\s(?:it|them|this|that|le|la|les|es|sie|lo|la))?(?:\s(?:with|using|via|avec|mit|con))?"
+    r"\s?:?\s?\(?$"
+    r"|\bthe\scommand\s?:?\s?$"
+    r"|\b(?:lint|build|check|test|type-?check|verify|compile|rebuild|relint)(?:s|ed|ing)?"
+    r"(?:\s(?:it|everything|the\scode|the\sproject))?\swith\s?:?\s?$",
     re.I,
+)
+# The next command of a list whose first was asked to run: "… and the type checker (`tsc`)".
+_RUN_TOO = re.compile(
+    rf"(?:^|\b(?:and|then|et|puis|und|dann|y|luego)|,)\s{_TOOL}\s?:?\s?\(?$", re.I
 )
 _NEGATED = re.compile(
-    r"(?:\b(?:not|never|avoid|without|instead\sof|rather\sthan)|n't)\s\S{0,80}\s?$", re.I
-)
-_SUCCEEDS = re.compile(
-    r"\s(?:(?:must|should|shall|will|needs?\sto|has\sto|have\sto)\s(?:(?:still|also)\s)?)?"
-    r"(?:succeeds?|pass(?:es)?|exits?\s(?:with\s)?(?:code\s|status\s)?0|returns?\s0"
-    r"|completes?\ssuccessfully|runs?\scleanly|(?:is|are|be|stays?)\s(?:green|clean))\b",
+    r"(?:\b(?:not|never|avoid|without|instead\sof|rather\sthan|ne|jamais|sans|nicht|nie"
+    r"|ohne|no|nunca|sin)|n't)\s\S{0,80}\s?$",
     re.I,
 )
+_SUCCEEDS = re.compile(
+    rf"\)?\s(?:{MODAL}\s(?:{STILL}\s)?)?{PASS}\b",
+    re.I,
+)
+# "`make docs` is failing on CI; please fix it": what is to be fixed must succeed afterwards.
+_FAILING = re.compile(
+    r"\s(?:(?:is|are|keeps?|still)\s)?(?:failing|fails|broken|red|crashing|crashes|erroring"
+    r"|échoue|plante|schlägt\sfehl|scheitert|falla|está\sfallando)\b",
+    re.I,
+)
+_FIX = re.compile(
+    r"\b(?:fix|repair|make\sit\spass|corrige[rz]?|répare[rz]?|behebe|beheben|repara|arregla)\b",
+    re.I,
+)
+_FIX_REACH = 160
 _KNOWN_PROGRAMS = frozenset(
     """npm npx yarn pnpm bun deno node pytest py.test python python3 tox nox ruff mypy pyright
     flake8 pylint black isort cargo go make just gradle gradlew ./gradlew mvn mvnw dotnet jest
@@ -111,13 +147,21 @@ def _command(found: Found, block: Block, quote: Quote, *, asked_to_run: bool) ->
 
 
 def commands(found: Found, block: Block) -> None:
+    """Every quoted command ``block`` asks to run or to succeed."""
+    ran = False
     for group in _quote_groups(block):
         before = block.before(group[0].start)
-        run = _RUN_BEFORE.search(before)
+        run = _RUN_BEFORE.search(before) or (_RUN_TOO.search(before) if ran else None)
         if run and _NEGATED.search(before[: run.start()]):
             continue
-        if not (run or _SUCCEEDS.match(block.plain, group[-1].end)):
+        end = group[-1].end
+        failing = _FAILING.match(block.plain, end)
+        to_fix = failing is not None and _FIX.search(
+            block.plain, failing.end(), min(len(block.plain), failing.end() + _FIX_REACH)
+        )
+        if not (run or _SUCCEEDS.match(block.plain, end) or to_fix):
             continue
+        ran = ran or run is not None
         for quote in group:
             _command(found, block, quote, asked_to_run=run is not None)
 
@@ -125,15 +169,15 @@ def commands(found: Found, block: Block) -> None:
 # --- tests and lint in words ----------------------------------------------------------------------
 
 _TESTS_PASS = re.compile(
-    r"\btests?(?:\ssuite)?(?P<mid>(?:\s[^\s;:!?]{1,512}){0,6}?)"
-    r"\s(?:(?:must|should|shall|will|needs?\sto|has\sto|have\sto|are\sexpected\sto)\s)?"
-    r"(?:(?:still|all|also|continue\sto)\s)?"
-    r"(?:pass(?:es)?|succeed|(?:be|is|are|stays?)\sgreen)\b",
+    rf"\b{TESTS}(?:\ssuite)?(?P<mid>(?:\s[^\s;:!?]{{1,512}}){{0,6}}?)"
+    rf"\s(?:(?:{MODAL}|are\sexpected\sto)\s)?(?:{STILL}\s)?"
+    r"(?:pass(?:es)?|succeed|(?:be|is|are|stays?)\sgreen|passer|passent|réussir|réussissent"
+    r"|bestehen|durchlaufen|grün\ssein|pasar|pasan)\b",
     re.I,
 )
 _MID_STOP = re.compile(
-    r"[.!?](?:\s|$)|\x01|\b(?:that|which|who|where|when|if|unless|but|not|never|no|fail\w{0,16})\b"
-    r"|n't\b",
+    r"[.!?](?:\s|$)|\x01|\b(?:that|which|who|where|when|if|unless|but|not|never|no|fail\w{0,16}"
+    r"|ne|pas|qui|que|si|nicht|kein|keine|wenn)\b|n't\b",
     re.I,
 )
 _PASS_OBJECT = re.compile(
@@ -142,7 +186,8 @@ _PASS_OBJECT = re.compile(
 )
 _NO_BROKEN_TESTS = re.compile(
     r"\b(?:no\s(?:failing|broken)\stests|(?:don't|do\snot|without)\sbreak(?:ing)?\s"
-    r"(?:(?:any|the|existing)\s){0,3}tests)\b",
+    r"(?:(?:any|the|existing)\s){0,3}tests"
+    r"|keep\s(?:(?:all|the|existing|our)\s){0,3}tests\s(?:passing|green))\b",
     re.I,
 )
 _TOOLS = r"ruff|eslint|flake8|mypy|pyright|clippy|tsc|typescript|golangci-lint"
@@ -218,6 +263,40 @@ def tests_in_words(found: Found, block: Block, ctx: Context) -> None:
         found.add(block.offset + match.start(), criterion)
 
 
+# "write tests for X", "add a regression test", "cover it with tests" — not "a test file".
+_WRITE_TESTS = re.compile(
+    rf"\b{WRITE_TESTS}\s(?:(?:a|an|some|more|new|the|extra|additional|des|un|une|de|nouveaux"
+    r"|quelques|einige|neue|einen|una|unos|unas|algunos|algunas|nuevos|nuevas|más)\s){0,2}"
+    r"(?:(?:unit|integration|regression|end-to-end|e2e|smoke)\s)?"
+    rf"{TESTS}\b(?!\s(?:files?|fixtures?|data|helpers?|config\w{{0,8}}|director\w{{1,3}}"
+    r"|folders?|environments?|servers?|databases?|accounts?|users?|fichiers?|dateien?"
+    r"|archivos?)\b)"
+    r"|\bcover\b(?:\s[^\s.;:!?]{1,40}){0,6}?\swith\s(?:(?:unit|integration)\s)?tests\b",
+    re.I,
+)
+_TESTS_FOR = re.compile(
+    r"\s(?:for|of|covering|pour|für|para|de)\s(?:(?:the|le|la|les|den|die|das|el)\s)?"
+    r"(?:(?:file|module|fichier|datei|archivo)\s)?",
+    re.I,
+)
+
+
+def tests_written(found: Found, block: Block) -> None:
+    """Tests the task asks to be written, and the files they are for.
+
+    Whether the repository's test command must then pass is decided once the whole task is
+    read (`Found.tests_asked`): not when the task names a test command of its own.
+    """
+    for match in _WRITE_TESTS.finditer(block.plain):
+        if negated(block, match.start()):
+            continue
+        found.tests_asked.append(block.offset + len(block.plain))
+        joiner = _TESTS_FOR.match(block.plain, match.end())
+        if joiner:
+            for hit in wanted(block, match.start(), path_list(block, joiner.end())):
+                add_file(found, block, hit)
+
+
 def _lint_command(match: re.Match[str], ctx: Context) -> tuple[list[str], str]:
     tool = (match.group("tool") or match.group("tool2") or "").lower()
     if tool in _TOOL_COMMANDS:
@@ -237,38 +316,64 @@ def lint_in_words(found: Found, block: Block, ctx: Context) -> None:
 
 # --- changelog and backlog ------------------------------------------------------------------------
 
-_CHANGELOG_VERB = r"\b(?:updat(?:e|es|ed|ing)|add(?:s|ed|ing)?|writ(?:e|es|ing))\b[^.!?]{0,40}?"
+_CHANGELOG_VERB = (
+    r"\b(?:updat(?:e|es|ed|ing)|add(?:s|ed|ing)?|writ(?:e|es|ing)|met(?:s|tez|tre)\sà\sjour"
+    r"|ajout(?:e|ez|er)|compl[èé]t(?:e|ez|er)|aktualisier(?:e|en)|ergänz(?:e|en)|füg(?:e|en)"
+    r"|pfleg(?:e|en)|actualiz(?:a|ar)|añad(?:e|ir|a)|agreg(?:a|ar)|escrib(?:e|ir))\b"
+    r"[^.!?]{0,40}?"
+)
+_UPDATED = (
+    r"(?:updated|added|written|mise?\sà\sjour|complétée?|aktualisiert|ergänzt"
+    r"|actualizad[oa]|añadid[oa])"
+)
 _CHANGELOG = re.compile(
     rf"{_CHANGELOG_VERB}\b(?P<word>change\s?log)\b"
-    r"|\b(?P<word2>change\s?log)(?:\sentry)?\s(?:must|should|needs\sto|has\sto)\sbe\s"
-    r"(?:updated|added|written)\b",
+    rf"|\b(?P<word2>change\s?log)(?:\sentry)?\s{MODAL}\s(?:be|être|werden|ser)\s{_UPDATED}\b",
     re.I,
 )
 _BACKLOG_VERB = (
-    r"\b(?:updat(?:e|es|ed|ing)|mark(?:s|ed|ing)?|tick(?:s|ed)?(?:\soff)?|check\soff)\b"
+    r"\b(?:updat(?:e|es|ed|ing)|mark(?:s|ed|ing)?|tick(?:s|ed)?(?:\soff)?|check\soff"
+    r"|met(?:s|tez|tre)\sà\sjour|coch(?:e|ez|er)|marqu(?:e|ez|er)|aktualisier(?:e|en)"
+    r"|hak(?:e|en)|markier(?:e|en)|actualiz(?:a|ar)|marc(?:a|ar)|tach(?:a|ar))\b"
     r"[^.!?]{0,40}?"
 )
 _BACKLOG = re.compile(
     rf"{_BACKLOG_VERB}\b(?P<word>backlog)\b"
-    r"|\b(?P<word2>backlog)(?:\s(?:item|task|entry))?\s(?:must|should|needs\sto|has\sto)\sbe\s"
-    r"(?:updated|marked|ticked)\b",
+    rf"|\b(?P<word2>backlog)(?:\s(?:item|task|entry))?\s{MODAL}\s(?:be|être|werden|ser)\s"
+    r"(?:updated|marked|ticked|mis\sà\sjour|coché|aktualisiert|abgehakt|actualizado|marcado)\b",
     re.I,
 )
-# A quoted path is one character of plain text: its name is read from the quote, its verb
-# from the text before it.
-_CHANGELOG_NAME = re.compile(r"\bchange\s?log\b", re.I)
+# A path is one word (a quoted one, one character) of plain text: whether it is a changelog
+# is read from its name, and its verb from the text before it.
 _CHANGELOG_BEFORE = re.compile(rf"{_CHANGELOG_VERB}$", re.I)
-_BACKLOG_NAME = re.compile(r"\bbacklog\b", re.I)
 _BACKLOG_BEFORE = re.compile(rf"{_BACKLOG_VERB}$", re.I)
+_CHANGELOG_NAMES = frozenset({"changelog", "change_log", "changes", "history", "news"})
+_BACKLOG_NAMES = frozenset({"backlog", "todo"})
+_NOTES_EXTENSIONS = frozenset({"", "md", "markdown", "rst", "txt", "adoc"})
+# An acceptance list's item: "- CHANGELOG.md updated".
+_ITEM_START = re.compile(r"(?:[-*+]|\d{1,9}[.)])?\s?(?:the\s)?")
+_LISTED = re.compile(
+    r"\s(?:(?:is|was|has\sbeen)\s)?(?:updated|has\s(?:a|an)\s(?:new\s)?entry|ticked|marked"
+    r"|mise?\sà\sjour|aktualisiert|actualizad[oa])\s?\.?$",
+    re.I,
+)
+
+
+def _named(names: frozenset[str]) -> Callable[[str], bool]:
+    def check(path: str) -> bool:
+        stem, _, ext = posixpath.basename(path).lower().partition(".")
+        return stem in names and ext in _NOTES_EXTENSIONS
+
+    return check
 
 
 _BOOKKEEPING = (
     (
-        (_CHANGELOG, _CHANGELOG_NAME, _CHANGELOG_BEFORE),
+        (_CHANGELOG, _named(_CHANGELOG_NAMES), _CHANGELOG_BEFORE),
         ("changelog_updated", CHANGELOG_FILES, CHANGELOG_PATTERN, "Changelog entry added"),
     ),
     (
-        (_BACKLOG, _BACKLOG_NAME, _BACKLOG_BEFORE),
+        (_BACKLOG, _named(_BACKLOG_NAMES), _BACKLOG_BEFORE),
         ("backlog_updated", BACKLOG_FILES, BACKLOG_PATTERN, "Backlog task marked complete"),
     ),
 )
@@ -281,9 +386,15 @@ def bookkeeping(found: Found, block: Block, ctx: Context) -> None:
             word = match.start("word") if match.group("word") else match.start("word2")
             asked.append((match.start(), block.path_around(word)))
         for hit in block.paths.values():
-            quote = hit.quote
-            if quote and name.search(hit.path) and verb_before.search(block.before(quote.start)):
-                asked.append((quote.start, hit))
+            if not name(hit.path):
+                continue
+            listed = (
+                hit.start <= 16
+                and _ITEM_START.fullmatch(block.plain[: hit.start]) is not None
+                and _LISTED.match(block.plain, hit.end) is not None
+            )
+            if listed or verb_before.search(block.before(hit.start)):
+                asked.append((hit.start, hit))
         for at, named in asked:
             if named is not None and named.problem:
                 found.skip(f"{kind} {named.path}", named.problem)

@@ -1,4 +1,13 @@
-"""Rules for content: text a file must hold, names it must export, packages it must list."""
+"""Rules for content: text a file must hold, names it must export, packages it must list.
+
+Content is asked for with a quote (``README.md must contain `## Usage```), so a criterion never
+rests on a guess at where a phrase ends. The file it is asked of is, in order of preference:
+the path right before the verb ("X must contain"), the path after the quote ("must contain `Q`
+in X", "`Q` must appear in X"), or, after "it", "the file" or a requirement with no subject of
+its own (Spanish "debe contener", a clause that starts with "must"), the file named last. A
+name to export or define may also be written bare, when it plainly is an identifier
+("src/index.ts must export createServer", "a function called fetchUser").
+"""
 
 from __future__ import annotations
 
@@ -6,27 +15,89 @@ import re
 
 from core.criteria.extract_base import Context, Found, literal
 from core.criteria.extract_text import Block, FoundPath, Quote
+from core.criteria.extract_words import CONTAIN, DEFINE, EXIST, EXPORT, MODAL, STILL
 
 _WHAT = (
     "a|an|the|line|lines|string|text|section|heading|header|title|entry|key|word|phrase|comment"
     "|note|function|class|method|setting|value|field|constant|variable|component|called|named"
     "|with|exact|exactly|literal|default|new|following|statement|import|block"
+    "|le|la|les|un|une|ligne|section|texte|titre|fonction|classe|constante|appelée?|nommée?"
+    "|den|die|das|einen|eine|ein|abschnitt|zeile|text|funktion|klasse|konstante|namens"
+    "|el|los|las|una|línea|sección|texto|título|función|clase|constante|llamad[oa]"
 )
-_CONTENT_VERB = re.compile(
-    r"(?:\s(?:must|should|shall|will|needs?\sto|has\sto|is\sto))?"
-    r"(?:\s(?:also|still|now|only|always))?\s"
-    r"(?:(?P<contain>contain(?:s|ing)?|includes?|mentions?|has|lists?)"
+_KIND = (
+    rf"(?:(?P<contain>{CONTAIN})"
     r"|(?P<regex>match(?:es)?\s(?:the\s)?(?:regex|regexp|regular\sexpression|pattern))"
-    r"|(?P<export>exports?)|(?P<define>defines?))"
+    rf"|(?P<export>{EXPORT})|(?P<define>{DEFINE}))"
+)
+_KINDS = ("contain", "regex", "export", "define")
+_CONTENT_VERB = re.compile(
+    rf"(?:\s(?P<modal>{MODAL}))?(?:\s{STILL})?\s{_KIND}(?:\s(?:{_WHAT})(?=\s)){{0,8}}\s(?=\x01)",
+    re.I,
+)
+# German puts the verb last: "README.md muss `## Lizenz` enthalten".
+_MODAL_FIRST = re.compile(
+    r"\s(?P<modal>muss|müssen|soll|sollen|sollte|sollten)(?:\s(?:" + _WHAT + r")(?=\s)){0,8}"
+    r"\s(?=\x01)",
+    re.I,
+)
+_VERB_LAST = re.compile(
+    r"\s(?:(?P<contain>enthalten|beinhalten)|(?P<export>exportieren)|(?P<define>definieren))\b",
+    re.I,
+)
+# A bare name to export or define: "must export createServer", "a function called fetchUser".
+_BARE_NAME = re.compile(
+    rf"(?:\s{MODAL})?(?:\s{STILL})?\s(?:(?P<export>{EXPORT})|(?P<define>{DEFINE}))"
+    rf"(?P<what>(?:\s(?:{_WHAT})(?=\s)){{0,8}})\s(?P<name>[A-Za-z_]\w{{0,127}})(?=[\s.,;:!?)]|$)",
+    re.I,
+)
+_NAMED = re.compile(r"\b(?:called|named|appelée?|nommée?|namens|llamad[oa])\b", re.I)
+_IDENTIFIER_LIKE = re.compile(r"[A-Za-z_]\w{0,127}(?:[A-Z_0-9])\w{0,127}|[A-Z][A-Z0-9_]{1,127}")
+# The file after the quote: "must contain `Q` in X", "`Q` must appear in X".
+_IN_FILE = re.compile(
+    r"\s(?:in|inside|within|dans|im|en)\s(?:(?:the|le|la|die|der|el)\s)?"
+    r"(?:(?:file|fichier|datei|archivo)\s)?",
+    re.I,
+)
+_APPEARS_IN = re.compile(
+    rf"\s(?:{MODAL}\s)?(?:{STILL}\s)?"
+    r"(?:is|be|appears?|shows?\sup|exists?|is\s(?:present|included)|be\s(?:present|included)"
+    r"|est|être|figure|figurer|apparaît|apparaître|steht|stehen|vorkommen|está|estar|aparece"
+    r"|aparecer|figurar)"
+    r"(?:\s(?:somewhere|also|still|aussi|auch|también))?"
+    r"\s(?:in|inside|within|dans|im|en)\s(?:(?:the|le|la|die|der|el)\s)?"
+    r"(?:(?:file|fichier|datei|archivo)\s)?",
+    re.I,
+)
+# Imperatives naming the file after the quote: "export `render` from src/view.ts".
+_EXPORT_FROM = re.compile(
+    rf"\b(?:(?P<export>export|exporte|exportiere|exporta)|(?P<define>define|définis|definiere))"
     rf"(?:\s(?:{_WHAT})(?=\s)){{0,8}}\s(?=\x01)",
     re.I,
 )
-_PRONOUN = re.compile(r"(?:^|\W)(?:it|this\sfile|that\sfile|the\sfile|the\snew\sfile)$", re.I)
+_FROM_FILE = re.compile(
+    r"\s(?:from|in|de|dans|aus|desde|en)\s(?:(?:the|le|la|die|der|el)\s)?"
+    r"(?:(?:file|fichier|datei|archivo)\s)?",
+    re.I,
+)
+_PRONOUN = re.compile(
+    r"(?:^|\W)(?:it|this\sfile|that\sfile|the\sfile|the\snew\sfile|il|elle|ce\sfichier"
+    r"|le\sfichier|er|sie|es|diese\sdatei|die\sdatei|este\sarchivo|el\sarchivo)$",
+    re.I,
+)
+# "X must exist and contain `Q`": the same subject goes on.
+_EXIST_AND = re.compile(rf"(?:{EXIST}|exists?|existe|existiert)\s(?:and|et|und|y)$", re.I)
+# A requirement that starts its clause has no subject of its own: "…; debe contener `Q`".
+_CLAUSE_START = re.compile(r"(?:^|[;:.])\s?$")
 _ADD_QUOTE = re.compile(
-    r"\b(?:add|append|insert|put|write)(?:s|ed|ing)?\s(?:(?:a|an|the|new)\s)?(?=\x01)", re.I
+    r"\b(?:add|append|insert|put|write|ajout(?:e|ez|er)|füg(?:e|en)|añad(?:e|ir|a))"
+    rf"(?:s|ed|ing)?\s(?:(?:{_WHAT})\s){{0,4}}(?=\x01)",
+    re.I,
 )
 _ADD_TARGET = re.compile(
-    rf"(?:\s(?:{_WHAT})(?=\s)){{0,8}}\s(?:to|in|into|inside)\s(?:the\s)?(?:file\s)?", re.I
+    rf"(?:\s(?:{_WHAT})(?=\s)){{0,8}}\s(?:to|in|into|inside|à|au|dans|zu|zur|in|im|a|al|en)\s"
+    r"(?:(?:the|le|la|die|der|el)\s)?(?:(?:file|fichier|datei|archivo)\s)?",
+    re.I,
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{0,255}")
 
@@ -36,6 +107,15 @@ def _content_pattern(kind: str, text: str, path: str) -> tuple[str, str]:
     if kind == "regex":
         return text, f"{path} must match /{text}/"
     if kind in ("export", "define") and _IDENTIFIER.fullmatch(text):
+        if kind == "export" and path.endswith(".py"):
+            # Python has no export statement: a module exports what it defines, imports, assigns
+            # or lists in __all__.
+            pattern = (
+                rf"(?m)^(?:(?:async\s+)?def|class)\s+{text}\b"
+                rf"|^\s*(?:from\s+\S+\s+)?import\s.*\b{text}\b|^{text}\s*[:=]"
+                rf"|__all__[^\]]*['\"]{text}['\"]"
+            )
+            return pattern, f"{path} must export {text}"
         if kind == "export":
             return rf"export\b.*\b{text}\b", f"{path} must export {text}"
         if path.endswith(".py"):
@@ -44,52 +124,109 @@ def _content_pattern(kind: str, text: str, path: str) -> tuple[str, str]:
     return literal(text), f'{path} must contain "{text}"'
 
 
-def _content(found: Found, block: Block, subject: FoundPath, kind: str, quote: Quote) -> None:
-    block.used.add(quote.start)
-    what = f"content_match for {quote.inner!r}"
+def _content(found: Found, block: Block, subject: FoundPath, kind: str, text: str, at: int) -> None:
+    what = f"content_match for {text!r}"
     if subject.problem or subject.is_dir:
         found.skip(what, subject.problem or f"{subject.path} is a folder")
         return
-    pattern, description = _content_pattern(kind, quote.inner, subject.path)
+    pattern, description = _content_pattern(kind, text, subject.path)
     try:
         re.compile(pattern)
     except re.error as exc:
         found.skip(what, f"the pattern does not compile ({exc})")
         return
     criterion = {"type": "content_match", "path": subject.path, "pattern": pattern}
-    found.add(block.offset + quote.start, {**criterion, "description": description})
+    found.add(block.offset + at, {**criterion, "description": description})
 
 
-def _subject(block: Block, end: int) -> FoundPath | None:
-    hit = block.path_ending_at(end)
-    if hit is not None:
-        return hit
-    if _PRONOUN.search(block.before(end)):
-        return block.last_path_before(end)
+def _quoted(found: Found, block: Block, subject: FoundPath, kind: str, quotes: list[Quote]) -> None:
+    for quote in quotes:
+        block.used.add(quote.start)
+        _content(found, block, subject, kind, quote.inner, quote.start)
+
+
+def _file_after(block: Block, pos: int, joiner: re.Pattern[str]) -> FoundPath | None:
+    found = joiner.match(block.plain, pos)
+    return block.path_at(found.end()) if found else None
+
+
+def _subject(
+    block: Block, match: re.Match[str], quotes: list[Quote], last: FoundPath | None
+) -> FoundPath | None:
+    """The file a content requirement at ``match`` is asked of, if one can be told."""
+    start = match.start()
+    named = block.path_ending_at(start) or _file_after(block, quotes[-1].end, _IN_FILE)
+    if named is not None:
+        return named
+    before = block.before(start)
+    earlier = block.last_path_before(start)
+    if _PRONOUN.search(before) or _EXIST_AND.search(before):
+        return earlier or last  # "It must contain ..." after a file named in an earlier item
+    if match.group("modal") and _CLAUSE_START.search(before):
+        return earlier or last
     return None
 
 
-def contents(found: Found, block: Block, last: FoundPath | None) -> None:
+def _kind(match: re.Match[str]) -> str:
+    return next(k for k in _KINDS if k in match.groupdict() and match.group(k))
+
+
+def _asked_before(found: Found, block: Block, last: FoundPath | None) -> None:
+    """Requirements whose verb comes before the quotes: "X must contain `Q`"."""
     for match in _CONTENT_VERB.finditer(block.plain):
-        kind = next(k for k in ("contain", "regex", "export", "define") if match.group(k))
         quotes = block.quote_list(match.end())
-        subject = _subject(block, match.start())
-        if subject is None and _PRONOUN.search(block.before(match.start())):
-            subject = last  # "It must contain ..." after a file named in an earlier item
         if not quotes:
             continue
+        subject = _subject(block, match, quotes, last)
         if subject is None:
             found.notes.append(f"not extracted: {quotes[0].inner!r} is required of no named file")
             continue
-        for quote in quotes:
-            _content(found, block, subject, kind, quote)
+        _quoted(found, block, subject, _kind(match), quotes)
+    for match in _MODAL_FIRST.finditer(block.plain):
+        quotes = block.quote_list(match.end())
+        verb = _VERB_LAST.match(block.plain, quotes[-1].end) if quotes else None
+        subject = block.path_ending_at(match.start())
+        if verb is not None and subject is not None:
+            _quoted(found, block, subject, _kind(verb), quotes)
+
+
+def _asked_after(found: Found, block: Block) -> None:
+    """Requirements that name the file after the quotes: "`Q` must appear in X"."""
+    for start in sorted(block.quotes):
+        if start in block.used:
+            continue
+        quotes = block.quote_list(start)
+        subject = _file_after(block, quotes[-1].end, _APPEARS_IN) if quotes else None
+        if subject is not None:
+            _quoted(found, block, subject, "contain", quotes)
+    for match in _EXPORT_FROM.finditer(block.plain):
+        quotes = block.quote_list(match.end())
+        subject = _file_after(block, quotes[-1].end, _FROM_FILE) if quotes else None
+        if subject is not None:
+            _quoted(found, block, subject, _kind(match), quotes)
     for match in _ADD_QUOTE.finditer(block.plain):
         quotes = block.quote_list(match.end())
         target = _ADD_TARGET.match(block.plain, quotes[-1].end) if quotes else None
         into = block.path_at(target.end()) if target else None
         if into is not None:
-            for quote in quotes:
-                _content(found, block, into, "contain", quote)
+            _quoted(found, block, into, "contain", quotes)
+
+
+def _bare_names(found: Found, block: Block) -> None:
+    for match in _BARE_NAME.finditer(block.plain):
+        subject = block.path_ending_at(match.start())
+        name = match.group("name")
+        named = _NAMED.search(match.group("what"))
+        if subject is None or not (named or _IDENTIFIER_LIKE.fullmatch(name)):
+            continue
+        _content(found, block, subject, _kind(match), name, match.start("name"))
+
+
+def contents(found: Found, block: Block, last: FoundPath | None) -> None:
+    """Every content requirement in ``block``; ``last`` is the file the previous block named."""
+    _asked_before(found, block, last)
+    _asked_after(found, block)
+    _bare_names(found, block)
 
 
 # --- dependencies -----------------------------------------------------------------------------

@@ -533,7 +533,7 @@ THIRD: list[tuple[str, list[str]]] = [
     ),
     (
         "After the refactor, src/app/__init__.py must still export `create_app`.",
-        ["contains src/app/__init__.py :: export create_app"],
+        ["contains src/app/__init__.py :: def create_app(config=None):"],
     ),
     (
         "Put a LICENSE file (MIT) at the root.",
