@@ -43,30 +43,23 @@ _RUN_BEFORE = re.compile(
     r"|\bthe\scommand\s?:?\s?$"
     r"|\b(?:lint|build|check|test|type-?check|verify|compile|rebuild|relint)(?:s|ed|ing)?"
     r"(?:\s(?:it|everything|the\scode|the\sproject))?\swith\s?:?\s?$",
-    re.I,
 )
 # The next command of a list whose first was asked to run: "… and the type checker (`tsc`)".
-_RUN_TOO = re.compile(
-    rf"(?:^|\b(?:and|then|et|puis|und|dann|y|luego)|,)\s{_TOOL}\s?:?\s?\(?$", re.I
-)
+_RUN_TOO = re.compile(rf"(?:^|\b(?:and|then|et|puis|und|dann|y|luego)|,)\s{_TOOL}\s?:?\s?\(?$")
 _NEGATED = re.compile(
     r"(?:\b(?:not|never|avoid|without|instead\sof|rather\sthan|ne|jamais|sans|nicht|nie"
     r"|ohne|no|nunca|sin)|n't)\s\S{0,80}\s?$",
-    re.I,
 )
 _SUCCEEDS = re.compile(
     rf"\)?\s(?:{MODAL}\s(?:{STILL}\s)?)?{PASS}\b",
-    re.I,
 )
 # "`make docs` is failing on CI; please fix it": what is to be fixed must succeed afterwards.
 _FAILING = re.compile(
     r"\s(?:(?:is|are|keeps?|still)\s)?(?:failing|fails|broken|red|crashing|crashes|erroring"
     r"|échoue|plante|schlägt\sfehl|scheitert|falla|está\sfallando)\b",
-    re.I,
 )
 _FIX = re.compile(
     r"\b(?:fix|repair|make\sit\spass|corrige[rz]?|répare[rz]?|behebe|beheben|repara|arregla)\b",
-    re.I,
 )
 _FIX_REACH = 160
 _KNOWN_PROGRAMS = frozenset(
@@ -155,11 +148,11 @@ def commands(found: Found, block: Block) -> None:
         if run and _NEGATED.search(before[: run.start()]):
             continue
         end = group[-1].end
-        failing = _FAILING.match(block.plain, end)
+        failing = _FAILING.match(block.lower, end)
         to_fix = failing is not None and _FIX.search(
-            block.plain, failing.end(), min(len(block.plain), failing.end() + _FIX_REACH)
+            block.lower, failing.end(), min(len(block.lower), failing.end() + _FIX_REACH)
         )
-        if not (run or _SUCCEEDS.match(block.plain, end) or to_fix):
+        if not (run or _SUCCEEDS.match(block.lower, end) or to_fix):
             continue
         ran = ran or run is not None
         for quote in group:
@@ -173,22 +166,18 @@ _TESTS_PASS = re.compile(
     rf"\s(?:(?:{MODAL}|are\sexpected\sto)\s)?(?:{STILL}\s)?"
     r"(?:pass(?:es)?|succeed|(?:be|is|are|stays?)\sgreen|passer|passent|réussir|réussissent"
     r"|bestehen|durchlaufen|grün\ssein|pasar|pasan)\b",
-    re.I,
 )
 _MID_STOP = re.compile(
     r"[.!?](?:\s|$)|\x01|\b(?:that|which|who|where|when|if|unless|but|not|never|no|fail\w{0,16}"
     r"|ne|pas|qui|que|si|nicht|kein|keine|wenn)\b|n't\b",
-    re.I,
 )
 _PASS_OBJECT = re.compile(
     r"\s(?:a|an|the|this|that|these|those|it|them|its|their|through|along|over|down|around)\b",
-    re.I,
 )
 _NO_BROKEN_TESTS = re.compile(
     r"\b(?:no\s(?:failing|broken)\stests|(?:don't|do\snot|without)\sbreak(?:ing)?\s"
     r"(?:(?:any|the|existing)\s){0,3}tests"
     r"|keep\s(?:(?:all|the|existing|our)\s){0,3}tests\s(?:passing|green))\b",
-    re.I,
 )
 _TOOLS = r"ruff|eslint|flake8|mypy|pyright|clippy|tsc|typescript|golangci-lint"
 _LINT_WORDS = re.compile(
@@ -201,7 +190,6 @@ _LINT_WORDS = re.compile(
     r"\s(?:errors?|warnings?|issues?|complaints|failures|problems?)\b"
     rf"|\b(?P<tool2>{_TOOLS})\s(?:(?:must|should|needs\sto|has\sto)\s)?(?:still\s)?"
     r"(?:pass(?:es)?|succeeds?|(?:is|be|stays?)\sclean|reports?\sno\serrors)\b",
-    re.I,
 )
 _TOOL_COMMANDS = {
     "ruff": ["ruff", "check", "."],
@@ -235,8 +223,8 @@ def _targeted(test: list[str], targets: list[str]) -> tuple[list[str], str | Non
 
 
 def tests_in_words(found: Found, block: Block, ctx: Context) -> None:
-    for match in _TESTS_PASS.finditer(block.plain):
-        if _MID_STOP.search(match.group("mid")) or _PASS_OBJECT.match(block.plain, match.end()):
+    for match in _TESTS_PASS.finditer(block.lower):
+        if _MID_STOP.search(match.group("mid")) or _PASS_OBJECT.match(block.lower, match.end()):
             continue
         lo, hi = match.span("mid")
         hits = block.paths_within(lo, hi)
@@ -254,7 +242,7 @@ def tests_in_words(found: Found, block: Block, ctx: Context) -> None:
         description = f"Tests in {', '.join(targets)} must pass" if targets else "Tests must pass"
         criterion = {"type": "test_pass", "command": command, "description": description}
         found.add(block.offset + match.start(), criterion)
-    for match in _NO_BROKEN_TESTS.finditer(block.plain):
+    for match in _NO_BROKEN_TESTS.finditer(block.lower):
         criterion = {
             "type": "test_pass",
             "command": ctx.commands.test,
@@ -272,12 +260,10 @@ _WRITE_TESTS = re.compile(
     r"|folders?|environments?|servers?|databases?|accounts?|users?|fichiers?|dateien?"
     r"|archivos?)\b)"
     r"|\bcover\b(?:\s[^\s.;:!?]{1,40}){0,6}?\swith\s(?:(?:unit|integration)\s)?tests\b",
-    re.I,
 )
 _TESTS_FOR = re.compile(
     r"\s(?:for|of|covering|pour|für|para|de)\s(?:(?:the|le|la|les|den|die|das|el)\s)?"
     r"(?:(?:file|module|fichier|datei|archivo)\s)?",
-    re.I,
 )
 
 
@@ -287,20 +273,22 @@ def tests_written(found: Found, block: Block) -> None:
     Whether the repository's test command must then pass is decided once the whole task is
     read (`Found.tests_asked`): not when the task names a test command of its own.
     """
-    for match in _WRITE_TESTS.finditer(block.plain):
+    for match in _WRITE_TESTS.finditer(block.lower):
         if negated(block, match.start()):
             continue
-        found.tests_asked.append(block.offset + len(block.plain))
-        joiner = _TESTS_FOR.match(block.plain, match.end())
+        found.tests_asked.append(block.offset + len(block.lower))
+        joiner = _TESTS_FOR.match(block.lower, match.end())
         if joiner:
             for hit in wanted(block, match.start(), path_list(block, joiner.end())):
                 add_file(found, block, hit)
 
 
-def _lint_command(match: re.Match[str], ctx: Context) -> tuple[list[str], str]:
-    tool = (match.group("tool") or match.group("tool2") or "").lower()
+def _lint_command(block: Block, match: re.Match[str], ctx: Context) -> tuple[list[str], str]:
+    group = "tool" if match.group("tool") else "tool2"
+    tool = match.group(group) or ""
     if tool in _TOOL_COMMANDS:
-        return _TOOL_COMMANDS[tool], f"No {match.group('tool') or match.group('tool2')} errors"
+        as_written = block.plain[match.start(group) : match.end(group)]  # "TypeScript"
+        return _TOOL_COMMANDS[tool], f"No {as_written} errors"
     if tool.startswith("typ"):
         checker = _TYPE_CHECKERS.get(ctx.commands.ecosystem, ["mypy", "."])
         return checker, "No type errors"
@@ -308,8 +296,8 @@ def _lint_command(match: re.Match[str], ctx: Context) -> tuple[list[str], str]:
 
 
 def lint_in_words(found: Found, block: Block, ctx: Context) -> None:
-    for match in _LINT_WORDS.finditer(block.plain):
-        command, description = _lint_command(match, ctx)
+    for match in _LINT_WORDS.finditer(block.lower):
+        command, description = _lint_command(block, match, ctx)
         criterion = {"type": "no_lint_errors", "command": command, "description": description}
         found.add(block.offset + match.start(), criterion)
 
@@ -329,7 +317,6 @@ _UPDATED = (
 _CHANGELOG = re.compile(
     rf"{_CHANGELOG_VERB}\b(?P<word>change\s?log)\b"
     rf"|\b(?P<word2>change\s?log)(?:\sentry)?\s{MODAL}\s(?:be|être|werden|ser)\s{_UPDATED}\b",
-    re.I,
 )
 _BACKLOG_VERB = (
     r"\b(?:updat(?:e|es|ed|ing)|mark(?:s|ed|ing)?|tick(?:s|ed)?(?:\soff)?|check\soff"
@@ -341,12 +328,11 @@ _BACKLOG = re.compile(
     rf"{_BACKLOG_VERB}\b(?P<word>backlog)\b"
     rf"|\b(?P<word2>backlog)(?:\s(?:item|task|entry))?\s{MODAL}\s(?:be|être|werden|ser)\s"
     r"(?:updated|marked|ticked|mis\sà\sjour|coché|aktualisiert|abgehakt|actualizado|marcado)\b",
-    re.I,
 )
 # A path is one word (a quoted one, one character) of plain text: whether it is a changelog
 # is read from its name, and its verb from the text before it.
-_CHANGELOG_BEFORE = re.compile(rf"{_CHANGELOG_VERB}$", re.I)
-_BACKLOG_BEFORE = re.compile(rf"{_BACKLOG_VERB}$", re.I)
+_CHANGELOG_BEFORE = re.compile(rf"{_CHANGELOG_VERB}$")
+_BACKLOG_BEFORE = re.compile(rf"{_BACKLOG_VERB}$")
 _CHANGELOG_NAMES = frozenset({"changelog", "change_log", "changes", "history", "news"})
 _BACKLOG_NAMES = frozenset({"backlog", "todo"})
 _NOTES_EXTENSIONS = frozenset({"", "md", "markdown", "rst", "txt", "adoc"})
@@ -355,7 +341,6 @@ _ITEM_START = re.compile(r"(?:[-*+]|\d{1,9}[.)])?\s?(?:the\s)?")
 _LISTED = re.compile(
     r"\s(?:(?:is|was|has\sbeen)\s)?(?:updated|has\s(?:a|an)\s(?:new\s)?entry|ticked|marked"
     r"|mise?\sà\sjour|aktualisiert|actualizad[oa])\s?\.?$",
-    re.I,
 )
 
 
@@ -382,7 +367,7 @@ _BOOKKEEPING = (
 def bookkeeping(found: Found, block: Block, ctx: Context) -> None:
     for (phrase, name, verb_before), (kind, files, pattern, description) in _BOOKKEEPING:
         asked: list[tuple[int, FoundPath | None]] = []
-        for match in phrase.finditer(block.plain):
+        for match in phrase.finditer(block.lower):
             word = match.start("word") if match.group("word") else match.start("word2")
             asked.append((match.start(), block.path_around(word)))
         for hit in block.paths.values():
@@ -390,8 +375,8 @@ def bookkeeping(found: Found, block: Block, ctx: Context) -> None:
                 continue
             listed = (
                 hit.start <= 16
-                and _ITEM_START.fullmatch(block.plain[: hit.start]) is not None
-                and _LISTED.match(block.plain, hit.end) is not None
+                and _ITEM_START.fullmatch(block.lower[: hit.start]) is not None
+                and _LISTED.match(block.lower, hit.end) is not None
             )
             if listed or verb_before.search(block.before(hit.start)):
                 asked.append((hit.start, hit))

@@ -33,31 +33,26 @@ _KIND = (
 _KINDS = ("contain", "regex", "export", "define")
 _CONTENT_VERB = re.compile(
     rf"(?:\s(?P<modal>{MODAL}))?(?:\s{STILL})?\s{_KIND}(?:\s(?:{_WHAT})(?=\s)){{0,8}}\s(?=\x01)",
-    re.I,
 )
 # German puts the verb last: "README.md muss `## Lizenz` enthalten".
 _MODAL_FIRST = re.compile(
     r"\s(?P<modal>muss|müssen|soll|sollen|sollte|sollten)(?:\s(?:" + _WHAT + r")(?=\s)){0,8}"
     r"\s(?=\x01)",
-    re.I,
 )
 _VERB_LAST = re.compile(
     r"\s(?:(?P<contain>enthalten|beinhalten)|(?P<export>exportieren)|(?P<define>definieren))\b",
-    re.I,
 )
 # A bare name to export or define: "must export createServer", "a function called fetchUser".
 _BARE_NAME = re.compile(
     rf"(?:\s{MODAL})?(?:\s{STILL})?\s(?:(?P<export>{EXPORT})|(?P<define>{DEFINE}))"
     rf"(?P<what>(?:\s(?:{_WHAT})(?=\s)){{0,8}})\s(?P<name>[A-Za-z_]\w{{0,127}})(?=[\s.,;:!?)]|$)",
-    re.I,
 )
-_NAMED = re.compile(r"\b(?:called|named|appelée?|nommée?|namens|llamad[oa])\b", re.I)
+_NAMED = re.compile(r"\b(?:called|named|appelée?|nommée?|namens|llamad[oa])\b")
 _IDENTIFIER_LIKE = re.compile(r"[A-Za-z_]\w{0,127}(?:[A-Z_0-9])\w{0,127}|[A-Z][A-Z0-9_]{1,127}")
 # The file after the quote: "must contain `Q` in X", "`Q` must appear in X".
 _IN_FILE = re.compile(
     r"\s(?:in|inside|within|dans|im|en)\s(?:(?:the|le|la|die|der|el)\s)?"
     r"(?:(?:file|fichier|datei|archivo)\s)?",
-    re.I,
 )
 _APPEARS_IN = re.compile(
     rf"\s(?:{MODAL}\s)?(?:{STILL}\s)?"
@@ -67,37 +62,31 @@ _APPEARS_IN = re.compile(
     r"(?:\s(?:somewhere|also|still|aussi|auch|también))?"
     r"\s(?:in|inside|within|dans|im|en)\s(?:(?:the|le|la|die|der|el)\s)?"
     r"(?:(?:file|fichier|datei|archivo)\s)?",
-    re.I,
 )
 # Imperatives naming the file after the quote: "export `render` from src/view.ts".
 _EXPORT_FROM = re.compile(
     rf"\b(?:(?P<export>export|exporte|exportiere|exporta)|(?P<define>define|définis|definiere))"
     rf"(?:\s(?:{_WHAT})(?=\s)){{0,8}}\s(?=\x01)",
-    re.I,
 )
 _FROM_FILE = re.compile(
     r"\s(?:from|in|de|dans|aus|desde|en)\s(?:(?:the|le|la|die|der|el)\s)?"
     r"(?:(?:file|fichier|datei|archivo)\s)?",
-    re.I,
 )
 _PRONOUN = re.compile(
     r"(?:^|\W)(?:it|this\sfile|that\sfile|the\sfile|the\snew\sfile|il|elle|ce\sfichier"
     r"|le\sfichier|er|sie|es|diese\sdatei|die\sdatei|este\sarchivo|el\sarchivo)$",
-    re.I,
 )
 # "X must exist and contain `Q`": the same subject goes on.
-_EXIST_AND = re.compile(rf"(?:{EXIST}|exists?|existe|existiert)\s(?:and|et|und|y)$", re.I)
+_EXIST_AND = re.compile(rf"(?:{EXIST}|exists?|existe|existiert)\s(?:and|et|und|y)$")
 # A requirement that starts its clause has no subject of its own: "…; debe contener `Q`".
 _CLAUSE_START = re.compile(r"(?:^|[;:.])\s?$")
 _ADD_QUOTE = re.compile(
     r"\b(?:add|append|insert|put|write|ajout(?:e|ez|er)|füg(?:e|en)|añad(?:e|ir|a))"
     rf"(?:s|ed|ing)?\s(?:(?:{_WHAT})\s){{0,4}}(?=\x01)",
-    re.I,
 )
 _ADD_TARGET = re.compile(
     rf"(?:\s(?:{_WHAT})(?=\s)){{0,8}}\s(?:to|in|into|inside|à|au|dans|zu|zur|in|im|a|al|en)\s"
     r"(?:(?:the|le|la|die|der|el)\s)?(?:(?:file|fichier|datei|archivo)\s)?",
-    re.I,
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{0,255}")
 
@@ -146,7 +135,7 @@ def _quoted(found: Found, block: Block, subject: FoundPath, kind: str, quotes: l
 
 
 def _file_after(block: Block, pos: int, joiner: re.Pattern[str]) -> FoundPath | None:
-    found = joiner.match(block.plain, pos)
+    found = joiner.match(block.lower, pos)
     return block.path_at(found.end()) if found else None
 
 
@@ -173,7 +162,7 @@ def _kind(match: re.Match[str]) -> str:
 
 def _asked_before(found: Found, block: Block, last: FoundPath | None) -> None:
     """Requirements whose verb comes before the quotes: "X must contain `Q`"."""
-    for match in _CONTENT_VERB.finditer(block.plain):
+    for match in _CONTENT_VERB.finditer(block.lower):
         quotes = block.quote_list(match.end())
         if not quotes:
             continue
@@ -182,9 +171,9 @@ def _asked_before(found: Found, block: Block, last: FoundPath | None) -> None:
             found.notes.append(f"not extracted: {quotes[0].inner!r} is required of no named file")
             continue
         _quoted(found, block, subject, _kind(match), quotes)
-    for match in _MODAL_FIRST.finditer(block.plain):
+    for match in _MODAL_FIRST.finditer(block.lower):
         quotes = block.quote_list(match.end())
-        verb = _VERB_LAST.match(block.plain, quotes[-1].end) if quotes else None
+        verb = _VERB_LAST.match(block.lower, quotes[-1].end) if quotes else None
         subject = block.path_ending_at(match.start())
         if verb is not None and subject is not None:
             _quoted(found, block, subject, _kind(verb), quotes)
@@ -199,23 +188,23 @@ def _asked_after(found: Found, block: Block) -> None:
         subject = _file_after(block, quotes[-1].end, _APPEARS_IN) if quotes else None
         if subject is not None:
             _quoted(found, block, subject, "contain", quotes)
-    for match in _EXPORT_FROM.finditer(block.plain):
+    for match in _EXPORT_FROM.finditer(block.lower):
         quotes = block.quote_list(match.end())
         subject = _file_after(block, quotes[-1].end, _FROM_FILE) if quotes else None
         if subject is not None:
             _quoted(found, block, subject, _kind(match), quotes)
-    for match in _ADD_QUOTE.finditer(block.plain):
+    for match in _ADD_QUOTE.finditer(block.lower):
         quotes = block.quote_list(match.end())
-        target = _ADD_TARGET.match(block.plain, quotes[-1].end) if quotes else None
+        target = _ADD_TARGET.match(block.lower, quotes[-1].end) if quotes else None
         into = block.path_at(target.end()) if target else None
         if into is not None:
             _quoted(found, block, into, "contain", quotes)
 
 
 def _bare_names(found: Found, block: Block) -> None:
-    for match in _BARE_NAME.finditer(block.plain):
+    for match in _BARE_NAME.finditer(block.lower):
         subject = block.path_ending_at(match.start())
-        name = match.group("name")
+        name = block.plain[match.start("name") : match.end("name")]  # as written
         named = _NAMED.search(match.group("what"))
         if subject is None or not (named or _IDENTIFIER_LIKE.fullmatch(name)):
             continue
@@ -232,16 +221,13 @@ def contents(found: Found, block: Block, last: FoundPath | None) -> None:
 # --- dependencies -----------------------------------------------------------------------------
 
 _DEP_KIND = r"(?:(?:npm|python|pypi|rust|go|dev)\s)?(?:package|dependency|library|module|crate)"
-_DEP_ADD = re.compile(
-    rf"\b(?:install|add)(?:s|ed|ing)?\s(?:(?:the|a)\s)?{_DEP_KIND}\s(?=\x01)", re.I
-)
-_DEP_AS = re.compile(r"\sas\san?\s(?:dev(?:elopment)?\s)?dependency\b", re.I)
+_DEP_ADD = re.compile(rf"\b(?:install|add)(?:s|ed|ing)?\s(?:(?:the|a)\s)?{_DEP_KIND}\s(?=\x01)")
+_DEP_AS = re.compile(r"\sas\san?\s(?:dev(?:elopment)?\s)?dependency\b")
 _DEP_INSTALLED = re.compile(
     rf"(?:\b{_DEP_KIND}\s(?P<bare>[A-Za-z0-9@][\w.@/-]{{0,510}}\w)|(?P<quoted>\x01))"
     r"\s(?:must|should|needs\sto|has\sto)\sbe\sinstalled\b",
-    re.I,
 )
-_ADDED = re.compile(r"\badd(?:s|ed|ing)?\s$", re.I)
+_ADDED = re.compile(r"\badd(?:s|ed|ing)?\s$")
 _DEP_NAME = re.compile(r"(?:@[\w.-]{1,214}/)?[\w.-]{1,214}(?:/[\w.-]{1,214}){0,8}")
 _NAME_SEPARATORS = re.compile(r"[-_.]{1,16}")
 
@@ -277,18 +263,20 @@ def _dependency(found: Found, ctx: Context, at: int, name: str) -> None:
 
 def dependencies(found: Found, block: Block, ctx: Context) -> None:
     named: list[tuple[int, str]] = []
-    for match in _DEP_ADD.finditer(block.plain):
+    for match in _DEP_ADD.finditer(block.lower):
         named.extend((q.start, q.inner) for q in block.quote_list(match.end()))
     for candidate in list(block.quotes.values()):
         added = _ADDED.search(block.before(candidate.start))
-        if added and _DEP_AS.match(block.plain, candidate.end):
+        if added and _DEP_AS.match(block.lower, candidate.end):
             named.append((candidate.start, candidate.inner))
-    for match in _DEP_INSTALLED.finditer(block.plain):
+    for match in _DEP_INSTALLED.finditer(block.lower):
         quote = block.quote_at(match.start("quoted")) if match.group("quoted") else None
         if quote is not None:
             named.append((quote.start, quote.inner))
         elif match.group("bare"):
-            named.append((match.start("bare"), match.group("bare")))
+            named.append(
+                (match.start("bare"), block.plain[match.start("bare") : match.end("bare")])
+            )
     for start, name in sorted(set(named)):
         if start in block.used:
             continue

@@ -15,7 +15,9 @@ What the rules then read is a block's ``plain`` text: white space collapsed to s
 each quote replaced by one `HIDDEN` character (its text is kept apart), and web addresses,
 e-mail addresses and over-long words replaced by one `OPAQUE` character, so no phrase is ever
 matched inside them. Positions in ``plain`` only grow with positions in the task, which keeps
-criteria in reading order.
+criteria in reading order. Phrases are matched in ``lower``, the same text in lower case at the
+same positions: patterns without ``re.IGNORECASE`` let the engine skip ahead to a possible first
+letter, several times faster on long texts.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ LOOK_BACK = 80
 _CLOSERS = {"`": "`", '"': '"', "“": "”", "„": "“", "«": "»", "'": "'"}
 _OPENERS = re.compile("[" + re.escape("".join(_CLOSERS)) + "]")
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]")
-_QUOTE_SEP = re.compile(r"\s?,\s?(?:and\s)?|\sand\s", re.I)
+_QUOTE_SEP = re.compile(r"\s?,\s?(?:and\s|et\s|und\s|y\s)?|\s(?:and|et|und|y)\s")
 
 _SCHEME = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}://", re.I)
 _WWW = re.compile(r"\bwww\.", re.I)
@@ -148,6 +150,14 @@ def _classify(token: str, *, quoted: bool) -> tuple[str, str | None, bool] | Non
     return path, _path_problem(path), is_dir
 
 
+def _lowered(text: str) -> str:
+    """``text`` in lower case with its length kept (a few letters, such as "İ", grow)."""
+    lower = text.lower()
+    if len(lower) == len(text):
+        return lower
+    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
+
+
 def _masked(word: str) -> str:
     """``word`` with any web or e-mail address in it replaced by `OPAQUE`."""
     if len(word) > MAX_WORD:
@@ -206,6 +216,8 @@ class Block:
     offset: int
     """Where the block starts in the whole task text, to keep criteria in reading order."""
     plain: str = ""
+    lower: str = ""
+    """``plain`` in lower case, character for character: what phrase patterns are matched in."""
     quotes: dict[int, Quote] = field(default_factory=dict)
     paths: dict[int, FoundPath] = field(default_factory=dict)
     ends: dict[int, FoundPath] = field(default_factory=dict)
@@ -245,6 +257,7 @@ class Block:
             cursor = end
         words(text[cursor:])
         block.plain = "".join(pieces)
+        block.lower = _lowered(block.plain)
         block._find_paths()
         return block
 
@@ -264,12 +277,12 @@ class Block:
         self._file_ends = sorted(p.end for p in self.paths.values() if not p.is_dir)
 
     def before(self, pos: int) -> str:
-        """The plain text just before ``pos``: enough for any phrase a rule looks back for.
+        """The text just before ``pos``, in lower case: enough for any phrase a rule looks back for.
 
         A bounded window keeps each look-back constant-time; searching the whole prefix made a
         long task quadratic.
         """
-        return self.plain[max(0, pos - LOOK_BACK) : pos]
+        return self.lower[max(0, pos - LOOK_BACK) : pos]
 
     def skip_space(self, pos: int) -> int:
         """``pos``, or the position after it if it is the (single) space between two words."""
@@ -292,7 +305,7 @@ class Block:
         found: list[Quote] = []
         while (quote := self.quote_at(pos)) is not None:
             found.append(quote)
-            sep = _QUOTE_SEP.match(self.plain, quote.end)
+            sep = _QUOTE_SEP.match(self.lower, quote.end)
             if sep is None or self.quote_at(sep.end()) is None:
                 break
             pos = sep.end()
