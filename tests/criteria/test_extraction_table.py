@@ -402,6 +402,12 @@ ROWS: list[tuple[str, list[C], str | None]] = [
     ("Create docs/café.md.", [file("docs/café.md")], None),
     ("Update src/größen.py.", [file("src/größen.py")], None),
     ("Create 文档/说明.md.", [file("文档/说明.md")], None),
+    # "İ" lower-cases to two characters: what follows it must still be found where it is.
+    (
+        "İ: Create src/İstanbul.py and UPDATE Docs/ÉTÉ.md.",
+        [file("src/İstanbul.py"), file("Docs/ÉTÉ.md")],
+        None,
+    ),
     # --- French -----------------------------------------------------------------------------
     ("Crée src/app.py.", [file("src/app.py")], None),
     ("Créez le fichier docs/guide.md.", [file("docs/guide.md")], None),
