@@ -12,9 +12,11 @@ Outcomes, in the order they are decided:
 - ``enqueued`` — a new run, ``queued``.
 
 The key is ``idempotency_key`` when given, else the dispatch's ``request_id``; a dispatch with
-neither relies on the run id alone. Everything after validation happens in one write transaction,
-so two identical submissions racing each other produce one run and one ``deduplicated`` (or
-``duplicate``), never two runs.
+neither relies on the run id alone. Validation, authorization and the extraction of acceptance
+criteria need no store and happen first (`prepare_dispatch`), outside any transaction: extraction
+reads the whole task, and no other writer should wait on it. Everything after that happens in
+one write transaction (`submit_prepared`), so two identical submissions racing each other produce
+one run and one ``deduplicated`` (or ``duplicate``), never two runs.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from core.authorization import dispatch_refusal, is_worker_lane
 from core.contracts.dispatch import validate_dispatch
@@ -34,6 +36,9 @@ from core.operator_actions import RETRY_CLEARS
 from core.run_views import run_summary
 from core.store.sqlite_store import Row, SqliteStore, Transaction
 from core.workspace import lane_problem
+
+if TYPE_CHECKING:
+    from core.criteria.extract import Extraction
 
 Outcome = Literal[
     "enqueued", "retried", "deduplicated", "conflict", "duplicate", "unauthorized", "invalid"
@@ -84,6 +89,24 @@ def _run_fields(
 _Prepared = tuple[dict[str, Any], str, str | None, str]
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedDispatch:
+    """A dispatch checked and its criteria extracted: everything decided without the store."""
+
+    doc: Mapping[str, Any]
+    run_id: str
+    source_lane: str
+    target_lane: str
+    key: str | None
+    """The idempotency key: the one given, else the dispatch's ``request_id``."""
+    digest: str
+    """The payload's hash, compared with the one stored under ``key``."""
+    criteria: dict[str, Any]
+    """The run columns its acceptance criteria set."""
+    extraction: Extraction
+    """How the criteria were found, for the run's journal."""
+
+
 def _prepare(
     data: bytes | str | Mapping[str, Any],
     source_lane: str,
@@ -111,6 +134,45 @@ def _prepare(
     return doc, run_id, key, payload_hash(doc)
 
 
+def prepare_dispatch(
+    data: bytes | str | Mapping[str, Any],
+    *,
+    source_lane: str,
+    target_lane: str,
+    idempotency_key: str | None = None,
+    universal_default: bool = False,
+) -> IntakeResult | PreparedDispatch:
+    """Validate and authorize a dispatch and extract its criteria, without touching the store.
+
+    Extraction reads the whole task text, so it is done here, before `submit_prepared` takes
+    the write lock: an operator's ``jarvis cancel`` or the host's ingestion never waits on it.
+
+    Args:
+        data: The dispatch, as raw bytes, text or a parsed object.
+        source_lane: The lane that dispatches.
+        target_lane: The lane that is to run it.
+        idempotency_key: Overrides the dispatch's ``request_id`` as the idempotency key.
+        universal_default: The workspace's ``[criteria] universal``: whether a dispatch that
+            does not set ``universal_criteria`` gets the universal checklist.
+
+    Returns:
+        An `IntakeResult` (``invalid`` or ``unauthorized``) when it is refused, else the
+        prepared dispatch for `submit_prepared`.
+    """
+    prepared = _prepare(data, source_lane, target_lane, idempotency_key)
+    if isinstance(prepared, IntakeResult):
+        return prepared
+    doc, run_id, key, digest = prepared
+    # Imported here: the extractor's patterns are only needed once a dispatch is accepted, and
+    # every `jarvis` command (the console's start included) imports this module.
+    from core.criteria.at_dispatch import dispatch_fields
+
+    criteria, extraction = dispatch_fields(doc, workspace_universal=universal_default)
+    return PreparedDispatch(
+        doc, run_id, source_lane, target_lane, key, digest, criteria, extraction
+    )
+
+
 def submit_dispatch(
     store: SqliteStore,
     data: bytes | str | Mapping[str, Any],
@@ -124,18 +186,25 @@ def submit_dispatch(
     """Turn a dispatch into a run, or say exactly why not.
 
     ``universal_default`` is the workspace's ``[criteria] universal``: whether a dispatch that
-    does not set ``universal_criteria`` gets the universal checklist.
+    does not set ``universal_criteria`` gets the universal checklist. Everything that needs no
+    store, criteria extraction included, is done before the write transaction opens.
     """
+    prepared = prepare_dispatch(
+        data,
+        source_lane=source_lane,
+        target_lane=target_lane,
+        idempotency_key=idempotency_key,
+        universal_default=universal_default,
+    )
+    if isinstance(prepared, IntakeResult):
+        return prepared
     with store.transaction() as tx:
-        return submit_in(
-            tx,
-            data,
-            source_lane=source_lane,
-            target_lane=target_lane,
-            actor=actor,
-            idempotency_key=idempotency_key,
-            universal_default=universal_default,
-        )
+        return submit_prepared(tx, prepared, actor=actor)
+
+
+def submit_prepared(tx: Transaction, prepared: PreparedDispatch, *, actor: str) -> IntakeResult:
+    """Decide a prepared dispatch's fate inside ``tx``: enqueue, retry, or refuse it."""
+    return _decide(tx, prepared, actor)
 
 
 def submit_in(
@@ -148,26 +217,26 @@ def submit_in(
     idempotency_key: str | None = None,
     universal_default: bool = False,
 ) -> IntakeResult:
-    """`submit_dispatch` inside the caller's transaction (the host records a receipt with it)."""
-    prepared = _prepare(data, source_lane, target_lane, idempotency_key)
+    """`submit_dispatch` inside the caller's transaction.
+
+    This extracts the criteria while the caller holds the write lock; a caller that can, calls
+    `prepare_dispatch` before its transaction and `submit_prepared` inside it (the host does).
+    """
+    prepared = prepare_dispatch(
+        data,
+        source_lane=source_lane,
+        target_lane=target_lane,
+        idempotency_key=idempotency_key,
+        universal_default=universal_default,
+    )
     if isinstance(prepared, IntakeResult):
         return prepared
-    doc, run_id, key, digest = prepared
-    return _decide(tx, doc, run_id, source_lane, target_lane, actor, key, digest,
-                   universal_default)  # fmt: skip
+    return submit_prepared(tx, prepared, actor=actor)
 
 
-def _decide(
-    tx: Transaction,
-    doc: Mapping[str, Any],
-    run_id: str,
-    source: str,
-    target: str,
-    actor: str,
-    key: str | None,
-    digest: str,
-    universal_default: bool,
-) -> IntakeResult:
+def _decide(tx: Transaction, prepared: PreparedDispatch, actor: str) -> IntakeResult:
+    doc, run_id, key, digest = prepared.doc, prepared.run_id, prepared.key, prepared.digest
+    source, target = prepared.source_lane, prepared.target_lane
     if key:
         seen = tx.get_idempotency(key)
         if seen and seen["payload_hash"] == digest:
@@ -208,9 +277,7 @@ def _decide(
                 message=message,
             )
 
-    # Imported here: the extractor's patterns are only needed once a dispatch is accepted, and
-    # every `jarvis` command (the console's start included) imports this module.
-    from core.criteria.at_dispatch import dispatch_fields, extraction_note, log_extraction
+    from core.criteria.at_dispatch import extraction_note, log_extraction
 
     existing = tx.get_run(run_id)
     if existing is not None:
@@ -230,23 +297,21 @@ def _decide(
             )
         values: dict[str, Any] = dict.fromkeys(RETRY_CLEARS)
         values.update(_run_fields(doc, source, target, key))
-        criteria, extraction = dispatch_fields(doc, workspace_universal=universal_default)
-        values.update(criteria)
+        values.update(prepared.criteria)
         values["retry_count"] = existing["retry_count"] + 1
         run = apply_move(
             tx, existing, Action.RETRY, actor, reason=f"re-dispatched by {source}",
             changes=values, via="dispatch",
         )  # fmt: skip
-        log_extraction(tx, run_id, extraction, actor)
+        log_extraction(tx, run_id, prepared.extraction, actor)
         outcome: Outcome = "retried"
         message = f"Run {run_id} retried (attempt {run['retry_count'] + 1})."
     else:
         fields = _run_fields(doc, source, target, key)
-        criteria, extraction = dispatch_fields(doc, workspace_universal=universal_default)
         run = tx.create_run(
-            {"run_id": run_id, "state": RunState.QUEUED.value, **fields, **criteria},
+            {"run_id": run_id, "state": RunState.QUEUED.value, **fields, **prepared.criteria},
             actor=actor,
-            note=extraction_note(extraction),
+            note=extraction_note(prepared.extraction),
         )
         tx.audit(run_id, actor=actor, action="dispatch", from_state=None, to_state="queued",
                  reason=f"dispatched by {source} to {target}")  # fmt: skip

@@ -22,7 +22,7 @@ from core.authorization import dispatch_refusal
 from core.contracts.errors import FieldError
 from core.contracts.secrets_scan import mask_secrets, redact
 from core.host.refusals import record_reason, run_named_by
-from core.intake import submit_in
+from core.intake import IntakeResult, PreparedDispatch, prepare_dispatch, submit_prepared
 from core.ipc.files import quarantine, read_event
 from core.ipc.layout import Event, IpcLayout, Rejection
 from core.ipc.payloads import (
@@ -38,6 +38,9 @@ from core.run_secrets import flag_secrets
 from core.store.sqlite_store import SqliteStore, Transaction
 
 Outcome = Literal["ingested", "replayed", "quarantined", "ignored", "gone"]
+#: Where a dispatch goes when it names no target (a message's JSON body names none).
+DEFAULT_TARGET = "jarvis-worker-1"
+_Ahead = dict[tuple[str, str, str], IntakeResult | PreparedDispatch]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,8 @@ class Ingestor:
         """Called with a run id after its progress is committed (resets its no-output clock)."""
         self._unmovable: set[Path] = set()
         """Refused files that could not be moved aside: quarantined once, then left alone."""
+        self._ahead: _Ahead = {}
+        """This batch's dispatches, prepared before its transaction: (lane, target, payload)."""
 
     def handle(self, path: Path) -> Ingested:
         return self.handle_many([path])[0]
@@ -102,6 +107,7 @@ class Ingestor:
         refused: list[tuple[int, Path, Event, bytes, _Refuse]] = []
         done: list[tuple[int, Path, Event, bool]] = []
         if todo:
+            self._ahead = self._prepare_dispatches(todo)
             with self.store.transaction() as tx:
                 for index, path, event, data, key in todo:
                     if tx.has_receipt(key):
@@ -113,6 +119,7 @@ class Ingestor:
                         refused.append((index, path, event, data, refused_file))
                     else:
                         done.append((index, path, event, False))
+            self._ahead = {}
         # Only now that the effects and their receipts are committed do the files go.
         for index, path, event, replayed in done:
             _unlink(path)
@@ -148,6 +155,26 @@ class Ingestor:
         if isinstance(data, Rejection):
             return self._quarantine(path, found.lane, data.code, data.message)
         return found, data
+
+    def _prepare_dispatches(self, todo: list[tuple[int, Path, Event, bytes, str]]) -> _Ahead:
+        """Validate the batch's dispatches and extract their criteria, before any transaction.
+
+        Extraction reads a whole task; done inside the transaction it would hold the write lock
+        (and every operator's action) for as long. A file that does not parse is left for the
+        transaction to refuse, as before.
+        """
+        ahead: _Ahead = {}
+        for _, _, event, data, _ in todo:
+            found = _dispatch_in(event, data)
+            if found is not None:
+                payload, target = found
+                ahead[_ahead_key(event.lane, target, payload)] = prepare_dispatch(
+                    payload,
+                    source_lane=event.lane,
+                    target_lane=target,
+                    universal_default=self.universal_default,
+                )
+        return ahead
 
     def _receipt_key(self, event: Event, data: bytes) -> str:
         relative = event.path.relative_to(self.layout.root).as_posix()
@@ -337,17 +364,48 @@ class Ingestor:
     def _dispatch(
         self, tx: Transaction, lane: str, payload: dict[str, Any], target: str | None
     ) -> None:
-        result = submit_in(
-            tx,
-            payload,
-            source_lane=lane,
-            target_lane=target or "jarvis-worker-1",
-            actor=lane,
-            universal_default=self.universal_default,
+        target = target or DEFAULT_TARGET
+        prepared = self._ahead.get(_ahead_key(lane, target, payload))
+        if prepared is None:  # every dispatch is prepared ahead; this only keeps it safe
+            prepared = prepare_dispatch(
+                payload,
+                source_lane=lane,
+                target_lane=target,
+                universal_default=self.universal_default,
+            )
+        result = (
+            prepared
+            if isinstance(prepared, IntakeResult)
+            else submit_prepared(tx, prepared, actor=lane)
         )
         if not result.accepted:
             detail = result.message or _errors_text(result.errors)
             raise _Refuse(f"dispatch_{result.outcome}", detail)
+
+
+def _dispatch_in(event: Event, data: bytes) -> tuple[dict[str, Any], str] | None:
+    """The dispatch a task or message file carries and its target lane, if it parses as one."""
+    if event.kind == "task":
+        task = parse_task(data)
+        if isinstance(task, DispatchTask):
+            return task.payload, task.target
+    elif event.kind == "message":
+        message = parse_message(data)
+        if not isinstance(message, list):
+            try:
+                body = json.loads(message.text)
+            except ValueError:
+                return None
+            if isinstance(body, dict) and "run_id" in body:
+                return body, DEFAULT_TARGET
+    return None
+
+
+def _ahead_key(lane: str, target: str, payload: dict[str, Any]) -> tuple[str, str, str]:
+    # Preparing is a function of these three alone; the payload is compared by the hash of its
+    # canonical text (a batch may hold hundreds of 64 KiB dispatches).
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    return lane, target, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _unlink(path: Path) -> None:

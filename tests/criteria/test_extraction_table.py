@@ -100,7 +100,11 @@ ROWS: list[tuple[str, list[C], str | None]] = [
     ("The file docs/guide.md must exist.", [file("docs/guide.md")], None),
     ("Make sure `scripts/deploy.sh` exists.", [file("scripts/deploy.sh")], None),
     ("Ensure that build/output.json exists.", [file("build/output.json")], None),
-    ("Rename src/old_name.py to src/new_name.py.", [file("src/new_name.py")], None),
+    (
+        "Rename src/old_name.py to src/new_name.py.",
+        [file("src/new_name.py")],
+        "no criterion type can check that src/old_name.py is gone",
+    ),
     ("Add “docs/intro.md”.", [file("docs/intro.md")], None),
     # Paths that leave the repository are never criteria, and the log says why.
     ("Create /etc/app.conf with the defaults.", [], "skipped file_exists /etc/app.conf"),
@@ -262,6 +266,289 @@ ROWS: list[tuple[str, list[C], str | None]] = [
         ],
         None,
     ),
+    # --- files worked on, named without a creation verb: they must exist afterwards ----------
+    ("Update src/cli.py to accept --verbose.", [file("src/cli.py")], None),
+    ("Edit `config/app.toml` and raise the pool size.", [file("config/app.toml")], None),
+    ("Please modify lib/render.js so it escapes HTML.", [file("lib/render.js")], None),
+    ("Change the default port in server/config.yaml.", [file("server/config.yaml")], None),
+    ("Fix the off-by-one error in src/pager.py.", [file("src/pager.py")], None),
+    ("Refactor app/views.py into smaller functions.", [file("app/views.py")], None),
+    ("Add a function to utils.py.", [file("utils.py")], None),
+    ("Update README.md and CONTRIBUTING.md.", [file("README.md"), file("CONTRIBUTING.md")], None),
+    (
+        "Add docs/faq.md and update docs/index.md.",
+        [file("docs/faq.md"), file("docs/index.md")],
+        None,
+    ),
+    ("scripts/greet.py should print a greeting.", [file("scripts/greet.py")], None),
+    (
+        "The new endpoint in api/routes.py must return 404 for unknown ids.",
+        [file("api/routes.py")],
+        None,
+    ),
+    (
+        "- src/api/limits.py exists\n- docs/limits.md is present",
+        [file("src/api/limits.py"), file("docs/limits.md")],
+        None,
+    ),
+    (
+        # out.json is what the program does, not a file for the task to add
+        "Change tool.py so it writes out.json atomically.",
+        [file("tool.py")],
+        None,
+    ),
+    # --- copy and rename: both ends ---------------------------------------------------------
+    (
+        "Copy config/default.yaml to config/local.yaml.",
+        [file("config/default.yaml"), file("config/local.yaml")],
+        None,
+    ),
+    (
+        "Duplicate templates/a.html as templates/b.html and change the title.",
+        [file("templates/a.html"), file("templates/b.html")],
+        None,
+    ),
+    (
+        "Copy the logo from assets/logo.svg to public/logo.svg.",
+        [file("assets/logo.svg"), file("public/logo.svg")],
+        None,
+    ),
+    ("Move src/util.py into src/lib/.", [file("src/lib/util.py")], "src/util.py is gone"),
+    ("Rename `docs/Guide.md` to `docs/guide.md`.", [file("docs/guide.md")], None),
+    ("Renommez a.py en b.py.", [file("b.py")], None),
+    ("Benenne a.py in b.py um.", [file("b.py")], None),
+    ("Renombra a.py a b.py.", [file("b.py")], None),
+    ("Kopiere a.py nach b.py.", [file("a.py"), file("b.py")], None),
+    # --- writing tests without a command: the repository's test command --------------------
+    ("Write tests for src/parser.py.", [file("src/parser.py"), suite()], None),
+    ("Add unit tests for the billing module.", [suite()], None),
+    ("Please add a regression test for issue 42.", [suite()], None),
+    ("Cover the new branch with tests.", [suite()], None),
+    ("Add a test that passes a None value to parse().", [suite()], None),
+    (
+        "Write tests for src/a.py; `pytest tests/test_a.py` must pass.",
+        [file("src/a.py"), quoted("test_pass", ["pytest", "tests/test_a.py"])],
+        None,
+    ),
+    ("Écris des tests pour le parseur.", [suite()], None),
+    ("Schreibe Tests für den Parser.", [suite()], None),
+    ("Escribe pruebas para el analizador.", [suite()], None),
+    # --- linters and builds, run or rerun ---------------------------------------------------
+    (
+        "Rerun `ruff check .` after the change.",
+        [quoted("no_lint_errors", ["ruff", "check", "."])],
+        None,
+    ),
+    ("Re-run `npm run build`.", [quoted("command_success", ["npm", "run", "build"])], None),
+    ("Then run the linter: `flake8 src`", [quoted("no_lint_errors", ["flake8", "src"])], None),
+    (
+        "Run the build (`make build`) once more.",
+        [quoted("command_success", ["make", "build"])],
+        None,
+    ),
+    (
+        "Lint with `eslint .` and build with `npm run build`.",
+        [
+            quoted("no_lint_errors", ["eslint", "."]),
+            quoted("command_success", ["npm", "run", "build"]),
+        ],
+        None,
+    ),
+    (
+        "Run `cargo clippy` again until it is clean.",
+        [quoted("no_lint_errors", ["cargo", "clippy"])],
+        None,
+    ),
+    ("`tsc --noEmit` must come back clean.", [quoted("no_lint_errors", ["tsc", "--noEmit"])], None),
+    # --- content: "in FILE" after the text, and exports named without quotes ---------------
+    ("Make sure `## Usage` is in README.md.", [contains("README.md", "## Usage")], None),
+    (
+        "The line `VERSION = 2` must appear in src/version.py.",
+        [contains("src/version.py", "VERSION = 2")],
+        None,
+    ),
+    (
+        "Must contain `CREATE TABLE` in db/schema.sql.",
+        [contains("db/schema.sql", "CREATE TABLE")],
+        None,
+    ),
+    (
+        "src/index.ts must export createServer.",
+        [
+            content(
+                "src/index.ts",
+                r"export\b.*\bcreateServer\b",
+                "src/index.ts must export createServer",
+            )
+        ],
+        None,
+    ),
+    (
+        "lib/api.js should export a function called fetchUser.",
+        [content("lib/api.js", r"export\b.*\bfetchUser\b", "lib/api.js must export fetchUser")],
+        None,
+    ),
+    (
+        "Export `render` from src/view.ts.",
+        [content("src/view.ts", r"export\b.*\brender\b", "src/view.ts must export render")],
+        None,
+    ),
+    (
+        "docs/a.md must exist and contain `## A`.",
+        [file("docs/a.md"), contains("docs/a.md", "## A")],
+        None,
+    ),
+    # --- paths with letters beyond ASCII ----------------------------------------------------
+    ("Create docs/café.md.", [file("docs/café.md")], None),
+    ("Update src/größen.py.", [file("src/größen.py")], None),
+    ("Create 文档/说明.md.", [file("文档/说明.md")], None),
+    # "İ" lower-cases to two characters: what follows it must still be found where it is.
+    (
+        "İ: Create src/İstanbul.py and UPDATE Docs/ÉTÉ.md.",
+        [file("src/İstanbul.py"), file("Docs/ÉTÉ.md")],
+        None,
+    ),
+    # --- French -----------------------------------------------------------------------------
+    ("Crée src/app.py.", [file("src/app.py")], None),
+    ("Créez le fichier docs/guide.md.", [file("docs/guide.md")], None),
+    ("Mettez à jour setup.cfg.", [file("setup.cfg")], None),
+    ("Modifiez src/vue.py pour afficher la date.", [file("src/vue.py")], None),
+    ("Le fichier build/sortie.json doit exister.", [file("build/sortie.json")], None),
+    ("Tous les tests doivent passer.", [suite()], None),
+    ("Exécutez `pytest -q`.", [quoted("test_pass", ["pytest", "-q"])], None),
+    ("`make build` doit réussir.", [quoted("command_success", ["make", "build"])], None),
+    ("README.md doit contenir `## Licence`.", [contains("README.md", "## Licence")], None),
+    # --- German -----------------------------------------------------------------------------
+    ("Erstelle src/app.py.", [file("src/app.py")], None),
+    ("Lege die Datei docs/handbuch.md an.", [file("docs/handbuch.md")], None),
+    ("Aktualisiere setup.cfg.", [file("setup.cfg")], None),
+    ("Bearbeite src/ansicht.py.", [file("src/ansicht.py")], None),
+    ("Die Datei build/ausgabe.json muss existieren.", [file("build/ausgabe.json")], None),
+    ("Alle Tests müssen bestehen.", [suite()], None),
+    ("Führe `pytest -q` aus.", [quoted("test_pass", ["pytest", "-q"])], None),
+    ("`make build` muss erfolgreich sein.", [quoted("command_success", ["make", "build"])], None),
+    ("README.md muss `## Lizenz` enthalten.", [contains("README.md", "## Lizenz")], None),
+    # --- Spanish ----------------------------------------------------------------------------
+    ("Crea src/app.py.", [file("src/app.py")], None),
+    ("Cree el archivo docs/guia.md.", [file("docs/guia.md")], None),
+    ("Actualiza setup.cfg.", [file("setup.cfg")], None),
+    ("Modifica src/vista.py para mostrar la fecha.", [file("src/vista.py")], None),
+    ("El archivo build/salida.json debe existir.", [file("build/salida.json")], None),
+    ("Todas las pruebas deben pasar.", [suite()], None),
+    ("Ejecuta `pytest -q`.", [quoted("test_pass", ["pytest", "-q"])], None),
+    ("`make build` debe funcionar.", [quoted("command_success", ["make", "build"])], None),
+    ("README.md debe contener `## Licencia`.", [contains("README.md", "## Licencia")], None),
+    # --- more ways of naming a file to work on ---------------------------------------------
+    ("We need a SECURITY.md in the repository root.", [file("SECURITY.md")], None),
+    (
+        "Break lib/huge.py up into lib/io.py and lib/calc.py.",
+        [file("lib/io.py"), file("lib/calc.py")],
+        None,
+    ),
+    ("Rename settings.ini -> settings.toml.", [file("settings.toml")], None),
+    ("The helpers should live in src/util/text.py.", [file("src/util/text.py")], None),
+    ("Put the new fixtures in tests/conftest.py.", [file("tests/conftest.py")], None),
+    ("Make sure app/main.py handles SIGTERM.", [file("app/main.py")], None),
+    ("In web/forms.py, validate the e-mail field.", [file("web/forms.py")], None),
+    ("Move the constants to src/constants.py.", [file("src/constants.py")], None),
+    ("Add the new retry policy in net/policy.py.", [file("net/policy.py")], None),
+    ("Update both a.py and b.py.", [file("a.py"), file("b.py")], None),
+    ("Set the version to 2.0.1 in setup.cfg.", [file("setup.cfg")], None),
+    ("Die Datei docs/betrieb.md bitte um ein Kapitel ergänzen.", [file("docs/betrieb.md")], None),
+    ("Behebe den Absturz in src/start.py.", [file("src/start.py")], None),
+    ("Hay que actualizar src/red.py.", [file("src/red.py")], None),
+    ("Remove the debug prints in jobs/sync.py.", [file("jobs/sync.py")], None),
+    ("Generate a JSON schema at schemas/order.json.", [file("schemas/order.json")], None),
+    ("Write the upgrade guide in docs/upgrade.md.", [file("docs/upgrade.md")], None),
+    ("Convert notes.txt into Markdown as notes.md.", [file("notes.md")], None),
+    ("Add a README.md in the folder scripts/.", [file("scripts/README.md")], None),
+    ("Lege eine neue Hilfsdatei src/hilfe.py an.", [file("src/hilfe.py")], None),
+    ("Kopiere die Vorlage a.html nach b.html.", [file("a.html"), file("b.html")], None),
+    ("Cambia el nombre de la clase de src/modelo.py.", [file("src/modelo.py")], None),
+    # --- more ways of asking for tests and commands -----------------------------------------
+    (
+        "`make a` and `make b` should both succeed.",
+        [quoted("command_success", ["make", "a"]), quoted("command_success", ["make", "b"])],
+        None,
+    ),
+    ("Il faut que `make build` réussisse.", [quoted("command_success", ["make", "build"])], None),
+    ("Keep the existing tests green.", [suite()], None),
+    ("Schreibe einen Integrationstest.", [suite()], None),
+    ("Añade una prueba para el caso vacío.", [suite()], None),
+    (
+        "Run the script with `python tools/check.py --all`.",
+        [quoted("command_success", ["python", "tools/check.py", "--all"])],
+        None,
+    ),
+    (
+        "`make docs` is failing on CI; please fix it.",
+        [quoted("command_success", ["make", "docs"])],
+        None,
+    ),
+    (
+        "Insert a heading named `## Limits` into docs/api.md.",
+        [contains("docs/api.md", "## Limits")],
+        None,
+    ),
+    (
+        "- docs/CHANGES.md updated",
+        [
+            {
+                "type": "changelog_updated",
+                "path": "docs/CHANGES.md",
+                "pattern": CHANGELOG,
+                "description": "Changelog entry added",
+                "universal": False,
+            }
+        ],
+        None,
+    ),
+    (
+        "Mettez à jour le changelog.",
+        [
+            {
+                "type": "changelog_updated",
+                "path": "CHANGELOG.md",
+                "pattern": CHANGELOG,
+                "description": "Changelog entry added",
+                "universal": False,
+            }
+        ],
+        None,
+    ),
+    (
+        "Aktualisiere das Changelog und hake die Aufgabe im Backlog ab.",
+        [
+            {
+                "type": "changelog_updated",
+                "path": "CHANGELOG.md",
+                "pattern": CHANGELOG,
+                "description": "Changelog entry added",
+                "universal": False,
+            },
+            {
+                "type": "backlog_updated",
+                "path": "BACKLOG.md",
+                "pattern": r"\[x\]",
+                "description": "Backlog task marked complete",
+                "universal": False,
+            },
+        ],
+        None,
+    ),
+    (
+        "Marca la tarea como hecha en el backlog.",
+        [
+            {
+                "type": "backlog_updated",
+                "path": "BACKLOG.md",
+                "pattern": r"\[x\]",
+                "description": "Backlog task marked complete",
+                "universal": False,
+            }
+        ],
+        None,
+    ),
     # --- traps: these look like criteria to a careless pattern --------------------------------
     ("Use the helper, e.g. the one in utils, i.e. not the old one, etc.", [], None),
     ("Bump the version to v1.2.3 and support Python 3.12.", [], None),
@@ -290,12 +577,48 @@ ROWS: list[tuple[str, list[C], str | None]] = [
     ("Create src/app.py that reads config.json.", [file("src/app.py")], None),
     ("Add `src/new.py`, e.g. by copying src/old.py.", [file("src/new.py")], None),
     ("If config.local.json exists, load it.", [], None),
-    ("Write tests for src/parser.py.", [], None),
-    ("Add a function to utils.py.", [], None),
     ("Create the directory src/utils/.", [], None),
-    ("Add a test that passes a None value to parse().", [], None),
     ("The tests must not fail.", [], None),
     ("Do not run `git push --force`.", [], None),
+    # Negations, in every language: a file not to touch is no criterion.
+    ("Do not touch src/legacy.py.", [], None),
+    ("Don't edit config/prod.yaml.", [], None),
+    ("Never modify migrations/0001_init.py.", [], None),
+    ("Without changing src/api.py, add logging.", [], None),
+    ("Ne modifie pas src/a.py.", [], None),
+    ("Ne touchez pas à src/a.py.", [], None),
+    ("Ändere src/a.py nicht.", [], None),
+    ("Bearbeite src/a.py auf keinen Fall.", [], None),
+    ("No modifiques src/a.py.", [], None),
+    ("src/a.py must not change.", [], None),
+    # Files named only as examples.
+    ("Update the config, e.g. config/dev.yaml.", [], None),
+    ("Edit a settings file (for example settings/local.py).", [], None),
+    ("Use something like lib/cache.py as a model.", [], None),
+    ("Update the docs, i.e. docs/a.md and docs/b.md.", [], None),
+    ("Mets à jour la configuration, par exemple config/dev.yaml.", [], None),
+    ("Aktualisiere die Konfiguration, z. B. config/dev.yaml.", [], None),
+    ("Actualiza la configuración, por ejemplo config/dev.yaml.", [], None),
+    ("Remove scripts/old.sh.", [], None),
+    ("Delete tmp/cache.json from the repository.", [], None),
+    (
+        # A Python module has no export statement: what it defines, imports or lists in __all__.
+        "After the refactor, src/app.py must still export `make_app`.",
+        [
+            content(
+                "src/app.py",
+                r"(?m)^(?:(?:async\s+)?def|class)\s+make_app\b"
+                r"|^\s*(?:from\s+\S+\s+)?import\s.*\bmake_app\b|^make_app\s*[:=]"
+                r"|__all__[^\]]*['\"]make_app['\"]",
+                "src/app.py must export make_app",
+            )
+        ],
+        None,
+    ),
+    ("The script that creates out.json is too slow.", [], None),
+    ("Make sure nothing in legacy/api.py changes.", [], None),
+    ("Die Datei src/a.py nicht ändern.", [], None),
+    ("`make docs` is failing, but that is a known issue; ignore it.", [], None),
     ('The "Save" button must pass validation.', [], None),
     ("The user's 'name' field must be required; don't use \"x\".", [], None),
     ("Fix the bug described at https://github.com/org/repo/issues/12.", [], None),
@@ -536,4 +859,14 @@ def test_task_text_of_ignores_pieces_of_the_wrong_type() -> None:
 def test_pieces_do_not_run_into_each_other() -> None:
     # Without a paragraph break, "README.md" would be read as the subject of the next piece.
     text = task_text_of({"input": "Update README.md", "acceptance_tests": ["must contain `x`"]})
-    assert extract_criteria(text, universal=False).criteria == []
+    assert extract_criteria(text, universal=False).criteria == [file("README.md")]
+
+
+def test_a_package_named_without_quotes_becomes_a_match_in_the_manifest(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"name": "x"}')
+    result = extract_criteria(
+        "The package lodash must be installed.", repo=tmp_path, universal=False
+    )
+    assert result.criteria == [
+        content("package.json", r'"lodash"\s*:', "lodash must be a dependency in package.json")
+    ]
