@@ -16,7 +16,7 @@ from textual.screen import Screen
 
 from jarvis_tui.commands import JarvisCommands
 from jarvis_tui.screens.main_screen import MainScreen
-from jarvis_tui.theme import DEFAULT_THEME, register_themes
+from jarvis_tui.theme import DEFAULT_THEME, register_themes, role_defaults
 
 Clock = Callable[[], datetime]
 
@@ -72,6 +72,10 @@ class JarvisApp(App[None]):
         self.own_process = own_process
         """The console is this process's only job (the CLI), so it may tune the garbage
         collector for it; never in a process it shares, such as a test run."""
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        # Asked each time a theme is applied, after it is chosen: a theme's own variables win.
+        return role_defaults(self.current_theme)
 
     def get_default_screen(self) -> Screen[None]:
         return MainScreen(
