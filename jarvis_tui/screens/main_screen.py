@@ -5,6 +5,11 @@ Reading: a thread worker asks `StoreFeed` what changed since the last journal po
 and polling pauses while a dialog is up. Applying: rows change in place by run id inside one
 `batch_update`; only an operator's change of view rebuilds the table.
 
+The run on show: the run table's current run (`RunTable.current`), the one the operator chose.
+The panels show it, and every action key, the palette's run commands, `enter` and the composer
+act on it. It changes only when the operator moves the cursor or goes to a run, never because
+the view changed: a run that leaves the view stays on show, and the view line says so.
+
 Acting: every action goes through `core.operator_actions` on a thread worker with the version the
 operator was looking at, so a run another process moved first is refused, not acted on twice;
 the result comes back as `ActionFinished` and becomes a notification with core's sentence.
@@ -228,6 +233,7 @@ class MainScreen(Screen[None]):
         """Every run has been read (a first page alone does not count)."""
         self._verifying: set[str] = set()
         """Runs this console is verifying right now (a second ``v`` would only repeat it)."""
+        self._view_line = Text()
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -320,10 +326,10 @@ class MainScreen(Screen[None]):
         self.host = read.host_pid
         table = self.query_one(RunTable)
         now = self.clock()
-        selected = table.selected_run_id
+        before = table.current
         if read.full:
             self.model.load(read.rows)
-            table.replace_rows(self.model.visible(), now, selected)
+            self._replace_rows(table, now)
         elif read.rows:
             self.model.update(read.rows)
             self._apply_rows(table, read.rows, now)
@@ -347,13 +353,14 @@ class MainScreen(Screen[None]):
         stream = self.query_one(ProgressStream)
         if stream.all_runs:
             stream.add(read.journal)
-        now_selected = table.selected_run_id
-        changed = {row["run_id"] for row in read.rows}
-        if now_selected is not None and (now_selected != selected or read.full):
-            self._read_view(now_selected)
-        elif now_selected is not None and now_selected in changed:
-            self._selected_changed(now_selected, read)
-        elif now_selected is None and first:
+        # A run that just became current (the first one shown) is read by `_row_highlighted`.
+        on_show = table.current
+        if on_show is not None and on_show == before:
+            if read.full:
+                self._read_view(on_show)
+            elif on_show in {row["run_id"] for row in read.rows}:
+                self._selected_changed(on_show, read)
+        elif on_show is None and first:
             self._show_run(None)
         self._sync_bindings()
 
@@ -398,7 +405,15 @@ class MainScreen(Screen[None]):
 
     def _show_view_line(self) -> None:
         table = self.query_one(RunTable)
-        text = Text(self.model.view.describe(), style="bold")
+        text = Text(style="bold", no_wrap=True, overflow="ellipsis", end="")
+        row = self.selected_row()
+        if row is not None and not table.current_shown:
+            # First: a narrow line cuts its end, and this is what the keys act on.
+            text.append(
+                f"{shown(row['run_id'])} is {row['state']}: not in this view (↑↓ choose a run) · ",
+                style="yellow",
+            )
+        text.append(self.model.view.describe())
         if self._whole or not self.model.rows:
             text.append(f" · {table.row_count:,} of {len(self.model.rows):,}", style="dim")
         else:
@@ -407,6 +422,9 @@ class MainScreen(Screen[None]):
             text.append(" (reading the rest…)", style="dim italic")
         stream = self.query_one(ProgressStream)
         text.append(f" · stream: {'all runs' if stream.all_runs else 'selected run'}", style="dim")
+        if text.plain == self._view_line.plain and text.spans == self._view_line.spans:
+            return  # called on every cursor move: a key repaints only what changed
+        self._view_line = text
         self.query_one("#view-line", Static).update(text, layout=False)  # one fixed line
 
     def _toast_needs_human(self, read: FeedRead) -> None:
@@ -439,7 +457,7 @@ class MainScreen(Screen[None]):
 
     @on(RunViewReceived)
     def _view_received(self, message: RunViewReceived) -> None:
-        if message.view.run_id != self.query_one(RunTable).selected_run_id:
+        if message.view.run_id != self.run_on_show:
             return  # the cursor moved on while this was read
         self._show_run(message.view)
 
@@ -465,17 +483,15 @@ class MainScreen(Screen[None]):
 
     @on(RunTable.Highlighted)
     def _row_highlighted(self, event: RunTable.Highlighted) -> None:
-        if event.run_id is not None:
-            # The cursor is painted first, on its own: a panel update read in the same frame
-            # would make the key wait for both (an ~8 ms frame became ~25 ms). A key held down
-            # reads only the run the cursor rests on when the frame is out.
-            self.call_after_refresh(self._read_view_if_selected, event.run_id)
-        else:
-            self._show_run(None)
+        # The cursor is painted first, on its own: a panel update read in the same frame
+        # would make the key wait for both (an ~8 ms frame became ~25 ms). A key held down
+        # reads only the run the cursor rests on when the frame is out.
+        self.call_after_refresh(self._read_view_if_selected, event.run_id)
+        self._show_view_line()
         self._sync_bindings()
 
     def _read_view_if_selected(self, run_id: str) -> None:
-        if self.query_one(RunTable).selected_run_id == run_id:
+        if self.run_on_show == run_id:
             self._read_view(run_id)
 
     @on(RunTable.Selected)
@@ -514,8 +530,14 @@ class MainScreen(Screen[None]):
 
     # -- availability -------------------------------------------------------------------------
 
+    @property
+    def run_on_show(self) -> str | None:
+        """The run on show: the panels show it and the keys act on it (see the module doc)."""
+        return self.query_one(RunTable).current
+
     def selected_row(self) -> dict[str, Any] | None:
-        run_id = self.query_one(RunTable).selected_run_id
+        """The table row of the run on show (in this view or not): its freshest state."""
+        run_id = self.run_on_show
         return self.model.rows.get(run_id) if run_id else None
 
     def action_subject(self, action: str) -> dict[str, Any] | None:
@@ -685,7 +707,7 @@ class MainScreen(Screen[None]):
         self.set_focus(self.query_one(SteerComposer).editor)
 
     def action_details(self) -> None:
-        if self.view is not None and self.view.run_id == self.query_one(RunTable).selected_run_id:
+        if self.view is not None and self.view.run_id == self.run_on_show:
             self.app.push_screen(RunDetailsScreen(self.view))
 
     def action_help(self) -> None:
@@ -698,6 +720,16 @@ class MainScreen(Screen[None]):
 
     @on(SteerComposer.SendRequested)
     def _send_steer(self, message: SteerComposer.SendRequested) -> None:
+        if message.run_id != self.run_on_show:
+            # The composer shows the run on show; a send that raced a change of run waits.
+            self.notify(
+                f"Not sent: run {shown(message.run_id)} is no longer on show. "
+                "Its draft is kept with it.",
+                title="Cannot steer",
+                severity="warning",
+                markup=False,
+            )
+            return
         self._act("steer", message.run_id, message.version, message.message)
 
     @work(
@@ -729,7 +761,7 @@ class MainScreen(Screen[None]):
                 )
         finally:
             store.close()
-        self.post_message(ActionFinished(action, run_id, result))
+        self.post_message(ActionFinished(action, run_id, result, text=text))
 
     @work(
         thread=True, group="act", exit_on_error=False,
@@ -867,8 +899,8 @@ class MainScreen(Screen[None]):
                 title="Done",
                 markup=False,
             )
-            if message.action == "steer":
-                self.query_one(SteerComposer).editor.clear()
+            if message.action == "steer" and message.text is not None:
+                self.query_one(SteerComposer).sent(message.run_id, message.text)
         elif result.refusal is not None:
             self.notify(
                 result.refusal.message,
@@ -881,11 +913,21 @@ class MainScreen(Screen[None]):
 
     # -- views --------------------------------------------------------------------------------
 
+    def _replace_rows(self, table: RunTable, now: datetime) -> None:
+        rows = self.model.visible()
+        current = table.current
+        gap = 0
+        row = self.model.rows.get(current) if current is not None else None
+        if current is not None and row is not None and not self.model.shows(row):
+            gap = self.model.rank(current, rows)  # the cursor keys move from where it would be
+        table.replace_rows(rows, now, gap=gap)
+
     def _rebuild(self) -> None:
+        # A change of view: the run on show stays on show, in the new view or not.
         table = self.query_one(RunTable)
-        table.replace_rows(self.model.visible(), self.clock(), table.selected_run_id)
+        self._replace_rows(table, self.clock())
         self._show_view_line()
-        run_id = table.selected_run_id
+        run_id = table.current
         if run_id is not None and (self.view is None or self.view.run_id != run_id):
             self._read_view(run_id)
         elif run_id is None:
@@ -965,7 +1007,7 @@ class MainScreen(Screen[None]):
         stream = self.query_one(ProgressStream)
         if stream.all_runs:
             stream.all_runs = False
-            run_id = self.query_one(RunTable).selected_run_id
+            run_id = self.run_on_show
             stream.reset(run_id=run_id, all_runs=False, entries=[])
             if run_id is not None:
                 self.view = None
