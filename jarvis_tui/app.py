@@ -5,6 +5,7 @@ command palette in `jarvis_tui.commands`, styling in ``themes/base.tcss``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 from textual.screen import Screen
 
 from jarvis_tui.commands import JarvisCommands
@@ -72,6 +74,19 @@ class JarvisApp(App[None]):
         self.own_process = own_process
         """The console is this process's only job (the CLI), so it may tune the garbage
         collector for it; never in a process it shares, such as a test run."""
+
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        if sys.platform != "win32":
+            # Only in place of Textual's own terminal driver: not a driver chosen through
+            # TEXTUAL_DRIVER, nor Windows' (whose console reports keys, not bytes).
+            from textual.drivers.linux_driver import LinuxDriver
+
+            from jarvis_tui.key_input import ConsoleDriver
+
+            if driver is LinuxDriver:
+                return ConsoleDriver
+        return driver
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Asked each time a theme is applied, after it is chosen: a theme's own variables win.

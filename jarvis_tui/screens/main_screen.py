@@ -178,6 +178,18 @@ class MainScreen(Screen[None]):
             tooltip="Filter runs by text",
             priority=True,
         ),
+        # Priority too, and never given up while typing: the key right behind escape (in one
+        # read over a slow link) is for the table, so the focus must be back there before it
+        # is routed. As a plain binding it reached the box being left: `º` in the composer.
+        # On the key bar only where it does something (`check_action`).
+        Binding(
+            "escape",
+            "back_to_runs",
+            "Back to runs",
+            id="view.back",
+            tooltip="Leave the filter, a panel or the composer for the run table",
+            priority=True,
+        ),
         Binding("exclamation_mark", "attention", "Attention", id="view.attention"),
         Binding("question_mark,f1", "help", "Help", id="help", tooltip="Every key"),
         Binding("S", "sort_next", "Sort", id="view.sort", show=False),
@@ -191,10 +203,11 @@ class MainScreen(Screen[None]):
             for key, state in STATE_KEYS.items()
         ],
     ]
-    #: The actions of the priority bindings above, given up while typing in a text box.
+    #: The actions of the priority bindings above, given up while typing in a text box
+    #: (escape is how one leaves the box, so it is kept).
     PRIORITY_ACTIONS: ClassVar[frozenset[str]] = frozenset(
         b.action for b in BINDINGS if isinstance(b, Binding) and b.priority
-    )
+    ) - {"back_to_runs"}
 
     def __init__(
         self,
@@ -573,6 +586,8 @@ class MainScreen(Screen[None]):
             return True if availability(name, self.action_subject(name)).enabled else None
         if action == "details":
             return True if self.selected_row() else None
+        if action == "back_to_runs":
+            return self._back_possible()  # else escape goes on to whatever has the focus
         return True
 
     def on_key(self, event: Key) -> None:
@@ -704,7 +719,6 @@ class MainScreen(Screen[None]):
 
     def action_steer(self) -> None:
         self.action_panel("steer")
-        self.set_focus(self.query_one(SteerComposer).editor)
 
     def action_details(self) -> None:
         if self.view is not None and self.view.run_id == self.run_on_show:
@@ -955,12 +969,31 @@ class MainScreen(Screen[None]):
         """Whether the focus is in a box that takes text (the filter, the steer editor)."""
         return isinstance(self.focused, FilterLine | TextArea | Input)
 
-    def key_escape(self) -> None:
+    def _back_possible(self) -> bool:
+        table = self.query_one(RunTable)
+        return (
+            self.focused is not table
+            or self.has_class("-filtering")
+            or bool(self.query_one("#filter", FilterLine).value)
+        )
+
+    def action_back_to_runs(self) -> None:
+        """One step back to the run table: from the filter (clearing it), from a panel or the
+        composer (a draft stays), or, on the table, clear a kept filter."""
+        table = self.query_one(RunTable)
         filter_input = self.query_one("#filter", FilterLine)
-        if self.has_class("-filtering") or filter_input.value:
-            filter_input.value = ""
-            self.remove_class("-filtering")
-            self.set_focus(self.query_one(RunTable))
+        if self.focused is filter_input:
+            # Cleared in the filter's own turn: keys typed before escape may still wait there,
+            # and would otherwise land after the clearing.
+            filter_input.call_later(self._clear_filter)
+        elif self.focused is table:
+            self._clear_filter()
+        # At once, not after the queued keys as `focus()` would: what follows is for the table.
+        self.set_focus(table)
+
+    def _clear_filter(self) -> None:
+        self.query_one("#filter", FilterLine).value = ""
+        self.remove_class("-filtering")
 
     def action_attention(self) -> None:
         self.model.view.attention = not self.model.view.attention
@@ -1015,11 +1048,22 @@ class MainScreen(Screen[None]):
         else:
             stream.reset(run_id=None, all_runs=True, entries=[])
             self._read_all_stream()
-        self.action_panel("progress")
+        self._bring_forward("progress")
         self._show_view_line()
 
     def action_panel(self, name: str) -> None:
-        """Bring panel ``name`` forward (folded layout) and focus it."""
+        """Bring panel ``name`` forward (folded layout) and give it the keys, so the page keys
+        scroll it (at full width every panel shows, and the focus is what `p` changes)."""
+        self._bring_forward(name)
+        # Now, not after the queued keys: a page key typed right behind is for the panel.
+        if name == "progress":
+            self.set_focus(self.query_one(ProgressStream))
+        elif name == "gates":
+            self.set_focus(self.query_one(GatePanel))
+        else:
+            self.set_focus(self.query_one(SteerComposer).editor)
+
+    def _bring_forward(self, name: str) -> None:
         self.query_one(Tabs).active = name
         self._activate_panel(name)
 
