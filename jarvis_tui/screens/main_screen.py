@@ -533,6 +533,16 @@ class MainScreen(Screen[None]):
             )
         if (
             worker.group == "store"
+            and event.state is WorkerState.SUCCESS
+            and self.seen_seq is not None
+        ):
+            # Every read that went through, changes or not: an idle workspace is read all the
+            # same, and a time that stops is how an operator sees that reading stopped. The
+            # header repaints only when the shown second changes.
+            self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
+            self._show_status()
+        if (
+            worker.group == "store"
             and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
             and self.live
             and self.is_current

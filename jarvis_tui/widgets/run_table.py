@@ -29,7 +29,7 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widgets import Static
+from textual.widget import Widget
 
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.safe_text import one_line, shown
@@ -38,9 +38,13 @@ from jarvis_tui.widgets.text_pane import WHEEL_LINES, LinePane, scroll_bar
 
 Row = dict[str, Any]
 
-#: (key, label, width). Fixed widths: a live update never makes the columns jump. The columns an
-#: operator decides by come first, so an 80-column terminal still shows them.
-COLUMNS: tuple[tuple[str, str, int], ...] = (
+Column = tuple[str, str, int]
+"""(key, label, width)."""
+
+#: Every column, in order, with its width (the last progress: its least). Fixed widths: a live
+#: update never makes the columns jump. The columns an operator decides by come first, so an
+#: 80-column terminal still shows them.
+COLUMNS: tuple[Column, ...] = (
     ("run", "run", 18),
     ("state", "state", 18),
     ("retries", "↻", 2),
@@ -50,8 +54,27 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("steers", "steers", 7),
     ("lane", "lane", 16),
     ("task", "task", 10),
-    ("progress", "last progress", 60),
+    ("progress", "last progress", 24),
 )
+#: Left out, in this order, while the last progress would be narrower than its least width: at
+#: 160 columns the table's share left it 3 characters.
+GIVE_WAY = ("task", "lane")
+
+
+def fit_columns(width: int) -> tuple[Column, ...]:
+    """The columns drawn in ``width`` cells: the last progress (the last column) takes what the
+    others leave, after `GIVE_WAY` columns made room for its least width."""
+    least = COLUMNS[-1][2]
+    columns = list(COLUMNS)
+    fixed = 0
+    for dropped in (None, *GIVE_WAY):
+        columns = [column for column in columns if column[0] != dropped]
+        fixed = sum(w for _key, _label, w in columns[:-1]) + len(columns) - 1  # and the spaces
+        if width - fixed >= least:
+            break
+    *rest, (key, label, _least) = columns
+    return (*rest, (key, label, max(0, width - fixed)))
+
 
 SORTS: dict[str, tuple[str, Callable[[Row], Any]]] = {
     "age": ("age", lambda r: r.get("created_at") or ""),
@@ -112,27 +135,39 @@ def cells(row: Row, now: datetime) -> tuple[Text, ...]:
     )
 
 
-def _line(values: tuple[Text, ...]) -> Text:
-    """Cells side by side, each cut or padded to its column's width."""
+def _line(values: tuple[Text, ...], columns: tuple[Column, ...]) -> Text:
+    """The cells of ``columns`` (``values`` holds every column's) side by side, each cut or
+    padded to its column's width."""
     line = Text(no_wrap=True, end="")
-    for (_key, _label, width), value in zip(COLUMNS, values, strict=True):
+    index = {key: i for i, (key, _label, _width) in enumerate(COLUMNS)}
+    for n, (key, _label, width) in enumerate(columns):
+        value = values[index[key]]
         cell = value.copy()
         cell.truncate(width, overflow="ellipsis")
         cell.align("right" if value.justify == "right" else "left", width)
+        if n:
+            line.append(" ")
         line.append_text(cell)
-        line.append(" ")
     return line
 
 
-def header_text() -> Text:
-    return _line(tuple(Text(label, style="bold") for _key, label, _width in COLUMNS))
+def header_text(columns: tuple[Column, ...] = COLUMNS) -> Text:
+    return _line(tuple(Text(label, style="bold") for _key, label, _width in COLUMNS), columns)
 
 
-class RunTableHeader(Static):
-    """The column labels above the table (the table itself scrolls under them)."""
+class RunTableHeader(Widget):
+    """The column labels above the table (the table itself scrolls under them), for the
+    columns the table's width holds."""
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
-        super().__init__(header_text(), id=id)
+    DEFAULT_CSS = """
+    RunTableHeader {
+        height: 1;
+    }
+    """
+
+    def render(self) -> Text:
+        # The same width as the table's text: the table keeps its last column for a scroll bar.
+        return header_text(fit_columns(max(0, self.size.width - 1)))
 
 
 class RunTable(LinePane, can_focus=True):
@@ -196,6 +231,8 @@ class RunTable(LinePane, can_focus=True):
         self._gap = 0
         """Where the current run would be, while it is not shown: the next cursor key moves
         from there (down: the run that followed it; up: the one before)."""
+        self.columns: tuple[Column, ...] = fit_columns(80)
+        """The columns drawn, for the table's width (set again on every resize)."""
 
     # -- what is shown --------------------------------------------------------------------------
 
@@ -370,6 +407,10 @@ class RunTable(LinePane, can_focus=True):
             self.refresh()
 
     def on_resize(self, event: Resize) -> None:
+        columns = fit_columns(max(0, self.size.width - 1))
+        if columns != self.columns:
+            self.columns = columns
+            self._segments.clear()
         self._strips.clear()
         self.top = max(0, min(self.top, len(self._order) - self.size.height))
         self._scroll_to_cursor()
@@ -426,7 +467,7 @@ class RunTable(LinePane, can_focus=True):
             return cached[1]
         segments = self._segments.get(run_id)
         if segments is None:
-            segments = list(_line(self.get_row(run_id)).render(self.app.console))
+            segments = list(_line(self.get_row(run_id), self.columns).render(self.app.console))
             self._segments[run_id] = segments
         strip = Strip(segments).apply_style(style).crop_extend(0, width, style)
         strip = Strip([*strip, bar], width + 1)
