@@ -185,5 +185,9 @@ class RunModel:
         mark, reverse, key = self.sort_key(run_id), self.reverse, self.sort_key
         return sum(1 for row in shown if (key(row["run_id"]) > mark) == reverse)
 
+    def needs_human(self, run_id: str) -> bool:
+        """Whether ``run_id`` waits on an operator now (`core.run_views.needs_attention`)."""
+        return run_id in self._attention
+
     def attention_count(self) -> int:
         return len(self._attention)

@@ -40,8 +40,8 @@ from textual.worker import Worker, WorkerState
 from core import operator_actions
 from core.criteria import run_criteria
 from core.identity import operator_name
-from core.run_views import ATTENTION_STATES
 from core.store.sqlite_store import SqliteStore
+from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
 from jarvis_tui.feed import FeedRead, RunView, StoreFeed
 from jarvis_tui.messages import (
     ActionFinished,
@@ -85,8 +85,6 @@ AGE_REFRESH = 60.0
 #: full collections run once a minute instead (see `_store_changed`).
 GC_YOUNG = 10_000
 GC_FULL_NEVER = 1_000_000
-#: More runs than this entering a needs-a-human state in one read become one summary toast.
-TOAST_EACH = 3
 
 _VERBS = {
     "retry": "Retried",
@@ -247,6 +245,8 @@ class MainScreen(Screen[None]):
         self._verifying: set[str] = set()
         """Runs this console is verifying right now (a second ``v`` would only repeat it)."""
         self._view_line = Text()
+        self.attention_toasts = AttentionToasts(clock=lambda: self.clock().timestamp())
+        """Runs that started needing a human, for one toast at a time (never behind a dialog)."""
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -280,6 +280,7 @@ class MainScreen(Screen[None]):
         self.set_class(event.size.width >= WIDE_COLUMNS, "-wide")
 
     def on_screen_resume(self) -> None:
+        self._raise_attention_toast()  # what arrived while a dialog was up
         if self.live and self._poll_timer is None and self.seen_seq is not None:
             self._poll()
 
@@ -361,7 +362,8 @@ class MainScreen(Screen[None]):
             # minute's age refresh, where a pause lands on nobody's keystroke.
             gc.set_threshold(GC_YOUNG, 50, GC_FULL_NEVER)
         if not first:
-            self._toast_needs_human(read)
+            self.attention_toasts.entered(read.journal)
+            self._raise_attention_toast()
         self._show_view_line()
         stream = self.query_one(ProgressStream)
         if stream.all_runs:
@@ -440,32 +442,19 @@ class MainScreen(Screen[None]):
         self._view_line = text
         self.query_one("#view-line", Static).update(text, layout=False)  # one fixed line
 
-    def _toast_needs_human(self, read: FeedRead) -> None:
-        entered = [
-            entry
-            for entry in read.journal
-            if entry["kind"] == "transition"
-            and isinstance(entry.get("payload"), dict)
-            and entry["payload"].get("to") in ATTENTION_STATES
-        ]
-        if not entered:
+    def _raise_attention_toast(self) -> None:
+        # Only on this screen: a toast drawn over a dialog hides what is being decided. What
+        # waits is raised when the dialog closes, or at the next read once the interval is over.
+        if not self.is_current:
             return
-        if len(entered) > TOAST_EACH:
+        toast = self.attention_toasts.due(self.model.needs_human)
+        if toast is not None:
             self.notify(
-                f"{len(entered)} runs need a human. Press ! for the attention view.",
-                title="Needs a human",
+                toast.message,
+                title=toast.title,
                 severity="warning",
                 markup=False,
-            )
-            return
-        for entry in entered:
-            reason = entry["payload"].get("reason")
-            self.notify(
-                f"Run {shown(entry['run_id'])} is {entry['payload']['to']}"
-                + (f": {one_line(reason, 160)}" if reason else "."),
-                title="Needs a human",
-                severity="warning",
-                markup=False,
+                timeout=TOAST_SECONDS,
             )
 
     @on(RunViewReceived)
@@ -541,6 +530,7 @@ class MainScreen(Screen[None]):
             # header repaints only when the shown second changes.
             self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
             self._show_status()
+            self._raise_attention_toast()  # one whose interval ran out on an idle workspace
         if (
             worker.group == "store"
             and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
