@@ -963,7 +963,12 @@ class MainScreen(Screen[None]):
     def _filter_submitted(self, event: FilterLine.Submitted) -> None:
         if not event.value.strip():
             self.remove_class("-filtering")
-        self.set_focus(self.query_one(RunTable))
+        table = self.query_one(RunTable)
+        if not table.current_shown and table.row_count:
+            # Enter is "take me to what I found": `/ run-id enter r` retries the run found. The
+            # run on show stays while typing, and stays if it is among the matches.
+            table.action_jump(0)
+        self.set_focus(table)
 
     def _typing_in_text(self) -> bool:
         """Whether the focus is in a box that takes text (the filter, the steer editor)."""

@@ -185,3 +185,30 @@ async def test_a_draft_is_not_sent_to_another_run_when_its_run_finishes(store_db
         await pilot.press("escape", "down")
         await wait_for(pilot, lambda: panels_show(app, "run-running-2"))
         assert composer.editor.text == ""
+
+
+async def test_enter_in_the_filter_chooses_the_first_match_when_the_run_on_show_is_not_one(
+    store_db: Path,
+) -> None:
+    async with console_on(store_db, "run-done", size=(80, 24)) as (app, pilot):
+        await pilot.press("slash", *"contract")
+        await settle(pilot)
+        assert table(app).run_ids == ["run-contract"]
+        assert on_show(app) == "run-done"  # while typing, the panels stay where they were
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: panels_show(app, "run-contract"))
+        assert table(app).selected_run_id == "run-contract"
+        await pilot.press("r")  # the run found, as `/ id enter r` means
+        await pilot.pause()
+        from jarvis_tui.modals.retry_dialog import RetryDialog
+
+        assert isinstance(app.screen, RetryDialog)
+        assert app.screen.run["run_id"] == "run-contract"
+
+
+async def test_enter_in_the_filter_keeps_the_run_on_show_when_it_matches(store_db: Path) -> None:
+    async with console_on(store_db, "run-review", size=(80, 24)) as (app, pilot):
+        await pilot.press("slash", *"run-", "enter")
+        await settle(pilot)
+        assert table(app).selected_run_id == "run-review"
+        assert panels_show(app, "run-review")
