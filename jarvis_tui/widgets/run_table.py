@@ -178,13 +178,17 @@ class RunTable(LinePane, can_focus=True):
     new run would lay the whole screen out again (about 25 ms at 160×48).
     """
 
+    # Priority (in force only while the table has the focus): the cursor moves as the App
+    # routes the key, so an action key typed right behind it, in the same read, acts on the run
+    # moved to. Queued behind the action key's priority binding, `down a` approved the run the
+    # cursor was leaving.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
+        Binding("up", "cursor(-1)", "Up", show=False, priority=True),
+        Binding("down", "cursor(1)", "Down", show=False, priority=True),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
+        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
+        Binding("home", "jump(0)", "First", show=False, priority=True),
+        Binding("end", "jump(-1)", "Last", show=False, priority=True),
         Binding("enter", "select", "Details", show=False),
     ]
 

@@ -23,6 +23,7 @@ from jarvis_tui.widgets.progress_stream import ProgressStream
 from jarvis_tui.widgets.steer_composer import SteerComposer
 from tests.core.store_helpers import make_run
 from tests.tui.helpers import console_on, read_run, select, settle, table, wait_for
+from tests.tui.test_type_ahead import type_ahead
 
 
 def add_runs(db: Path, *runs: tuple[str, RunState]) -> None:
@@ -212,3 +213,17 @@ async def test_enter_in_the_filter_keeps_the_run_on_show_when_it_matches(store_d
         await settle(pilot)
         assert table(app).selected_run_id == "run-review"
         assert panels_show(app, "run-review")
+
+
+async def test_a_key_typed_right_behind_a_cursor_move_acts_on_the_run_moved_to(
+    store_db: Path,
+) -> None:
+    async with console_on(store_db, "run-contract") as (app, pilot):
+        # Newest first: run-contract, then run-review. One read from a slow link: `down a`.
+        assert (
+            table(app).run_ids.index("run-review") == table(app).run_ids.index("run-contract") + 1
+        )
+        type_ahead(app, "down", "a")
+        await wait_for(pilot, lambda: read_run(store_db, "run-review")["state"] == "done")
+        assert read_run(store_db, "run-contract")["state"] == "failed_contract"
+        assert not any("not possible" in title for title, _message, _severity in app.notes)
