@@ -310,10 +310,16 @@ class RunTable(LinePane, can_focus=True):
     def drop(self, run_id: str) -> None:
         """Take ``run_id``'s line away; if it is the current run, it stays current, unshown."""
         index = self._index.get(run_id)
-        if index is not None:
-            self._order.pop(index)
-            self._reindex()
-            self._settle_cursor(index if run_id == self.current else None)
+        if index is None:
+            return
+        self._order.pop(index)
+        self._reindex()
+        if run_id == self.current:
+            self._settle_cursor(index)
+        elif self.cursor_row < 0 and index < self._gap:
+            self._settle_cursor(self._gap - 1)  # a line before the gap went: it moves up one
+        else:
+            self._settle_cursor()
 
     def order_by(self, key: Callable[[str], Any], *, reverse: bool) -> None:
         """Re-order the lines by ``key(run_id)``, the cursor staying on its run."""

@@ -7,9 +7,11 @@ on show, marked as out of view, until the operator moves the cursor to another r
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 
@@ -20,6 +22,7 @@ from jarvis_tui.app import JarvisApp
 from jarvis_tui.modals.reason_dialog import ReasonDialog
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.progress_stream import ProgressStream
+from jarvis_tui.widgets.run_table import RunTable
 from jarvis_tui.widgets.steer_composer import SteerComposer
 from tests.core.store_helpers import make_run
 from tests.tui.helpers import console_on, read_run, select, settle, table, wait_for
@@ -227,3 +230,37 @@ async def test_a_key_typed_right_behind_a_cursor_move_acts_on_the_run_moved_to(
         await wait_for(pilot, lambda: read_run(store_db, "run-review")["state"] == "done")
         assert read_run(store_db, "run-contract")["state"] == "failed_contract"
         assert not any("not possible" in title for title, _message, _severity in app.notes)
+
+
+class TableApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield RunTable(id="runs")
+
+
+def rows(*run_ids: str) -> list[dict[str, Any]]:
+    return [{"run_id": run_id, "state": "failed"} for run_id in run_ids]
+
+
+async def test_the_cursor_keys_move_from_where_an_unshown_current_run_would_be() -> None:
+    app = TableApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        runs = app.query_one(RunTable)
+        runs.focus()
+        now = datetime(2026, 1, 2, tzinfo=UTC)
+        runs.replace_rows(rows("a", "b", "c", "d", "e"), now)
+        await pilot.pause()
+        assert runs.current == "a"  # nothing chosen yet: the first run
+        await pilot.press("down", "down")
+        assert runs.current == "c"
+        runs.drop("c")  # it left the view
+        assert runs.current == "c" and runs.selected_run_id is None and runs.cursor_row == -1
+        runs.drop("a")  # a run before it left too: "after c" is still d
+        await pilot.press("down")
+        assert runs.current == "d"
+        runs.drop("d")
+        await pilot.press("up")
+        assert runs.current == "b"  # the run before where d was
+        runs.replace_rows(rows("e"), now, gap=0)  # a new view without b, b sorting first
+        assert runs.current == "b" and runs.selected_run_id is None
+        await pilot.press("down")
+        assert runs.current == "e"
