@@ -735,7 +735,8 @@ class MainScreen(Screen[None]):
     @on(SteerComposer.SendRequested)
     def _send_steer(self, message: SteerComposer.SendRequested) -> None:
         if message.run_id != self.run_on_show:
-            # The composer shows the run on show; a send that raced a change of run waits.
+            # The composer shows the run on show; a send that raced a change of run is not
+            # sent anywhere, and the draft stays with its run.
             self.notify(
                 f"Not sent: run {shown(message.run_id)} is no longer on show. "
                 "Its draft is kept with it.",

@@ -50,20 +50,16 @@ def render_receipts(view: RunView | None) -> Text:
 
 
 class SteerEditor(TextArea):
-    """The message box: ``ctrl+s`` sends, ``escape`` goes back to the run table."""
+    """The message box: ``ctrl+s`` sends; ``escape`` (the main screen's) goes back to the run
+    table, the draft staying with its run."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "send", "Send steer", id="steer.send", priority=True),
-        Binding("escape", "leave", "Back to runs", id="steer.leave"),
     ]
 
     def action_send(self) -> None:
         composer = self.query_ancestor(SteerComposer)
         composer.send()
-
-    def action_leave(self) -> None:
-        # At once (not after queued keys, as `focus()` would): what follows is for the table.
-        self.screen.set_focus(self.screen.query_one("#runs"))
 
 
 class SteerComposer(Vertical):
