@@ -5,18 +5,22 @@ command palette in `jarvis_tui.commands`, styling in ``themes/base.tcss``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
+from textual.driver import Driver
+from textual.notifications import SeverityLevel
+from textual.screen import ModalScreen, Screen
 
 from jarvis_tui.commands import JarvisCommands
 from jarvis_tui.screens.main_screen import MainScreen
-from jarvis_tui.theme import DEFAULT_THEME, register_themes
+from jarvis_tui.theme import DEFAULT_THEME, register_themes, role_defaults
 
 Clock = Callable[[], datetime]
 
@@ -38,8 +42,24 @@ def _stylesheet() -> Path:
     raise FileNotFoundError("themes/base.tcss is not installed beside the console")
 
 
+@dataclass(frozen=True)
+class HeldNotification:
+    """A notification raised while a dialog was up, to raise when it closes."""
+
+    message: str
+    title: str
+    severity: SeverityLevel
+    timeout: float | None
+    markup: bool
+
+
 class JarvisApp(App[None]):
-    """The operator console over one workspace's store."""
+    """The operator console over one workspace's store.
+
+    No toast is drawn over a dialog: toasts already up are hidden while one is open (theme CSS),
+    and notifications raised meanwhile are held and raised, with their full time, once the
+    console is back on the main screen.
+    """
 
     CSS_PATH = _stylesheet()
     TITLE = "jarvis"
@@ -72,6 +92,61 @@ class JarvisApp(App[None]):
         self.own_process = own_process
         """The console is this process's only job (the CLI), so it may tune the garbage
         collector for it; never in a process it shares, such as a test run."""
+        self.held_notifications: list[HeldNotification] = []
+        """Raised while a dialog is up: shown when it closes."""
+
+    def on_mount(self) -> None:
+        self.screen_change_signal.subscribe(self, self._screen_changed)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Raise a notification, or hold it while a dialog is up (see the class docstring)."""
+        if self._dialog_up():
+            self.held_notifications.append(
+                HeldNotification(message, title, severity, timeout, markup)
+            )
+            return
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def _dialog_up(self) -> bool:
+        return len(self.screen_stack) > 1 and isinstance(self.screen_stack[-1], ModalScreen)
+
+    def _screen_changed(self, screen: Screen[object]) -> None:
+        if self._dialog_up() or not self.held_notifications:
+            return
+        held, self.held_notifications = self.held_notifications, []
+        for note in held:
+            super().notify(
+                note.message,
+                title=note.title,
+                severity=note.severity,
+                timeout=note.timeout,
+                markup=note.markup,
+            )
+
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        if sys.platform != "win32":
+            # Only in place of Textual's own terminal driver: not a driver chosen through
+            # TEXTUAL_DRIVER, nor Windows' (whose console reports keys, not bytes).
+            from textual.drivers.linux_driver import LinuxDriver
+
+            from jarvis_tui.key_input import ConsoleDriver
+
+            if driver is LinuxDriver:
+                return ConsoleDriver
+        return driver
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        # Asked each time a theme is applied, after it is chosen: a theme's own variables win.
+        return role_defaults(self.current_theme)
 
     def get_default_screen(self) -> Screen[None]:
         return MainScreen(

@@ -58,6 +58,8 @@ class ActionFinished(Message):
     """``retry``, ``override``, ``approve``, ``cancel`` or ``steer``."""
     run_id: str
     result: ActionResult
+    text: str | None = None
+    """The reason or the steer's message the action carried."""
 
 
 @dataclass

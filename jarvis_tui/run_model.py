@@ -179,5 +179,15 @@ class RunModel:
         self._matched = (text, found)
         return found
 
+    def rank(self, run_id: str, shown: list[Row]) -> int:
+        """Where ``run_id`` would be among ``shown`` (rows of the current view, in its order)
+        if the view showed it: how many of them sort before it."""
+        mark, reverse, key = self.sort_key(run_id), self.reverse, self.sort_key
+        return sum(1 for row in shown if (key(row["run_id"]) > mark) == reverse)
+
+    def needs_human(self, run_id: str) -> bool:
+        """Whether ``run_id`` waits on an operator now (`core.run_views.needs_attention`)."""
+        return run_id in self._attention
+
     def attention_count(self) -> int:
         return len(self._attention)

@@ -1,7 +1,8 @@
 """The console's palettes: Textual `Theme` objects, registered by the app at start-up.
 
 Stylesheets in ``themes/`` use only variables; these objects give the variables their values.
-Role variables (``needs-human`` and friends) are defined in every theme so a sheet can rely on them.
+Our role variables (``needs-human``, ``muted-text``) are set by our themes and, for any other
+theme (the palette lists Textual's own too), derived from its colours by `role_defaults`.
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ THEMES: dict[str, Theme] = {
 """Every theme the console offers, by name."""
 
 DEFAULT_THEME = JARVIS_DARK.name
+
+
+def role_defaults(theme: Theme) -> dict[str, str]:
+    """Our role variables for ``theme``, from its own colours: its muted foreground and its
+    warning. Without them a theme that does not set them (every Textual theme) cannot resolve
+    ``themes/base.tcss``, and switching to it would stop the console."""
+    colors = theme.to_color_system().generate()
+    return {"muted-text": colors["foreground-muted"], "needs-human": colors["warning"]}
 
 
 def register_themes(app: App[Any]) -> None:

@@ -43,7 +43,8 @@ HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Panels",
         (
-            ("p g", "Show the progress stream, or the gates (folded into tabs below 120 columns)"),
+            ("p g", "Go to the progress stream, or the gates: the page keys scroll it"),
+            ("escape", "Back to the run table (from the filter, clearing it; a panel; the steer)"),
             ("t", "Progress stream: the selected run, or all runs at once"),
             ("end", "Progress stream: follow the newest entry again (scrolling up pauses)"),
             ("tab", "Move between the table and the panels"),

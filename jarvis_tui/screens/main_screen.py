@@ -5,6 +5,11 @@ Reading: a thread worker asks `StoreFeed` what changed since the last journal po
 and polling pauses while a dialog is up. Applying: rows change in place by run id inside one
 `batch_update`; only an operator's change of view rebuilds the table.
 
+The run on show: the run table's current run (`RunTable.current`), the one the operator chose.
+The panels show it, and every action key, the palette's run commands, `enter` and the composer
+act on it. It changes only when the operator moves the cursor or goes to a run, never because
+the view changed: a run that leaves the view stays on show, and the view line says so.
+
 Acting: every action goes through `core.operator_actions` on a thread worker with the version the
 operator was looking at, so a run another process moved first is refused, not acted on twice;
 the result comes back as `ActionFinished` and becomes a notification with core's sentence.
@@ -35,8 +40,8 @@ from textual.worker import Worker, WorkerState
 from core import operator_actions
 from core.criteria import run_criteria
 from core.identity import operator_name
-from core.run_views import ATTENTION_STATES
 from core.store.sqlite_store import SqliteStore
+from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
 from jarvis_tui.feed import FeedRead, RunView, StoreFeed
 from jarvis_tui.messages import (
     ActionFinished,
@@ -80,8 +85,6 @@ AGE_REFRESH = 60.0
 #: full collections run once a minute instead (see `_store_changed`).
 GC_YOUNG = 10_000
 GC_FULL_NEVER = 1_000_000
-#: More runs than this entering a needs-a-human state in one read become one summary toast.
-TOAST_EACH = 3
 
 _VERBS = {
     "retry": "Retried",
@@ -173,6 +176,18 @@ class MainScreen(Screen[None]):
             tooltip="Filter runs by text",
             priority=True,
         ),
+        # Priority too, and never given up while typing: the key right behind escape (in one
+        # read over a slow link) is for the table, so the focus must be back there before it
+        # is routed. As a plain binding it reached the box being left: `º` in the composer.
+        # On the key bar only where it does something (`check_action`).
+        Binding(
+            "escape",
+            "back_to_runs",
+            "Back to runs",
+            id="view.back",
+            tooltip="Leave the filter, a panel or the composer for the run table",
+            priority=True,
+        ),
         Binding("exclamation_mark", "attention", "Attention", id="view.attention"),
         Binding("question_mark,f1", "help", "Help", id="help", tooltip="Every key"),
         Binding("S", "sort_next", "Sort", id="view.sort", show=False),
@@ -186,10 +201,11 @@ class MainScreen(Screen[None]):
             for key, state in STATE_KEYS.items()
         ],
     ]
-    #: The actions of the priority bindings above, given up while typing in a text box.
+    #: The actions of the priority bindings above, given up while typing in a text box
+    #: (escape is how one leaves the box, so it is kept).
     PRIORITY_ACTIONS: ClassVar[frozenset[str]] = frozenset(
         b.action for b in BINDINGS if isinstance(b, Binding) and b.priority
-    )
+    ) - {"back_to_runs"}
 
     def __init__(
         self,
@@ -228,6 +244,9 @@ class MainScreen(Screen[None]):
         """Every run has been read (a first page alone does not count)."""
         self._verifying: set[str] = set()
         """Runs this console is verifying right now (a second ``v`` would only repeat it)."""
+        self._view_line = Text()
+        self.attention_toasts = AttentionToasts(clock=lambda: self.clock().timestamp())
+        """Runs that started needing a human, for one toast at a time (never behind a dialog)."""
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -261,6 +280,7 @@ class MainScreen(Screen[None]):
         self.set_class(event.size.width >= WIDE_COLUMNS, "-wide")
 
     def on_screen_resume(self) -> None:
+        self._raise_attention_toast()  # what arrived while a dialog was up
         if self.live and self._poll_timer is None and self.seen_seq is not None:
             self._poll()
 
@@ -320,10 +340,10 @@ class MainScreen(Screen[None]):
         self.host = read.host_pid
         table = self.query_one(RunTable)
         now = self.clock()
-        selected = table.selected_run_id
+        before = table.current
         if read.full:
             self.model.load(read.rows)
-            table.replace_rows(self.model.visible(), now, selected)
+            self._replace_rows(table, now)
         elif read.rows:
             self.model.update(read.rows)
             self._apply_rows(table, read.rows, now)
@@ -342,18 +362,20 @@ class MainScreen(Screen[None]):
             # minute's age refresh, where a pause lands on nobody's keystroke.
             gc.set_threshold(GC_YOUNG, 50, GC_FULL_NEVER)
         if not first:
-            self._toast_needs_human(read)
+            self.attention_toasts.entered(read.journal)
+            self._raise_attention_toast()
         self._show_view_line()
         stream = self.query_one(ProgressStream)
         if stream.all_runs:
             stream.add(read.journal)
-        now_selected = table.selected_run_id
-        changed = {row["run_id"] for row in read.rows}
-        if now_selected is not None and (now_selected != selected or read.full):
-            self._read_view(now_selected)
-        elif now_selected is not None and now_selected in changed:
-            self._selected_changed(now_selected, read)
-        elif now_selected is None and first:
+        # A run that just became current (the first one shown) is read by `_row_highlighted`.
+        on_show = table.current
+        if on_show is not None and on_show == before:
+            if read.full:
+                self._read_view(on_show)
+            elif on_show in {row["run_id"] for row in read.rows}:
+                self._selected_changed(on_show, read)
+        elif on_show is None and first:
             self._show_run(None)
         self._sync_bindings()
 
@@ -398,7 +420,15 @@ class MainScreen(Screen[None]):
 
     def _show_view_line(self) -> None:
         table = self.query_one(RunTable)
-        text = Text(self.model.view.describe(), style="bold")
+        text = Text(style="bold", no_wrap=True, overflow="ellipsis", end="")
+        row = self.selected_row()
+        if row is not None and not table.current_shown:
+            # First: a narrow line cuts its end, and this is what the keys act on.
+            text.append(
+                f"{shown(row['run_id'])} is {row['state']}: not in this view (↑↓ choose a run) · ",
+                style="yellow",
+            )
+        text.append(self.model.view.describe())
         if self._whole or not self.model.rows:
             text.append(f" · {table.row_count:,} of {len(self.model.rows):,}", style="dim")
         else:
@@ -407,39 +437,29 @@ class MainScreen(Screen[None]):
             text.append(" (reading the rest…)", style="dim italic")
         stream = self.query_one(ProgressStream)
         text.append(f" · stream: {'all runs' if stream.all_runs else 'selected run'}", style="dim")
+        if text.plain == self._view_line.plain and text.spans == self._view_line.spans:
+            return  # called on every cursor move: a key repaints only what changed
+        self._view_line = text
         self.query_one("#view-line", Static).update(text, layout=False)  # one fixed line
 
-    def _toast_needs_human(self, read: FeedRead) -> None:
-        entered = [
-            entry
-            for entry in read.journal
-            if entry["kind"] == "transition"
-            and isinstance(entry.get("payload"), dict)
-            and entry["payload"].get("to") in ATTENTION_STATES
-        ]
-        if not entered:
+    def _raise_attention_toast(self) -> None:
+        # Only on this screen: a toast drawn over a dialog hides what is being decided. What
+        # waits is raised when the dialog closes, or at the next read once the interval is over.
+        if not self.is_current:
             return
-        if len(entered) > TOAST_EACH:
+        toast = self.attention_toasts.due(self.model.needs_human)
+        if toast is not None:
             self.notify(
-                f"{len(entered)} runs need a human. Press ! for the attention view.",
-                title="Needs a human",
+                toast.message,
+                title=toast.title,
                 severity="warning",
                 markup=False,
-            )
-            return
-        for entry in entered:
-            reason = entry["payload"].get("reason")
-            self.notify(
-                f"Run {shown(entry['run_id'])} is {entry['payload']['to']}"
-                + (f": {one_line(reason, 160)}" if reason else "."),
-                title="Needs a human",
-                severity="warning",
-                markup=False,
+                timeout=TOAST_SECONDS,
             )
 
     @on(RunViewReceived)
     def _view_received(self, message: RunViewReceived) -> None:
-        if message.view.run_id != self.query_one(RunTable).selected_run_id:
+        if message.view.run_id != self.run_on_show:
             return  # the cursor moved on while this was read
         self._show_run(message.view)
 
@@ -465,17 +485,15 @@ class MainScreen(Screen[None]):
 
     @on(RunTable.Highlighted)
     def _row_highlighted(self, event: RunTable.Highlighted) -> None:
-        if event.run_id is not None:
-            # The cursor is painted first, on its own: a panel update read in the same frame
-            # would make the key wait for both (an ~8 ms frame became ~25 ms). A key held down
-            # reads only the run the cursor rests on when the frame is out.
-            self.call_after_refresh(self._read_view_if_selected, event.run_id)
-        else:
-            self._show_run(None)
+        # The cursor is painted first, on its own: a panel update read in the same frame
+        # would make the key wait for both (an ~8 ms frame became ~25 ms). A key held down
+        # reads only the run the cursor rests on when the frame is out.
+        self.call_after_refresh(self._read_view_if_selected, event.run_id)
+        self._show_view_line()
         self._sync_bindings()
 
     def _read_view_if_selected(self, run_id: str) -> None:
-        if self.query_one(RunTable).selected_run_id == run_id:
+        if self.run_on_show == run_id:
             self._read_view(run_id)
 
     @on(RunTable.Selected)
@@ -504,6 +522,17 @@ class MainScreen(Screen[None]):
             )
         if (
             worker.group == "store"
+            and event.state is WorkerState.SUCCESS
+            and self.seen_seq is not None
+        ):
+            # Every read that went through, changes or not: an idle workspace is read all the
+            # same, and a time that stops is how an operator sees that reading stopped. The
+            # header repaints only when the shown second changes.
+            self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
+            self._show_status()
+            self._raise_attention_toast()  # one whose interval ran out on an idle workspace
+        if (
+            worker.group == "store"
             and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
             and self.live
             and self.is_current
@@ -514,8 +543,14 @@ class MainScreen(Screen[None]):
 
     # -- availability -------------------------------------------------------------------------
 
+    @property
+    def run_on_show(self) -> str | None:
+        """The run on show: the panels show it and the keys act on it (see the module doc)."""
+        return self.query_one(RunTable).current
+
     def selected_row(self) -> dict[str, Any] | None:
-        run_id = self.query_one(RunTable).selected_run_id
+        """The table row of the run on show (in this view or not): its freshest state."""
+        run_id = self.run_on_show
         return self.model.rows.get(run_id) if run_id else None
 
     def action_subject(self, action: str) -> dict[str, Any] | None:
@@ -551,6 +586,8 @@ class MainScreen(Screen[None]):
             return True if availability(name, self.action_subject(name)).enabled else None
         if action == "details":
             return True if self.selected_row() else None
+        if action == "back_to_runs":
+            return self._back_possible()  # else escape goes on to whatever has the focus
         return True
 
     def on_key(self, event: Key) -> None:
@@ -682,10 +719,9 @@ class MainScreen(Screen[None]):
 
     def action_steer(self) -> None:
         self.action_panel("steer")
-        self.set_focus(self.query_one(SteerComposer).editor)
 
     def action_details(self) -> None:
-        if self.view is not None and self.view.run_id == self.query_one(RunTable).selected_run_id:
+        if self.view is not None and self.view.run_id == self.run_on_show:
             self.app.push_screen(RunDetailsScreen(self.view))
 
     def action_help(self) -> None:
@@ -698,6 +734,17 @@ class MainScreen(Screen[None]):
 
     @on(SteerComposer.SendRequested)
     def _send_steer(self, message: SteerComposer.SendRequested) -> None:
+        if message.run_id != self.run_on_show:
+            # The composer shows the run on show; a send that raced a change of run is not
+            # sent anywhere, and the draft stays with its run.
+            self.notify(
+                f"Not sent: run {shown(message.run_id)} is no longer on show. "
+                "Its draft is kept with it.",
+                title="Cannot steer",
+                severity="warning",
+                markup=False,
+            )
+            return
         self._act("steer", message.run_id, message.version, message.message)
 
     @work(
@@ -729,7 +776,7 @@ class MainScreen(Screen[None]):
                 )
         finally:
             store.close()
-        self.post_message(ActionFinished(action, run_id, result))
+        self.post_message(ActionFinished(action, run_id, result, text=text))
 
     @work(
         thread=True, group="act", exit_on_error=False,
@@ -867,8 +914,8 @@ class MainScreen(Screen[None]):
                 title="Done",
                 markup=False,
             )
-            if message.action == "steer":
-                self.query_one(SteerComposer).editor.clear()
+            if message.action == "steer" and message.text is not None:
+                self.query_one(SteerComposer).sent(message.run_id, message.text)
         elif result.refusal is not None:
             self.notify(
                 result.refusal.message,
@@ -881,11 +928,21 @@ class MainScreen(Screen[None]):
 
     # -- views --------------------------------------------------------------------------------
 
+    def _replace_rows(self, table: RunTable, now: datetime) -> None:
+        rows = self.model.visible()
+        current = table.current
+        gap = 0
+        row = self.model.rows.get(current) if current is not None else None
+        if current is not None and row is not None and not self.model.shows(row):
+            gap = self.model.rank(current, rows)  # the cursor keys move from where it would be
+        table.replace_rows(rows, now, gap=gap)
+
     def _rebuild(self) -> None:
+        # A change of view: the run on show stays on show, in the new view or not.
         table = self.query_one(RunTable)
-        table.replace_rows(self.model.visible(), self.clock(), table.selected_run_id)
+        self._replace_rows(table, self.clock())
         self._show_view_line()
-        run_id = table.selected_run_id
+        run_id = table.current
         if run_id is not None and (self.view is None or self.view.run_id != run_id):
             self._read_view(run_id)
         elif run_id is None:
@@ -907,18 +964,42 @@ class MainScreen(Screen[None]):
     def _filter_submitted(self, event: FilterLine.Submitted) -> None:
         if not event.value.strip():
             self.remove_class("-filtering")
-        self.set_focus(self.query_one(RunTable))
+        table = self.query_one(RunTable)
+        if not table.current_shown and table.row_count:
+            # Enter is "take me to what I found": `/ run-id enter r` retries the run found. The
+            # run on show stays while typing, and stays if it is among the matches.
+            table.action_jump(0)
+        self.set_focus(table)
 
     def _typing_in_text(self) -> bool:
         """Whether the focus is in a box that takes text (the filter, the steer editor)."""
         return isinstance(self.focused, FilterLine | TextArea | Input)
 
-    def key_escape(self) -> None:
+    def _back_possible(self) -> bool:
+        table = self.query_one(RunTable)
+        return (
+            self.focused is not table
+            or self.has_class("-filtering")
+            or bool(self.query_one("#filter", FilterLine).value)
+        )
+
+    def action_back_to_runs(self) -> None:
+        """One step back to the run table: from the filter (clearing it), from a panel or the
+        composer (a draft stays), or, on the table, clear a kept filter."""
+        table = self.query_one(RunTable)
         filter_input = self.query_one("#filter", FilterLine)
-        if self.has_class("-filtering") or filter_input.value:
-            filter_input.value = ""
-            self.remove_class("-filtering")
-            self.set_focus(self.query_one(RunTable))
+        if self.focused is filter_input:
+            # Cleared in the filter's own turn: keys typed before escape may still wait there,
+            # and would otherwise land after the clearing.
+            filter_input.call_later(self._clear_filter)
+        elif self.focused is table:
+            self._clear_filter()
+        # At once, not after the queued keys as `focus()` would: what follows is for the table.
+        self.set_focus(table)
+
+    def _clear_filter(self) -> None:
+        self.query_one("#filter", FilterLine).value = ""
+        self.remove_class("-filtering")
 
     def action_attention(self) -> None:
         self.model.view.attention = not self.model.view.attention
@@ -965,7 +1046,7 @@ class MainScreen(Screen[None]):
         stream = self.query_one(ProgressStream)
         if stream.all_runs:
             stream.all_runs = False
-            run_id = self.query_one(RunTable).selected_run_id
+            run_id = self.run_on_show
             stream.reset(run_id=run_id, all_runs=False, entries=[])
             if run_id is not None:
                 self.view = None
@@ -973,11 +1054,22 @@ class MainScreen(Screen[None]):
         else:
             stream.reset(run_id=None, all_runs=True, entries=[])
             self._read_all_stream()
-        self.action_panel("progress")
+        self._bring_forward("progress")
         self._show_view_line()
 
     def action_panel(self, name: str) -> None:
-        """Bring panel ``name`` forward (folded layout) and focus it."""
+        """Bring panel ``name`` forward (folded layout) and give it the keys, so the page keys
+        scroll it (at full width every panel shows, and the focus is what `p` changes)."""
+        self._bring_forward(name)
+        # Now, not after the queued keys: a page key typed right behind is for the panel.
+        if name == "progress":
+            self.set_focus(self.query_one(ProgressStream))
+        elif name == "gates":
+            self.set_focus(self.query_one(GatePanel))
+        else:
+            self.set_focus(self.query_one(SteerComposer).editor)
+
+    def _bring_forward(self, name: str) -> None:
         self.query_one(Tabs).active = name
         self._activate_panel(name)
 

@@ -4,6 +4,9 @@ Textual's `Footer` rebuilds one widget per key whenever the bindings change, whi
 whole screen (about 30 ms at 160×48); on a run table every cursor move can change which actions
 are possible. This bar is one line of text drawn again in place: the same keys from the same
 `Screen.active_bindings`, the same dimming for a binding the screen reports as disabled.
+
+It is drawn for the width it has: keys that do not fit are left out whole (never cut in the
+middle), and help and quit always stay, at the end, where an operator finds every other key.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ class KeyBar(Widget):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"key-bar--key", "key-bar--disabled"}
 
+    #: Binding ids always shown, last: help lists every key the bar has no room for.
+    PINNED: ClassVar[tuple[str, ...]] = ("help", "quit")
+
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
         self._spans: list[tuple[int, int, str]] = []
@@ -59,22 +65,39 @@ class KeyBar(Widget):
     def render(self) -> Text:
         key_style = self.get_component_rich_style("key-bar--key")
         disabled_style = self.get_component_rich_style("key-bar--disabled")
-        line = Text(no_wrap=True, overflow="crop", end="")
-        spans: list[tuple[int, int, str]] = []
-        keys: dict[str, tuple[str, bool]] = {}
+        entries: list[tuple[Text, str, str, bool]] = []
+        pinned: list[tuple[Text, str, str, bool]] = []
         seen: set[str] = set()
         for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
             # One entry per action: `?` and F1 both open help, shown once.
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
-            start = line.cell_len
-            line.append(
-                f" {self.app.get_key_display(binding)} ", key_style if enabled else disabled_style
+            entry = Text.assemble(
+                (
+                    f" {self.app.get_key_display(binding)} ",
+                    key_style if enabled else disabled_style,
+                ),
+                (f"{binding.description} ", "" if enabled else disabled_style),
             )
-            line.append(f"{binding.description} ", "" if enabled else disabled_style)
-            spans.append((start, line.cell_len, binding.key))
-            keys[binding.key] = (binding.description, enabled)
+            (pinned if binding.id in self.PINNED else entries).append(
+                (entry, binding.key, binding.description, enabled)
+            )
+        room = self.size.width - sum(entry.cell_len for entry, *_rest in pinned)
+        fitting = []
+        for item in entries:
+            if item[0].cell_len > room:
+                break  # the rest in order, or a later, shorter key would look like the next
+            fitting.append(item)
+            room -= item[0].cell_len
+        line = Text(no_wrap=True, overflow="crop", end="")
+        spans: list[tuple[int, int, str]] = []
+        keys: dict[str, tuple[str, bool]] = {}
+        for entry, key, description, enabled in (*fitting, *pinned):
+            start = line.cell_len
+            line.append_text(entry)
+            spans.append((start, line.cell_len, key))
+            keys[key] = (description, enabled)
         self._spans, self.keys = spans, keys
         return line
 

@@ -5,6 +5,13 @@ every row it is given (about 0.3 ms a row), which made a change of view over 10,
 seconds. Here a change of view is a re-ordered list of run ids, and a run's cells are built only
 when its line is drawn, then cached until the run changes. Live changes redraw only the lines of
 the runs that changed, and only if they are on screen.
+
+The cursor belongs to a run, not to a line (`RunTable.current`): the run the operator chose, which
+the console's panels show and its keys act on. It changes only when the operator moves the cursor
+or goes to a run. When the view stops showing that run (it changed state under a state filter,
+or the filter changed), no line is under the cursor and the run stays current; the next cursor
+key chooses a run from where it was. Putting the neighbour under the cursor instead made `a a`
+approve two runs.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widgets import Static
+from textual.widget import Widget
 
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.safe_text import one_line, shown
@@ -31,9 +38,13 @@ from jarvis_tui.widgets.text_pane import WHEEL_LINES, LinePane, scroll_bar
 
 Row = dict[str, Any]
 
-#: (key, label, width). Fixed widths: a live update never makes the columns jump. The columns an
-#: operator decides by come first, so an 80-column terminal still shows them.
-COLUMNS: tuple[tuple[str, str, int], ...] = (
+Column = tuple[str, str, int]
+"""(key, label, width)."""
+
+#: Every column, in order, with its width (the last progress: its least). Fixed widths: a live
+#: update never makes the columns jump. The columns an operator decides by come first, so an
+#: 80-column terminal still shows them.
+COLUMNS: tuple[Column, ...] = (
     ("run", "run", 18),
     ("state", "state", 18),
     ("retries", "↻", 2),
@@ -43,8 +54,27 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("steers", "steers", 7),
     ("lane", "lane", 16),
     ("task", "task", 10),
-    ("progress", "last progress", 60),
+    ("progress", "last progress", 24),
 )
+#: Left out, in this order, while the last progress would be narrower than its least width: at
+#: 160 columns the table's share left it 3 characters.
+GIVE_WAY = ("task", "lane")
+
+
+def fit_columns(width: int) -> tuple[Column, ...]:
+    """The columns drawn in ``width`` cells: the last progress (the last column) takes what the
+    others leave, after `GIVE_WAY` columns made room for its least width."""
+    least = COLUMNS[-1][2]
+    columns = list(COLUMNS)
+    fixed = 0
+    for dropped in (None, *GIVE_WAY):
+        columns = [column for column in columns if column[0] != dropped]
+        fixed = sum(w for _key, _label, w in columns[:-1]) + len(columns) - 1  # and the spaces
+        if width - fixed >= least:
+            break
+    *rest, (key, label, _least) = columns
+    return (*rest, (key, label, max(0, width - fixed)))
+
 
 SORTS: dict[str, tuple[str, Callable[[Row], Any]]] = {
     "age": ("age", lambda r: r.get("created_at") or ""),
@@ -105,27 +135,39 @@ def cells(row: Row, now: datetime) -> tuple[Text, ...]:
     )
 
 
-def _line(values: tuple[Text, ...]) -> Text:
-    """Cells side by side, each cut or padded to its column's width."""
+def _line(values: tuple[Text, ...], columns: tuple[Column, ...]) -> Text:
+    """The cells of ``columns`` (``values`` holds every column's) side by side, each cut or
+    padded to its column's width."""
     line = Text(no_wrap=True, end="")
-    for (_key, _label, width), value in zip(COLUMNS, values, strict=True):
+    index = {key: i for i, (key, _label, _width) in enumerate(COLUMNS)}
+    for n, (key, _label, width) in enumerate(columns):
+        value = values[index[key]]
         cell = value.copy()
         cell.truncate(width, overflow="ellipsis")
         cell.align("right" if value.justify == "right" else "left", width)
+        if n:
+            line.append(" ")
         line.append_text(cell)
-        line.append(" ")
     return line
 
 
-def header_text() -> Text:
-    return _line(tuple(Text(label, style="bold") for _key, label, _width in COLUMNS))
+def header_text(columns: tuple[Column, ...] = COLUMNS) -> Text:
+    return _line(tuple(Text(label, style="bold") for _key, label, _width in COLUMNS), columns)
 
 
-class RunTableHeader(Static):
-    """The column labels above the table (the table itself scrolls under them)."""
+class RunTableHeader(Widget):
+    """The column labels above the table (the table itself scrolls under them), for the
+    columns the table's width holds."""
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
-        super().__init__(header_text(), id=id)
+    DEFAULT_CSS = """
+    RunTableHeader {
+        height: 1;
+    }
+    """
+
+    def render(self) -> Text:
+        # The same width as the table's text: the table keeps its last column for a scroll bar.
+        return header_text(fit_columns(max(0, self.size.width - 1)))
 
 
 class RunTable(LinePane, can_focus=True):
@@ -136,13 +178,17 @@ class RunTable(LinePane, can_focus=True):
     new run would lay the whole screen out again (about 25 ms at 160×48).
     """
 
+    # Priority (in force only while the table has the focus): the cursor moves as the App
+    # routes the key, so an action key typed right behind it, in the same read, acts on the run
+    # moved to. Queued behind the action key's priority binding, `down a` approved the run the
+    # cursor was leaving.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
+        Binding("up", "cursor(-1)", "Up", show=False, priority=True),
+        Binding("down", "cursor(1)", "Down", show=False, priority=True),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
+        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
+        Binding("home", "jump(0)", "First", show=False, priority=True),
+        Binding("end", "jump(-1)", "Last", show=False, priority=True),
         Binding("enter", "select", "Details", show=False),
     ]
 
@@ -150,10 +196,11 @@ class RunTable(LinePane, can_focus=True):
 
     @dataclass
     class Highlighted(Message):
-        """The cursor moved to ``run_id`` (None: the table is empty)."""
+        """``run_id`` became the current run (the operator chose it, or it is the first run
+        shown while none was chosen)."""
 
         table: RunTable
-        run_id: str | None
+        run_id: str
 
     @dataclass
     class Selected(Message):
@@ -163,8 +210,9 @@ class RunTable(LinePane, can_focus=True):
         run_id: str
 
     cursor_row: reactive[int] = reactive(0, init=False, always_update=False, repaint=False)
-    """The index of the highlighted line. Not a repaint of the table: `watch_cursor_row` redraws
-    just the two rows that changed (a whole table for every key cost ~3 ms more a frame)."""
+    """The index of the highlighted line, -1 when the current run is not shown. Not a repaint
+    of the table: `watch_cursor_row` redraws just the two rows that changed (a whole table for
+    every key cost ~3 ms more a frame)."""
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
@@ -181,6 +229,14 @@ class RunTable(LinePane, can_focus=True):
         self._now = datetime.now(UTC)
         self.top = 0
         """The index of the first line on screen."""
+        self.current: str | None = None
+        """The run the cursor belongs to: the one the operator chose (or the first shown, until
+        they choose). It stays current when the view no longer shows it."""
+        self._gap = 0
+        """Where the current run would be, while it is not shown: the next cursor key moves
+        from there (down: the run that followed it; up: the one before)."""
+        self.columns: tuple[Column, ...] = fit_columns(80)
+        """The columns drawn, for the table's width (set again on every resize)."""
 
     # -- what is shown --------------------------------------------------------------------------
 
@@ -198,10 +254,13 @@ class RunTable(LinePane, can_focus=True):
 
     @property
     def selected_run_id(self) -> str | None:
-        """The run under the cursor, if any."""
-        if not self._order:
-            return None
-        return self._order[min(self.cursor_row, len(self._order) - 1)]
+        """The run under the cursor: the current run when it is shown, else None."""
+        return self.current if self.current in self._index else None
+
+    @property
+    def current_shown(self) -> bool:
+        """Whether the current run has a line in this view."""
+        return self.current in self._index
 
     def get_row(self, run_id: str) -> tuple[Text, ...]:
         """The cells of ``run_id``'s line (built if it was never drawn)."""
@@ -215,8 +274,9 @@ class RunTable(LinePane, can_focus=True):
 
     # -- changing it ------------------------------------------------------------------------------
 
-    def replace_rows(self, rows: Iterable[Row], now: datetime, keep: str | None) -> None:
-        """Show exactly ``rows`` in order (a change of view), keeping the cursor on ``keep``."""
+    def replace_rows(self, rows: Iterable[Row], now: datetime, *, gap: int = 0) -> None:
+        """Show exactly ``rows`` in order (a change of view), the cursor staying on the current
+        run; ``gap`` is where that run would be among ``rows`` when they do not include it."""
         self._now = now
         rows = list(rows)
         self._order = [row["run_id"] for row in rows]
@@ -227,7 +287,7 @@ class RunTable(LinePane, can_focus=True):
                 self._rows[run_id] = row
                 self._forget(run_id)
         self._reindex()
-        self._place_cursor(keep)
+        self._settle_cursor(gap)
 
     def upsert(self, row: Row, now: datetime) -> bool:
         """Bring one run's line up to date, adding it at the end if absent. True when added."""
@@ -244,21 +304,32 @@ class RunTable(LinePane, can_focus=True):
         self._index[run_id] = len(self._order)
         self._order.append(run_id)
         self.refresh()  # the scroll bar's proportions changed too
+        self._settle_cursor()  # the current run back in view, or the first run of all
         return True
 
     def drop(self, run_id: str) -> None:
-        if run_id in self._index:
-            keep = self.selected_run_id
-            self._order.remove(run_id)
-            self._reindex()
-            self._place_cursor(keep if keep != run_id else None)
+        """Take ``run_id``'s line away; if it is the current run, it stays current, unshown."""
+        index = self._index.get(run_id)
+        if index is None:
+            return
+        self._order.pop(index)
+        self._reindex()
+        if run_id == self.current:
+            self._settle_cursor(index)
+        elif self.cursor_row < 0 and index < self._gap:
+            self._settle_cursor(self._gap - 1)  # a line before the gap went: it moves up one
+        else:
+            self._settle_cursor()
 
     def order_by(self, key: Callable[[str], Any], *, reverse: bool) -> None:
         """Re-order the lines by ``key(run_id)``, the cursor staying on its run."""
-        keep = self.selected_run_id
         self._order.sort(key=key, reverse=reverse)
         self._reindex()
-        self._place_cursor(keep)
+        gap = None
+        if self.current is not None and self.current not in self._index:
+            mark = key(self.current)
+            gap = sum(1 for run_id in self._order if (key(run_id) > mark) == reverse)
+        self._settle_cursor(gap)
 
     def set_now(self, now: datetime) -> None:
         """Ages are relative to ``now``: rebuild the cells that are drawn again."""
@@ -269,10 +340,9 @@ class RunTable(LinePane, can_focus=True):
         self.refresh()
 
     def move_to(self, run_id: str | None) -> None:
-        """Put the cursor on ``run_id`` when it is shown (else leave it where it is)."""
+        """Make ``run_id`` current when it is shown (else leave the cursor where it is)."""
         if run_id is not None and run_id in self._index:
-            self.cursor_row = self._index[run_id]
-            self._scroll_to_cursor()
+            self._choose(self._index[run_id])
 
     def _forget(self, run_id: str) -> None:
         self._cells.pop(run_id, None)
@@ -288,15 +358,32 @@ class RunTable(LinePane, can_focus=True):
         if self.top <= index < self.top + self.size.height:
             self.refresh(Region(0, index - self.top, self.size.width, 1))
 
-    def _place_cursor(self, keep: str | None) -> None:
-        before = self.selected_run_id
-        if keep is not None and keep in self._index:
-            self.cursor_row = self._index[keep]
-        else:
-            self.cursor_row = max(0, min(self.cursor_row, len(self._order) - 1))
+    def _settle_cursor(self, gap: int | None = None) -> None:
+        """After the lines changed: the cursor on the current run's line, or on none when the
+        view does not show it (``gap``, if given, is where it would be). Only while no run was
+        ever current does the cursor land on a run by itself: the first."""
+        if self.current is None:
+            if self._order:
+                self._choose(0)
+            return
+        index = self._index.get(self.current)
+        if index is not None:
+            self.cursor_row = index
+            self._scroll_to_cursor()
+            return
+        self.cursor_row = -1
+        if gap is not None:
+            self._gap = gap
+        self._gap = max(0, min(self._gap, len(self._order)))
+
+    def _choose(self, row: int) -> None:
+        """Make the run on line ``row`` current (the operator's choice)."""
+        run_id = self._order[row]
+        self.cursor_row = row
         self._scroll_to_cursor()
-        if self.selected_run_id != before:
-            self.post_message(self.Highlighted(self, self.selected_run_id))
+        if run_id != self.current:
+            self.current = run_id
+            self.post_message(self.Highlighted(self, run_id))
 
     # -- the cursor -------------------------------------------------------------------------------
 
@@ -305,15 +392,20 @@ class RunTable(LinePane, can_focus=True):
         self._refresh_row(new)
 
     def _move(self, row: int) -> None:
-        if not self._order:
-            return
-        row = max(0, min(row, len(self._order) - 1))
-        if row != self.cursor_row:
-            self.cursor_row = row
-            self.post_message(self.Highlighted(self, self.selected_run_id))
-        self._scroll_to_cursor()
+        if self._order:
+            self._choose(max(0, min(row, len(self._order) - 1)))
+
+    def _step(self, delta: int) -> None:
+        """Move by ``delta`` lines; from an unshown current run, from where it would be."""
+        if self.cursor_row >= 0:
+            self._move(self.cursor_row + delta)
+        else:
+            # The gap sits between two lines: down reaches the line after it, up the one before.
+            self._move(self._gap + delta - (1 if delta > 0 else 0))
 
     def _scroll_to_cursor(self) -> None:
+        if self.cursor_row < 0:
+            return
         height = max(1, self.size.height)
         top = self.top
         if self.cursor_row < top:
@@ -325,23 +417,27 @@ class RunTable(LinePane, can_focus=True):
             self.refresh()
 
     def on_resize(self, event: Resize) -> None:
+        columns = fit_columns(max(0, self.size.width - 1))
+        if columns != self.columns:
+            self.columns = columns
+            self._segments.clear()
         self._strips.clear()
         self.top = max(0, min(self.top, len(self._order) - self.size.height))
         self._scroll_to_cursor()
         self.refresh()
 
     def action_cursor(self, delta: int) -> None:
-        self._move(self.cursor_row + delta)
+        self._step(delta)
 
     def action_page(self, direction: int) -> None:
-        self._move(self.cursor_row + direction * max(1, self.size.height - 1))
+        self._step(direction * max(1, self.size.height - 1))
 
     def action_jump(self, row: int) -> None:
         self._move(row if row >= 0 else len(self._order) - 1)
 
     def action_select(self) -> None:
-        if self.selected_run_id is not None:
-            self.post_message(self.Selected(self, self.selected_run_id))
+        if self.current is not None:
+            self.post_message(self.Selected(self, self.current))
 
     def on_click(self, event: Click) -> None:
         row = event.y + self.top
@@ -354,11 +450,11 @@ class RunTable(LinePane, can_focus=True):
 
     def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
         event.stop()
-        self._move(self.cursor_row + WHEEL_LINES)
+        self._step(WHEEL_LINES)
 
     def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
         event.stop()
-        self._move(self.cursor_row - WHEEL_LINES)
+        self._step(-WHEEL_LINES)
 
     def render_line(self, y: int) -> Strip:
         row = y + self.top
@@ -381,7 +477,7 @@ class RunTable(LinePane, can_focus=True):
             return cached[1]
         segments = self._segments.get(run_id)
         if segments is None:
-            segments = list(_line(self.get_row(run_id)).render(self.app.console))
+            segments = list(_line(self.get_row(run_id), self.columns).render(self.app.console))
             self._segments[run_id] = segments
         strip = Strip(segments).apply_style(style).crop_extend(0, width, style)
         strip = Strip([*strip, bar], width + 1)

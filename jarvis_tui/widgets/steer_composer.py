@@ -3,6 +3,9 @@
 Sending is possible only while the run is running; the composer says why when it is not. The
 message itself goes through core's operator API (`core.operator_actions.steer`), which the app
 calls; this widget only collects it (`SteerComposer.SendRequested`).
+
+A draft belongs to its run: showing another run puts the draft away with its run and brings out
+that run's own, so text typed for one run is never sent to another.
 """
 
 from __future__ import annotations
@@ -47,20 +50,16 @@ def render_receipts(view: RunView | None) -> Text:
 
 
 class SteerEditor(TextArea):
-    """The message box: ``ctrl+s`` sends, ``escape`` goes back to the run table."""
+    """The message box: ``ctrl+s`` sends; ``escape`` (the main screen's) goes back to the run
+    table, the draft staying with its run."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "send", "Send steer", id="steer.send", priority=True),
-        Binding("escape", "leave", "Back to runs", id="steer.leave"),
     ]
 
     def action_send(self) -> None:
         composer = self.query_ancestor(SteerComposer)
         composer.send()
-
-    def action_leave(self) -> None:
-        # At once (not after queued keys, as `focus()` would): what follows is for the table.
-        self.screen.set_focus(self.screen.query_one("#runs"))
 
 
 class SteerComposer(Vertical):
@@ -80,6 +79,8 @@ class SteerComposer(Vertical):
         """The run the composer steers."""
         self.receipts_text: Text = render_receipts(None)
         self._hint: Text = Text("")
+        self.drafts: dict[str, str] = {}
+        """Unsent text by run id, for the runs not shown now (the shown run's is in the editor)."""
 
     def compose(self) -> ComposeResult:
         receipts = TextPane(wrap=True, id="steer-receipts")
@@ -93,8 +94,10 @@ class SteerComposer(Vertical):
         return self.query_one(SteerEditor)
 
     def show(self, view: RunView | None) -> None:
-        """Show ``view``'s receipts, and whether it can be steered now."""
+        """Show ``view``'s receipts, its draft, and whether it can be steered now."""
         previous = self.view.run_id if self.view else None
+        if (view.run_id if view else None) != previous:
+            self._switch_draft(previous, view.run_id if view else None)
         self.view = view
         receipts = render_receipts(view)
         pane = self.query_one("#steer-receipts", TextPane)
@@ -117,6 +120,26 @@ class SteerComposer(Vertical):
             self.query_one("#steer-hint", Static).update(hint, layout=False)
         self.editor.read_only = not can.enabled
         self.set_class(not can.enabled, "-disabled")
+
+    def _switch_draft(self, previous: str | None, run_id: str | None) -> None:
+        editor = self.editor
+        text = editor.text
+        if previous is not None and text:
+            self.drafts[previous] = text
+        draft = self.drafts.pop(run_id, "") if run_id is not None else ""
+        if draft != text:
+            # Most runs have no draft: a cursor moving over them loads nothing.
+            editor.load_text(draft)
+            editor.move_cursor(editor.document.end)
+
+    def sent(self, run_id: str, message: str) -> None:
+        """``message`` was accepted for ``run_id``: its draft is done with (unless the operator
+        has changed it since sending, which makes it a new draft)."""
+        if self.view is not None and self.view.run_id == run_id:
+            if self.editor.text == message:
+                self.editor.clear()
+        elif self.drafts.get(run_id) == message:
+            del self.drafts[run_id]
 
     def send(self) -> None:
         """Ask the app to send what is typed; the editor clears once the store accepted it."""
