@@ -239,33 +239,12 @@ def _change(args: argparse.Namespace, store: SqliteStore) -> run_criteria.Criter
     return None
 
 
-def _only(args: argparse.Namespace, allowed: set[str], what: str) -> None:
-    """Refuse options that belong to the other form of ``jarvis criteria``."""
-    given = {
-        "--workspace": args.workspace is not None,
-        "--operator": args.operator is not None,
-        "--add": args.add is not None,
-        "--remove": args.remove is not None,
-        "--expect-version": args.expect_version is not None,
-        "--repo": args.repo is not None,
-        "--no-universal": args.no_universal,
-        "--model-command": args.model_command is not None,
-    }
-    wrong = [flag for flag, used in given.items() if used and flag not in allowed]
-    if wrong:
-        raise UsageError("usage", f"{', '.join(wrong)} cannot be used with {what}.")
-
-
 def criteria(args: argparse.Namespace) -> int:
     if args.run_id == EXTRACT:
-        _only(args, {"--repo", "--no-universal", "--model-command"}, "jarvis criteria extract")
-        if args.path is None:
-            raise UsageError("usage", "jarvis criteria extract needs a PATH, or - for stdin.")
-        return extract(args)
-    _only(args, {"--workspace", "--operator", "--add", "--remove", "--expect-version"},
-          "jarvis criteria RUN_ID")  # fmt: skip
-    if args.path is not None:
-        raise UsageError("usage", f"unexpected argument {args.path!r} after the run id.")
+        # `jarvis criteria extract` is parsed by its own parser; this is `extract` after options.
+        raise UsageError(
+            "usage", "extract must come right after criteria: jarvis criteria extract PATH|-."
+        )
     if args.add is not None and args.remove is not None:
         raise UsageError("usage", "--add and --remove cannot be used together.")
     with open_store(args) as store:

@@ -76,6 +76,11 @@ def gates_table(gates: list[dict[str, Any]]) -> Table:
     return table
 
 
+def write_error(text: str) -> None:
+    """Write ``text`` to stderr, every control character escaped."""
+    sys.stderr.write(inert(text) + "\n")
+
+
 def usage_error(code: str, message: str, *, as_json: bool) -> int:
     if as_json:
         emit_json({"error": {"code": code, "message": message}})
