@@ -48,16 +48,22 @@ def _zeroed_header(db: Path) -> None:
 
 
 def _bad_page(db: Path) -> None:
-    """The root page of the runs table, in the middle of the file, overwritten."""
+    """The root pages of the runs and journal tables, in the middle of the file, overwritten."""
     good_store(db)
     conn = sqlite3.connect(db)
-    (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").fetchone()
+    roots = [
+        root
+        for (root,) in conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name IN ('runs', 'journal')"
+        )
+    ]
     pages = db.stat().st_size // PAGE
     conn.close()
-    assert 1 < root < pages
+    assert len(roots) == 2 and all(1 < root < pages for root in roots)
     with db.open("r+b") as handle:
-        handle.seek((root - 1) * PAGE)
-        handle.write(b"\xa5" * PAGE)
+        for root in roots:
+            handle.seek((root - 1) * PAGE)
+            handle.write(b"\xa5" * PAGE)
 
 
 def _too_new(db: Path) -> None:

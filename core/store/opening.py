@@ -101,7 +101,9 @@ def fault(exc: sqlite3.Error, path: Path) -> StoreError:
     """
     detail = str(exc) or type(exc).__name__
     code = primary_code(exc)
-    if code == SQLITE_FULL:
+    # SQLite says "disk I/O error" when a full disk stops it growing its shared-memory index or
+    # log rather than the database: the free space tells the two apart.
+    if code == SQLITE_FULL or (code == SQLITE_IOERR and disk_is_full(path)):
         return StoreError(
             "disk_full",
             f"The disk holding the store {path} is full: it could not be written. "
@@ -139,6 +141,19 @@ def fault(exc: sqlite3.Error, path: Path) -> StoreError:
             path,
         )
     return StoreError("store_unusable", f"The store {path} cannot be used ({detail}).", path)
+
+
+#: Less free space than this on the store's file system counts as a full disk.
+FULL_BELOW_BYTES = 1024 * 1024
+
+
+def disk_is_full(path: Path) -> bool:
+    """Whether the file system holding ``path`` has (almost) no space left for this user."""
+    try:
+        info = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return info.f_bavail * info.f_frsize < FULL_BELOW_BYTES
 
 
 def needs_creating(path: Path, *, create: bool) -> bool:
@@ -226,15 +241,22 @@ def create_store(path: Path) -> bool:
             Path(f"{scratch}{suffix}").unlink(missing_ok=True)
 
 
-def connect(path: Path, *, read_only: bool, busy_timeout_s: float) -> sqlite3.Connection:
+def connect(
+    path: Path, *, read_only: bool, busy_timeout_s: float
+) -> tuple[sqlite3.Connection, bool]:
     """A connection to the existing store at ``path``, read-only when asked.
 
+    Returns:
+        The connection, and whether it is ``immutable`` (see below): such a connection never
+        sees a later commit, so a reader that polls must open again to look.
+
     A reader of a WAL database needs its ``-shm`` file, which it creates when no other connection
-    has. In a directory the reader cannot write, with no writer connected (no ``-wal`` file), that
-    fails; the file alone then holds every committed change, and it is opened ``immutable`` (no
-    locks, no log). The cost: a writer that starts during the read and checkpoints within it could
-    show the reader a torn page, which SQLite reports as damage — rare (a checkpoint follows a
-    thousand pages of writes, or a writer's exit) and at worst a failed read, never a wrong write.
+    has. In a directory the reader cannot write, or on a full disk, with no writer connected (no
+    ``-wal`` file), that fails; the file alone then holds every committed change, and it is opened
+    ``immutable`` (no locks, no log). The cost: a writer that starts during the read and
+    checkpoints within it could show the reader a torn page, which SQLite reports as damage — rare
+    (a checkpoint follows a thousand pages of writes, or a writer's exit) and at worst a failed
+    read, never a wrong write.
     With a writer connected, its ``-wal`` and ``-shm`` exist and a plain read-only open sees its
     latest commits.
 
@@ -242,19 +264,42 @@ def connect(path: Path, *, read_only: bool, busy_timeout_s: float) -> sqlite3.Co
         sqlite3.Error: the database cannot be opened or read (for `fault` to classify).
     """
     if not read_only:
-        return sqlite3.connect(str(path), timeout=busy_timeout_s)
+        return sqlite3.connect(str(path), timeout=busy_timeout_s), False
     uri = path.absolute().as_uri()
     conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=busy_timeout_s)
     try:
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        return conn
+        return conn, False
     except sqlite3.OperationalError as exc:
         conn.close()
         wal = Path(f"{path}-wal")
         has_log = wal.exists() and wal.stat().st_size > 0
-        if primary_code(exc) not in (SQLITE_READONLY, SQLITE_CANTOPEN) or has_log:
+        # Read-only, or no room for the index (a full disk): the file alone will do, if no
+        # writer's log holds commits it lacks.
+        if primary_code(exc) not in (SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_IOERR) or has_log:
             raise
-    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=busy_timeout_s)
+    immutable = f"{uri}?mode=ro&immutable=1"
+    return sqlite3.connect(immutable, uri=True, timeout=busy_timeout_s), True
+
+
+def check_writable(path: Path) -> None:
+    """Refuse to open for writing a store this user cannot write, before SQLite half-opens it.
+
+    SQLite opens a file it may not write read-only without a word, and the first write then
+    fails; a WAL store in a directory the user cannot write fails even to be read. Asking first
+    gives the one sentence that matters: this needs write access.
+
+    Raises:
+        StoreError: ``store_read_only``.
+    """
+    for target in (path, path.parent):
+        if not os.access(target, os.W_OK):
+            raise StoreError(
+                "store_read_only",
+                f"The store {path} cannot be written: {target} is read-only for this user. "
+                "Reading commands (runs, show, journal) need only read access.",
+                path,
+            )
 
 
 def step_names() -> list[str]:

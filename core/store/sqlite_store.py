@@ -29,6 +29,7 @@ from sqlite_utils import Database
 
 from core.store.opening import (
     check_schema,
+    check_writable,
     connect,
     create_store,
     fault,
@@ -269,10 +270,17 @@ class SqliteStore:
         self.read_only = read_only
         self.created = False
         """Whether this open made a new store (commands that may create one say so)."""
+        self.immutable = False
+        """Whether this read-only open sees the file as it was (see `connect`): a reader that
+        polls opens again to see later commits."""
         if needs_creating(self.path, create=create and not read_only):
             self.created = create_store(self.path)
+        elif not read_only:
+            check_writable(self.path)
         try:
-            conn = connect(self.path, read_only=read_only, busy_timeout_s=busy_timeout_s)
+            conn, self.immutable = connect(
+                self.path, read_only=read_only, busy_timeout_s=busy_timeout_s
+            )
         except sqlite3.Error as exc:
             raise fault(exc, self.path) from None
         self.db = Database(conn)
