@@ -1,17 +1,21 @@
 """The ``jarvis`` command line.
 
-Exit codes are part of the interface, because scripts depend on them:
-0 valid / accepted, 1 invalid / rejected, 2 usage or I/O error. With ``--json`` every command
-writes exactly one JSON object to stdout; without it, a readable rendering.
+Exit codes are part of the interface, because scripts depend on them: 0 valid / accepted,
+1 invalid / rejected, 2 usage or I/O error (a store that cannot be opened, or fails while in use,
+included: never a traceback, never a verdict on the input). With ``--json`` every command writes
+exactly one JSON object to stdout; without it, a readable rendering.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import sqlite3
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
+from core.store.opening import StoreError, fault
 from jarvis_tui.cli.inputs import UsageError
 from jarvis_tui.cli.output import usage_error, write_error
 
@@ -333,10 +337,18 @@ def run(argv: Sequence[str]) -> int:
     if name is None:
         parser.print_help()
         return 2
+    as_json = getattr(args, "json", False)
     try:
         return _handler(name)(args)
     except UsageError as exc:
-        return usage_error(exc.code, exc.message, as_json=getattr(args, "json", False))
+        return usage_error(exc.code, exc.message, as_json=as_json)
+    except StoreError as exc:
+        return usage_error(exc.code, exc.message, as_json=as_json)
+    except sqlite3.Error as exc:
+        # Every command that opens a store reports its faults with the store's path; this is
+        # the last resort for one that escaped, still a sentence and an I/O error.
+        error = fault(exc, Path("jarvis.db"))
+        return usage_error(error.code, error.message, as_json=as_json)
     except BrokenPipeError:
         # `jarvis ... | head` closing the pipe early is not an error worth a traceback.
         return 0

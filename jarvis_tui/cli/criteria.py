@@ -247,7 +247,8 @@ def criteria(args: argparse.Namespace) -> int:
         )
     if args.add is not None and args.remove is not None:
         raise UsageError("usage", "--add and --remove cannot be used together.")
-    with open_store(args) as store:
+    changes = args.add is not None or args.remove is not None
+    with open_store(args, access="write" if changes else "read") as store:
         change = _change(args, store)
         run = store.get_run(args.run_id)
     refusal: dict[str, str] | None = None
@@ -366,7 +367,7 @@ def _approve(store: SqliteStore, args: argparse.Namespace) -> dict[str, str] | N
 def verify(args: argparse.Namespace) -> int:
     from core.host.config import ConfigError, load_config
 
-    with open_store(args) as store:
+    with open_store(args, access="write") as store:
         root = store.path.parent
         try:
             policy = load_config(root).criteria.policy()

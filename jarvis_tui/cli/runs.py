@@ -1,8 +1,8 @@
 """Run commands: dispatch, runs, show, the operator actions, and the journal.
 
-Each opens the workspace's store (created on first use), does one thing through ``core``, and
-exits 0 when it was done, 1 when it was refused (invalid, unauthorized, illegal, stale,
-duplicate, not found), 2 on a usage or I/O error.
+Each opens the workspace's store (only ``dispatch`` creates one; the reading commands need only
+read access), does one thing through ``core``, and exits 0 when it was done, 1 when it was
+refused (invalid, unauthorized, illegal, stale, duplicate, not found), 2 on a usage or I/O error.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from rich.table import Table
 from rich.text import Text
@@ -24,11 +25,12 @@ from core.identity import operator_name
 from core.intake import submit_dispatch
 from core.lifecycle import RunState
 from core.run_views import journal_entry, run_detail, run_summary
+from core.store.opening import StoreError, fault
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.cli.inputs import UsageError, read_input
-from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
+from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line, write_error
 from jarvis_tui.safe_text import inert
 from jarvis_tui.state_look import state_text
 
@@ -39,19 +41,55 @@ def age(stamp: str, now: datetime) -> str:
     return "?" if seconds is None else in_largest_unit(seconds)
 
 
-@contextmanager
-def open_store(args: argparse.Namespace) -> Iterator[SqliteStore]:
+#: How long a command waits for another process's write lock before it gives up (exit 2,
+#: ``store_busy``). A host's transactions take milliseconds; 30 s means something is stuck.
+BUSY_TIMEOUT_S = 30.0
+
+#: How a command uses the store: ``create`` makes the workspace when there is none (and says so),
+#: ``write`` changes runs in an existing one, ``read`` needs only read access and writes nothing.
+Access = Literal["create", "write", "read"]
+
+
+def _open(path: Path, access: Access) -> SqliteStore:
+    if access != "read":
+        return SqliteStore(path, create=access == "create", busy_timeout_s=BUSY_TIMEOUT_S)
     try:
-        workspace = Workspace.resolve(getattr(args, "workspace", None))
-        store = SqliteStore(workspace.db_path)
+        return SqliteStore(path, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
+    except StoreError as exc:
+        if exc.code != "store_outdated":
+            raise
+        behind = exc
+    # A store older than this code's schema: brought up to date once, by a user who may.
+    try:
+        SqliteStore(path, create=False, busy_timeout_s=BUSY_TIMEOUT_S).close()
+    except StoreError as exc:
+        raise (behind if exc.code == "store_read_only" else exc) from None
+    return SqliteStore(path, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
+
+
+@contextmanager
+def open_store(args: argparse.Namespace, *, access: Access) -> Iterator[SqliteStore]:
+    """The workspace's store for one command; any store problem is an I/O error (exit 2).
+
+    Opening refuses a missing workspace (unless ``access`` is ``create``), an empty, damaged or
+    too new store; a fault while the command uses it (disk full, lock held past the busy
+    timeout, read-only, I/O error) ends the command the same way, with the store's sentence and
+    code, never as a verdict on what the command was given.
+    """
+    try:
+        workspace = Workspace.resolve(getattr(args, "workspace", None), create=access == "create")
+        store = _open(workspace.db_path, access)
     except WorkspaceError as exc:
-        raise UsageError("workspace_unusable", str(exc)) from None
-    except sqlite3.DatabaseError as exc:
-        raise UsageError(
-            "store_unusable", f"The workspace's store cannot be opened: {exc}."
-        ) from None
+        raise UsageError(exc.code, str(exc)) from None
+    except StoreError as exc:
+        raise UsageError(exc.code, exc.message) from None
+    if store.created:
+        write_error(f"jarvis: created a new workspace store at {store.path}.")
     try:
         yield store
+    except sqlite3.Error as exc:
+        error = fault(exc, store.path)
+        raise UsageError(error.code, error.message) from None
     finally:
         store.close()
 
@@ -61,7 +99,7 @@ def open_store(args: argparse.Namespace) -> Iterator[SqliteStore]:
 
 def dispatch(args: argparse.Namespace) -> int:
     data = read_input(args.path, limit=MAX_DOCUMENT_BYTES)
-    with open_store(args) as store:
+    with open_store(args, access="create") as store:
         result = submit_dispatch(
             store,
             data,
@@ -102,7 +140,7 @@ def runs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("usage", "--limit must be at least 1.")
     states = _states(args.state)
-    with open_store(args) as store:
+    with open_store(args, access="read") as store:
         rows = store.list_runs(states=states, lane=args.lane, limit=args.limit)
     if args.json:
         emit_json({"runs": [run_summary(r) for r in rows]})
@@ -130,7 +168,7 @@ def runs(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace) -> int:
-    with open_store(args) as store:
+    with open_store(args, access="read") as store:
         detail = run_detail(store, args.run_id)
     if detail is None:
         refusal = {"code": "not_found", "message": f"There is no run {args.run_id}."}
@@ -183,7 +221,7 @@ Act = Callable[[SqliteStore, str, str], operator_actions.ActionResult]
 
 
 def _act(args: argparse.Namespace, act: Act) -> int:
-    with open_store(args) as store:
+    with open_store(args, access="write") as store:
         result = act(store, args.run_id, operator_name(args.operator))
     if args.json:
         emit_json(result.to_json())
@@ -262,16 +300,28 @@ def _print_entry(entry: dict[str, Any], as_json: bool) -> None:
 def journal(args: argparse.Namespace) -> int:
     """Print journal rows after ``--since``; with ``--follow``, keep tailing until interrupted."""
     seq = args.since
-    with open_store(args) as store:
-        while True:
-            batch = store.journal_since(seq, limit=1000)
-            for entry in batch:
-                _print_entry(entry, args.json)
-                seq = entry["seq"]
-            if batch and len(batch) == 1000:
-                continue  # more is waiting: keep reading without sleeping
-            if not args.follow:
-                return 0
-            # A 50 ms poll of an indexed range query is cheap and keeps a change on screen
-            # well under a tenth of a second after its commit, across processes.
-            time.sleep(args.poll)
+    with open_store(args, access="read") as first:
+        store = first
+        try:
+            while True:
+                batch = store.journal_since(seq, limit=1000)
+                for entry in batch:
+                    _print_entry(entry, args.json)
+                    seq = entry["seq"]
+                if batch and len(batch) == 1000:
+                    continue  # more is waiting: keep reading without sleeping
+                if not args.follow:
+                    return 0
+                # A 50 ms poll of an indexed range query is cheap and keeps a change on screen
+                # well under a tenth of a second after its commit, across processes.
+                time.sleep(args.poll)
+                if store.immutable:
+                    # Opened as the file was (a read-only directory with no writer): only a new
+                    # open sees what a writer that started since has committed.
+                    fresh = _open(store.path, "read")
+                    if store is not first:
+                        store.close()
+                    store = fresh
+        finally:
+            if store is not first:
+                store.close()
