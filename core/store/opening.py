@@ -68,7 +68,7 @@ CODES = {
 }
 
 #: What a damaged store's sentence tells the operator to do.
-_RESTORE = "stop the host, keep a copy of the file, and restore it from a backup"
+_RESTORE = "keep a copy of the file and restore it from a backup (stop any host on it first)"
 
 
 class StoreError(Exception):

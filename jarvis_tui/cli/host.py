@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from core.host.config import ConfigError, load_config
 from core.host.host import Host
 from core.host.launcher import HostStopError, stop_host
 from core.host.lock import HostLockHeld
+from core.store.opening import StoreError, fault
 from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError
 from jarvis_tui.cli.inputs import UsageError
 from jarvis_tui.cli.output import emit_json
@@ -40,6 +42,11 @@ def run(args: argparse.Namespace) -> int:
     host.install_signal_handlers()
     try:
         host.run()
+    except StoreError as exc:
+        raise UsageError("host_unusable", exc.message) from None
+    except sqlite3.Error as exc:
+        # A fault that escaped the loop: the host cannot go on, and says why in a sentence.
+        raise UsageError("host_unusable", fault(exc, workspace.db_path).message) from None
     except HostLockHeld as exc:
         if args.json:
             emit_json({"error": {"code": "host_running", "message": str(exc), "pid": exc.pid}})

@@ -8,13 +8,14 @@ the SSH session never stops runs in flight. The console says where its log is an
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 
 from core.host.launcher import HostLaunchError, LaunchedHost, ensure_host
+from core.store.opening import StoreError
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.cli.inputs import UsageError
+from jarvis_tui.cli.output import write_error
 from jarvis_tui.safe_text import inert
 
 
@@ -30,18 +31,22 @@ def check_theme(theme: str) -> None:
 
 
 def open_workspace(path: str | None) -> Workspace:
-    """The workspace, with its store created or migrated; a usage error when unusable."""
+    """The workspace, created (and said so) or migrated; a usage error when unusable.
+
+    Opening the store here reports a broken one (empty, damaged, from a newer jarvis) as a
+    sentence before the screen is taken over. Damage only a full read finds is the host's to
+    find: it checks every page before it takes the workspace, so `ensure_host` reports it.
+    """
     try:
         workspace = Workspace.resolve(path)
-        # Opening once here creates or migrates the store, and reports a broken one as a usage
-        # error before the screen is taken over.
-        SqliteStore(workspace.db_path).close()
+        store = SqliteStore(workspace.db_path)
     except WorkspaceError as exc:
-        raise UsageError("workspace_unusable", str(exc)) from None
-    except sqlite3.DatabaseError as exc:
-        raise UsageError(
-            "store_unusable", f"The workspace's store cannot be opened: {exc}."
-        ) from None
+        raise UsageError(exc.code, str(exc)) from None
+    except StoreError as exc:
+        raise UsageError(exc.code, exc.message) from None
+    store.close()
+    if store.created:
+        write_error(f"jarvis: created a new workspace store at {store.path}.")
     return workspace
 
 
