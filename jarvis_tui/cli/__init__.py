@@ -331,7 +331,8 @@ def run(argv: Sequence[str]) -> int:
         args = parser.parse_args(list(argv) or ["tui"])
     except ArgumentsError as exc:
         if not as_json:
-            write_error(exc.usage.rstrip("\n"))
+            for line in exc.usage.rstrip("\n").splitlines():
+                write_error(line)
         return usage_error(exc.code, exc.message, as_json=as_json)
     name: str | None = getattr(args, "handler", None)
     if name is None:
@@ -341,7 +342,7 @@ def run(argv: Sequence[str]) -> int:
     try:
         return _handler(name)(args)
     except UsageError as exc:
-        return usage_error(exc.code, exc.message, as_json=as_json)
+        return usage_error(exc.code, exc.message, as_json=as_json, lines=exc.lines)
     except StoreError as exc:
         return usage_error(exc.code, exc.message, as_json=as_json)
     except sqlite3.Error as exc:

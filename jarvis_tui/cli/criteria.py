@@ -26,7 +26,14 @@ from core.criteria.allowlist import command_key
 from core.identity import operator_name
 from core.store.sqlite_store import Row, SqliteStore
 from jarvis_tui.cli.inputs import UsageError, existing_dir, read_input
-from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
+from jarvis_tui.cli.output import (
+    Lines,
+    console,
+    emit_json,
+    errors_table,
+    fields,
+    verdict_line,
+)
 from jarvis_tui.cli.runs import open_store
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.state_look import state_text
@@ -95,7 +102,7 @@ def _criteria_table(criteria: list[dict[str, Any]], title: str) -> Table:
             str(index),
             Text(inert(str(criterion.get("type", "")))),
             Text(shown(criterion.get("description", ""))),
-            Text(shown(_checks(criterion)), style="dim"),
+            Lines(shown(_checks(criterion)), style="dim"),
             "✓" if criterion.get("universal") else "",
         )
     return table
@@ -198,12 +205,15 @@ def _print_listing(listing: dict[str, Any], done: str) -> None:
     out.print(Text.assemble(("run ", "dim"), (inert(listing["run_id"]), "bold"), "  ",
                             state_text(listing["state"], False)))  # fmt: skip
     universal = "on" if listing["universal_criteria"] else "off"
-    for name, value in (
-        ("universal checklist", universal),
-        ("criteria source", listing["criteria_source"] or "—"),
-        ("verification", listing["verification_state"] or "—"),
-    ):
-        out.print(Text.assemble((f"  {name:<22}", "dim"), inert(str(value))))
+    out.print(
+        fields(
+            (
+                ("universal checklist", universal),
+                ("criteria source", listing["criteria_source"] or "—"),
+                ("verification", listing["verification_state"] or "—"),
+            )
+        )
+    )
     criteria = listing["criteria"]
     if criteria:
         out.print(_criteria_table(criteria, f"{len(criteria)} criteria"))
@@ -323,15 +333,15 @@ def _print_results(run_id: str, results: Mapping[str, Any], run: Row | None) -> 
             mark,
             Text(shown(label)),
             _duration(item.get("duration_ms")),
-            Text(shown(_tail(str(item.get("output", "")))), style="dim"),
+            Lines(shown(_tail(str(item.get("output", "")))), style="dim"),
         )
     out.print(table)
     for item in waiting:
         criterion = item.get("criterion")
         key = _key_of(criterion) if isinstance(criterion, Mapping) else None
         if key is not None:
-            hint = f"  approve with: jarvis verify {run_id} --approve {shlex.quote(key)}"
-            out.print(Text(inert(hint), style="yellow"))
+            command = f"jarvis verify {run_id} --approve {shlex.quote(key)}"
+            out.print(fields([("approve with:", command)]))
     if run is not None:
         out.print(Text.assemble("  now ", state_text(run["state"], bool(run.get("overridden")))))
 

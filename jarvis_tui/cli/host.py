@@ -16,8 +16,7 @@ from core.host.lock import HostLockHeld
 from core.store.opening import StoreError, fault
 from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError
 from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import emit_json
-from jarvis_tui.safe_text import inert
+from jarvis_tui.cli.output import InertLogFormatter, emit_json, escape, write_error
 
 #: Beyond the host's own shutdown grace, how long `--stop` waits for it to let go.
 STOP_MARGIN_S = 10.0
@@ -31,11 +30,9 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(workspace.root, force_poll=args.poll)
     except (WorkspaceError, ConfigError) as exc:
         raise UsageError("host_unusable", str(exc)) from None
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(message)s",
-    )
+    log = logging.StreamHandler(sys.stderr)
+    log.setFormatter(InertLogFormatter("%(asctime)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, handlers=[log])
     # watchfiles logs every batch of changes at INFO: noise in a long-running service's log.
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
     host = Host(workspace, config)
@@ -51,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json({"error": {"code": "host_running", "message": str(exc), "pid": exc.pid}})
         else:
-            sys.stderr.write(f"jarvis: {inert(str(exc))}\n")
+            write_error(f"jarvis: {exc}")
         return 1
     return 0
 
@@ -72,7 +69,7 @@ def stop(args: argparse.Namespace) -> int:
         if args.json:
             emit_json({"stopped": False, "pid": None, "message": str(exc)})
         else:
-            sys.stderr.write(f"jarvis: {inert(str(exc))}\n")
+            write_error(f"jarvis: {exc}")
         return 1
     if pid is None:
         message = f"No host is running on {root}."
@@ -81,5 +78,5 @@ def stop(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"stopped": pid is not None, "pid": pid, "message": message})
     else:
-        (sys.stdout if pid is not None else sys.stderr).write(inert(message) + "\n")
+        (sys.stdout if pid is not None else sys.stderr).write(escape(message) + "\n")
     return 0 if pid is not None else 1

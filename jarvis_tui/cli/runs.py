@@ -30,8 +30,15 @@ from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.cli.inputs import UsageError, read_input
-from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line, write_error
-from jarvis_tui.safe_text import inert
+from jarvis_tui.cli.output import (
+    console,
+    data,
+    emit_json,
+    errors_table,
+    fields,
+    verdict_line,
+    write_error,
+)
 from jarvis_tui.state_look import state_text
 
 
@@ -156,12 +163,12 @@ def runs(args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     for row in rows:
         table.add_row(
-            Text(inert(row["run_id"])),
-            Text(inert(row["lane"])),
+            data(row["run_id"]),
+            data(row["lane"]),
             state_text(row["state"], bool(row["overridden"])),
             str(row["retry_count"]),
             age(row["updated_at"], now),
-            Text(inert(str(row["last_progress_summary"] or "")), style="dim"),
+            data(row["last_progress_summary"] or "", "dim"),
         )
     console().print(table)
     return 0
@@ -181,36 +188,36 @@ def show(args: argparse.Namespace) -> int:
         emit_json({"run": detail, "refusal": None})
         return 0
     out = console()
-    out.print(Text.assemble(("run ", "dim"), (inert(detail["run_id"]), "bold"), "  ",
+    out.print(Text.assemble(("run ", "dim"), data(detail["run_id"], "bold"), "  ",
                             state_text(detail["state"], detail["overridden"])))  # fmt: skip
-    for name in ("lane", "source_lane", "task_type", "retry_count", "version", "state_reason",
-                 "override_reason", "overridden_by", "created_at", "updated_at",
-                 "last_progress_summary", "commit_sha", "pr_url"):  # fmt: skip
-        if detail.get(name) not in (None, ""):
-            out.print(Text.assemble((f"  {name:<22}", "dim"), inert(str(detail[name]))))
+    names = ("lane", "source_lane", "task_type", "retry_count", "version", "state_reason",
+             "override_reason", "overridden_by", "created_at", "updated_at",
+             "last_progress_summary", "commit_sha", "pr_url")  # fmt: skip
+    out.print(fields((name, detail[name]) for name in names if detail.get(name) not in (None, "")))
     if detail["gates"]:
         gates = Table(title="gates", title_justify="left")
         for column in ("attempt", "gate", "", "detail"):
             gates.add_column(column)
         for gate in detail["gates"]:
             mark = Text("✓", style="green") if gate["passed"] else Text("✗", style="red")
-            gates.add_row(str(gate["attempt"]), gate["name"], mark, Text(inert(gate["detail"])))
+            gates.add_row(str(gate["attempt"]), data(gate["name"]), mark, data(gate["detail"]))
         out.print(gates)
     if detail["steers"]:
         steers = Table(title="steers", title_justify="left")
         for column in ("steer", "status", "by", "created", "message"):
             steers.add_column(column, overflow="fold")
         for steer in detail["steers"]:
-            steers.add_row(steer["steer_id"], steer["status"], Text(inert(steer["operator"])),
-                           steer["created_at"], Text(inert(steer["message"])))  # fmt: skip
+            steers.add_row(data(steer["steer_id"]), data(steer["status"]),
+                           data(steer["operator"]), data(steer["created_at"]),
+                           data(steer["message"]))  # fmt: skip
         out.print(steers)
     audit = Table(title="audit", title_justify="left")
     for column in ("at", "who", "action", "from → to", "reason"):
         audit.add_column(column, overflow="fold")
     for row in detail["audit"]:
-        audit.add_row(row["at"], Text(inert(row["actor"])), row["action"],
-                      f"{row['from_state'] or '—'} → {row['to_state'] or '—'}",
-                      Text(inert(row["reason"] or "")))  # fmt: skip
+        audit.add_row(data(row["at"]), data(row["actor"]), data(row["action"]),
+                      data(f"{row['from_state'] or '—'} → {row['to_state'] or '—'}"),
+                      data(row["reason"] or ""))  # fmt: skip
     out.print(audit)
     return 0
 
@@ -285,16 +292,21 @@ def _print_entry(entry: dict[str, Any], as_json: bool) -> None:
     if as_json:
         emit_json(journal_entry(entry))
         return
-    console().print(
-        Text.assemble(
-            (f"{entry['seq']:>8} ", "dim"),
-            (f"{entry['at']} ", "dim"),
-            (inert(entry["run_id"]), "bold"),
-            f" {entry['kind']} ",
-            Text(inert(entry["payload"])),
-            (f"  by {inert(entry['actor'])}", "dim"),
-        )
+    # One row of columns, not one line: what wraps stays in its column, under no seq.
+    line = Table.grid(padding=(0, 0, 0, 1))
+    line.add_column(justify="right", no_wrap=True, style="dim", min_width=8)
+    line.add_column(no_wrap=True, style="dim")
+    line.add_column(overflow="fold", style="bold", max_width=32)
+    line.add_column(overflow="fold", max_width=16)
+    line.add_column(overflow="fold", ratio=1)
+    line.add_row(
+        str(entry["seq"]),
+        str(entry["at"]),
+        data(entry["run_id"]),
+        data(entry["kind"]),
+        Text.assemble(data(entry["payload"]), data(f"  by {entry['actor']}", "dim")),
     )
+    console().print(line)
 
 
 def journal(args: argparse.Namespace) -> int:

@@ -8,7 +8,6 @@ the SSH session never stops runs in flight. The console says where its log is an
 from __future__ import annotations
 
 import argparse
-import sys
 
 from core.host.launcher import HostLaunchError, LaunchedHost, ensure_host
 from core.store.opening import StoreError
@@ -16,7 +15,6 @@ from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.cli.inputs import UsageError
 from jarvis_tui.cli.output import write_error
-from jarvis_tui.safe_text import inert
 
 
 def check_theme(theme: str) -> None:
@@ -58,19 +56,18 @@ def run(args: argparse.Namespace) -> int:
         try:
             launched = ensure_host(workspace)
         except HostLaunchError as exc:
-            raise UsageError("host_start_failed", str(exc)) from None
+            # Its first line is the sentence; the rest is the end of the host's log.
+            sentence, *tail = str(exc).split("\n")
+            raise UsageError("host_start_failed", sentence, tail) from None
     from jarvis_tui.app import JarvisApp
 
     try:
         JarvisApp(workspace.db_path, theme=args.theme, own_process=True).run()
     finally:
         if launched is not None:
-            sys.stderr.write(
-                inert(
-                    f"jarvis: the host started for this console (pid {launched.pid}) keeps "
-                    f"running; its log is {launched.log_path}. Stop it with: jarvis host --stop "
-                    f"--workspace {workspace.root}"
-                )
-                + "\n"
+            write_error(
+                f"jarvis: the host started for this console (pid {launched.pid}) keeps "
+                f"running; its log is {launched.log_path}. Stop it with: jarvis host --stop "
+                f"--workspace {workspace.root}"
             )
     return 0
