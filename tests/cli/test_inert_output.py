@@ -116,22 +116,18 @@ def hostile_files(tmp: Path) -> dict[str, Path]:
            HOSTILE: HOSTILE}  # fmt: skip
     files = {"dispatch": tmp / "dispatch.json", "task": tmp / "task.txt"}
     files["dispatch"].write_text(json.dumps(bad))
-    files["task"].write_text(f"Create `{HOSTILE}` and make README.md contain \"{HOSTILE}\".")
+    files["task"].write_text(f'Create `{HOSTILE}` and make README.md contain "{HOSTILE}".')
+    fields = ("run_id", "branch", "commit_sha", "test_result", "risk", "pr_url")
+    block = {**{name: HOSTILE for name in fields}, "files_changed": [HOSTILE]}
     completion = tmp / "output.txt"
-    completion.write_text(
-        f"{HOSTILE}\n<completion>\n"
-        + json.dumps({"run_id": HOSTILE, "branch": HOSTILE, "commit_sha": HOSTILE,
-                      "files_changed": [HOSTILE], "test_result": HOSTILE, "risk": HOSTILE,
-                      "pr_url": HOSTILE})  # fmt: skip
-        + "\n</completion>\n"
-    )
+    completion.write_text(f"{HOSTILE}\n<completion>\n{json.dumps(block)}\n</completion>\n")
     files["completion"] = completion
     record = tmp / "record.json"
     record.write_text(json.dumps({"schema_version": "task_event.v1", "task_id": HOSTILE,
                                   "event": HOSTILE, HOSTILE: HOSTILE}))  # fmt: skip
     files["record"] = record
     planner = tmp / "planner.txt"
-    planner.write_text(f"```json\n{{\"planner_schema_version\": \"{HOSTILE}\"}}\n```{HOSTILE}")
+    planner.write_text(f'```json\n{{"planner_schema_version": "{HOSTILE}"}}\n```{HOSTILE}')
     files["planner"] = planner
     return files
 
