@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -393,3 +395,33 @@ def test_dispatch_on_a_really_full_disk_is_an_io_error(tiny_disk: Path) -> None:
     # What is there can still be read: an operator needs it most when the disk is full.
     listed = jarvis("runs", "--workspace", ws, "--json")
     assert listed.code == 0 and len(listed.json()["runs"]) == 1
+
+
+def test_following_the_journal_of_a_read_only_mount_sees_later_commits(
+    read_only_mount: tuple[Path, Path],
+) -> None:
+    source, view = read_only_mount
+    # No writer is connected: the follower opens the file as it is, and must open it again to
+    # see what a writer that starts later commits.
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "jarvis_tui", "journal", "--follow", "--json",
+         "--workspace", str(view)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+    assert follower.stdout is not None
+    reader = threading.Thread(target=lambda: [lines.put(x) for x in follower.stdout], daemon=True)
+    reader.start()
+    try:
+        first = json.loads(lines.get(timeout=60))
+        assert first["kind"] == "created"
+        cancel = jarvis("cancel", first["run_id"], "--reason", "later", "--workspace", source)
+        assert cancel.code == 0
+        # A generous wait for the line, only so that a follower that never sees it fails.
+        second = json.loads(lines.get(timeout=60))
+        assert second["kind"] == "transition" and second["payload"]["reason"] == "later"
+    finally:
+        follower.terminate()
+        follower.wait(timeout=60)
