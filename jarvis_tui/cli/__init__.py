@@ -71,12 +71,15 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="write one JSON object to stdout")
 
 
-def _workspace_flags(parser: argparse.ArgumentParser, *, acts: bool = False) -> None:
+def _workspace_flags(
+    parser: argparse.ArgumentParser, *, acts: bool = False, creates: bool = False
+) -> None:
+    made = "created if missing" if creates else "never created"
     parser.add_argument(
         "--workspace",
         metavar="DIR",
         default=None,
-        help="the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created on first use",
+        help=f"the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); {made}",
     )
     if acts:
         parser.add_argument(
@@ -105,7 +108,7 @@ def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | Non
         metavar="DIR",
         default=None,
         help=workspace_help
-        or "the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created on first use",
+        or "the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created if missing",
     )
     parser.add_argument(
         "--theme", default="jarvis-dark", metavar="NAME",
@@ -193,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--idempotency-key", default=None, metavar="K", help="default: the dispatch's request_id"
     )
-    _workspace_flags(p, acts=True)
+    _workspace_flags(p, acts=True, creates=True)
     p.set_defaults(handler="runs.dispatch")
 
     p = commands.add_parser("runs", help="list runs, most recently updated first")
@@ -283,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="stop the host running on the workspace (SIGTERM, then wait until it lets go)",
     )
-    _workspace_flags(p)
+    _workspace_flags(p, creates=True)
     p.set_defaults(handler="host.run")
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
