@@ -411,9 +411,14 @@ def test_following_the_journal_of_a_read_only_mount_sees_later_commits(
         text=True,
     )  # fmt: skip
     lines: queue.Queue[str] = queue.Queue()
-    assert follower.stdout is not None
-    reader = threading.Thread(target=lambda: [lines.put(x) for x in follower.stdout], daemon=True)
-    reader.start()
+    output = follower.stdout
+    assert output is not None
+
+    def read() -> None:
+        for line in output:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
     try:
         first = json.loads(lines.get(timeout=60))
         assert first["kind"] == "created"

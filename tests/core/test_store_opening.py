@@ -202,3 +202,42 @@ def test_opening_an_up_to_date_store_waits_for_no_lock(tmp_path: Path) -> None:
     finally:
         holder.rollback()
         holder.close()
+
+
+def _error(code: int, text: str) -> sqlite3.Error:
+    exc = sqlite3.OperationalError(text)
+    exc.sqlite_errorcode = code
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (13, "disk_full"),  # SQLITE_FULL
+        (5, "store_busy"),  # SQLITE_BUSY
+        (6, "store_busy"),  # SQLITE_LOCKED
+        (8, "store_read_only"),  # SQLITE_READONLY
+        (1544, "store_read_only"),  # SQLITE_READONLY_DIRECTORY: the primary code decides
+        (11, "store_corrupt"),  # SQLITE_CORRUPT
+        (26, "store_corrupt"),  # SQLITE_NOTADB
+        (14, "store_unreadable"),  # SQLITE_CANTOPEN
+        (10, "store_io_error"),  # SQLITE_IOERR, with room on the disk
+        (266, "store_io_error"),  # SQLITE_IOERR_READ
+        (1, "store_unusable"),  # SQLITE_ERROR
+    ],
+)
+def test_every_fault_gets_its_code_and_a_sentence(tmp_path: Path, code: int, expected: str) -> None:
+    error = fault(_error(code, "what SQLite said"), tmp_path / "jarvis.db")
+    assert error.code == expected and error.code in CODES
+    assert str(tmp_path / "jarvis.db") in error.message and error.message.endswith(".")
+
+
+def test_an_io_error_on_a_full_disk_is_a_full_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Full:
+        f_bavail = 0
+        f_frsize = 4096
+
+    monkeypatch.setattr("core.store.opening.os.statvfs", lambda _path: Full())
+    assert fault(_error(10, "disk I/O error"), tmp_path / "jarvis.db").code == "disk_full"
