@@ -8,8 +8,9 @@ the SSH session never stops runs in flight. The console says where its log is an
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from core.host.launcher import HostLaunchError, LaunchedHost, ensure_host
+from core.host.launcher import START_TIMEOUT_S, HostLaunchError, LaunchedHost, ensure_host
 from core.store.opening import StoreError
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
@@ -48,13 +49,31 @@ def open_workspace(path: str | None) -> Workspace:
     return workspace
 
 
+#: The slowest disk a host's start allows for: it reads every page of the store before it takes
+#: the workspace (a 117 MB store took 6 s with a cold cache on a small virtual machine).
+SLOW_DISK_BYTES_PER_S = 10 * 1024 * 1024
+
+
+def host_start_timeout(db_path: Path) -> float:
+    """How long to wait for a started host to take the workspace: longer for a larger store.
+
+    A host that fails exits at once and is reported at once; this only bounds the wait for one
+    that neither exits nor takes the workspace.
+    """
+    try:
+        size = db_path.stat().st_size
+    except OSError:
+        size = 0
+    return START_TIMEOUT_S + size / SLOW_DISK_BYTES_PER_S
+
+
 def run(args: argparse.Namespace) -> int:
     check_theme(args.theme)
     workspace = open_workspace(args.workspace)
     launched: LaunchedHost | None = None
     if not args.no_host:
         try:
-            launched = ensure_host(workspace)
+            launched = ensure_host(workspace, timeout_s=host_start_timeout(workspace.db_path))
         except HostLaunchError as exc:
             # Its first line is the sentence; the rest is the end of the host's log.
             sentence, *tail = str(exc).split("\n")

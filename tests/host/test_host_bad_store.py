@@ -106,3 +106,14 @@ def test_a_good_store_passes_the_hosts_check(ws: Path) -> None:
     good_store(ws / "jarvis.db")
     host, log = start_host(ws)
     assert host.returncode == 0 and "created" not in log
+
+
+def test_the_console_waits_longer_for_a_host_that_reads_a_larger_store(tmp_path: Path) -> None:
+    from core.host.launcher import START_TIMEOUT_S
+    from jarvis_tui.cli.tui import SLOW_DISK_BYTES_PER_S, host_start_timeout
+
+    db = tmp_path / "jarvis.db"
+    assert host_start_timeout(db) == START_TIMEOUT_S  # none yet: a new store is small
+    with db.open("wb") as handle:
+        handle.truncate(1024**3)  # sparse: a gigabyte's size without its blocks
+    assert host_start_timeout(db) == START_TIMEOUT_S + 1024**3 / SLOW_DISK_BYTES_PER_S
