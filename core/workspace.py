@@ -1,7 +1,9 @@
 """A workspace: the directory that holds one fleet's store (``jarvis.db``) and IPC tree.
 
-Chosen by ``--workspace DIR``, else ``JARVIS_WORKSPACE``, else ``./.jarvis``, and created on first
-use. Lane folders are names, never paths: `lane_dir` refuses any name that could leave the tree.
+Chosen by ``--workspace DIR``, else ``JARVIS_WORKSPACE``, else ``./.jarvis``. Only the commands
+that start work create one (`Workspace.resolve` with ``create``); the others find it or say there
+is none, so a mistyped path never grows a fresh, empty workspace that hides the real one. Lane
+folders are names, never paths: `lane_dir` refuses any name that could leave the tree.
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ _LANE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
 class WorkspaceError(Exception):
-    """The workspace cannot be used; ``str()`` says why in a sentence."""
+    """The workspace cannot be used; ``str()`` says why in a sentence.
+
+    Attributes:
+        code: ``no_workspace`` when there is none (and none was made), else
+            ``workspace_unusable``.
+    """
+
+    def __init__(self, message: str, code: str = "workspace_unusable") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def lane_problem(name: str) -> str | None:
@@ -50,10 +61,28 @@ class Workspace:
         return self.ipc_dir / lane
 
     @classmethod
-    def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Workspace:
-        """The workspace named by the argument, the environment, or the default, created if new."""
+    def resolve(
+        cls, explicit: str | os.PathLike[str] | None = None, *, create: bool = True
+    ) -> Workspace:
+        """The workspace named by the argument, the environment, or the default.
+
+        Args:
+            create: make the directory and its IPC tree when missing, and insist it is writable.
+                Without it, the directory must exist and nothing is written.
+
+        Raises:
+            WorkspaceError: it cannot be made or used, or (without ``create``) does not exist.
+        """
         chosen = explicit or os.environ.get(ENV_VAR) or DEFAULT_DIR
         root = Path(chosen).expanduser()
+        if not create:
+            if not root.is_dir():
+                raise WorkspaceError(
+                    f"There is no workspace at {root}; nothing was created. `jarvis dispatch`, "
+                    "`jarvis host` and `jarvis tui` create a workspace.",
+                    "no_workspace",
+                )
+            return cls(root.resolve())
         try:
             root.mkdir(parents=True, exist_ok=True)
             (root / "data" / "ipc").mkdir(parents=True, exist_ok=True)

@@ -100,10 +100,20 @@ class Host:
         faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     def run(self) -> None:
-        """Hold the workspace and work until `stop`. Raises HostLockHeld if another host runs."""
-        self.lock.acquire()
+        """Hold the workspace and work until `stop`.
+
+        Raises:
+            StoreError: the store is unusable (see `open_store`); the workspace was never held.
+            HostLockHeld: another host runs.
+        """
+        store = self.open_store()
+        try:
+            self.lock.acquire()
+        except BaseException:
+            store.close()
+            raise
+        self.store = store
         self.layout.errors_dir.mkdir(parents=True, exist_ok=True)
-        self.store = SqliteStore(self.workspace.db_path)
         self.ingestor = Ingestor(
             self.store,
             self.layout,
@@ -125,6 +135,29 @@ class Host:
             self.store.close()
             self.lock.release()
         log.info("host %d let go of %s", os.getpid(), self.workspace.root)
+
+    def open_store(self) -> SqliteStore:
+        """The workspace's store, created if new, every page of it checked.
+
+        Before the lock on purpose: a host that cannot use its store exits without ever
+        holding the workspace, so a console that started it (which waits for the lock) hears
+        it fail instead of taking a dead host for a running one. The check reads the whole
+        file once (about a second per GB): damage found now stops one start, where found
+        mid-ingest it would fail runs one by one.
+
+        Raises:
+            StoreError: the store is missing its history, damaged, not a Jarvis store, from a
+                newer jarvis, or cannot be opened or created.
+        """
+        store = SqliteStore(self.workspace.db_path)
+        try:
+            store.check_integrity()
+        except BaseException:
+            store.close()
+            raise
+        if store.created:
+            log.info("created a new workspace store at %s", store.path)
+        return store
 
     def _start_up(self) -> None:
         assert self.store is not None

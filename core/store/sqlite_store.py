@@ -27,6 +27,15 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from core.store.opening import (
+    check_schema,
+    check_writable,
+    connect,
+    create_store,
+    fault,
+    needs_creating,
+    quick_check,
+)
 from core.store.schema import migrate
 
 Row = dict[str, Any]
@@ -239,22 +248,64 @@ class SqliteStore:
         clock: Clock = utc_now,
         busy_timeout_s: float = 30.0,
         migrate: bool = True,
+        create: bool = True,
+        read_only: bool = False,
     ) -> None:
-        """Open the store.
+        """Open the store, through the checks of `core.store.opening`.
 
         Args:
             migrate: bring the schema up to date first. Writers do; a reader that polls (the
                 console) passes False, so that reading never takes the write lock.
+            create: make a new store when there is none (else ``no_workspace``).
+            read_only: open for reading only, needing no write access to the workspace; never
+                creates or migrates.
+
+        Raises:
+            StoreError: the store is missing (without ``create``), empty, damaged, not a file,
+                from a newer jarvis, not a Jarvis store, or cannot be read; or a fault (the disk
+                full, the lock held past the busy timeout) while creating or migrating it.
         """
         self.path = Path(path)
         self._clock = clock
-        conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s)
+        self.read_only = read_only
+        self.created = False
+        """Whether this open made a new store (commands that may create one say so)."""
+        self.immutable = False
+        """Whether this read-only open sees the file as it was (see `connect`): a reader that
+        polls opens again to see later commits."""
+        if needs_creating(self.path, create=create and not read_only):
+            self.created = create_store(self.path)
+        elif not read_only:
+            check_writable(self.path)
+        try:
+            conn, self.immutable = connect(
+                self.path, read_only=read_only, busy_timeout_s=busy_timeout_s
+            )
+        except sqlite3.Error as exc:
+            raise fault(exc, self.path) from None
         self.db = Database(conn)
-        self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = NORMAL")
-        self.db.execute("PRAGMA foreign_keys = ON")
-        if migrate:
-            self._migrate()
+        try:
+            # Checked before anything is set: switching a database to WAL writes its header.
+            pending = check_schema(self.db, self.path, read_only=read_only)
+            if not read_only:
+                self.db.execute("PRAGMA journal_mode = WAL")
+                self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if migrate and pending and not read_only:
+                self._migrate()
+        except BaseException as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise fault(exc, self.path) from None
+            raise
+
+    def check_integrity(self) -> None:
+        """Read every page and refuse a damaged store (`quick_check`); seconds on a large one.
+
+        Raises:
+            StoreError: ``store_corrupt``, or the fault that stopped the check.
+        """
+        quick_check(self.db, self.path)
 
     def _migrate(self) -> None:
         # Two processes opening a new workspace at once would both try to create the schema;

@@ -1,19 +1,23 @@
 """The ``jarvis`` command line.
 
-Exit codes are part of the interface, because scripts depend on them:
-0 valid / accepted, 1 invalid / rejected, 2 usage or I/O error. With ``--json`` every command
-writes exactly one JSON object to stdout; without it, a readable rendering.
+Exit codes are part of the interface, because scripts depend on them: 0 valid / accepted,
+1 invalid / rejected, 2 usage or I/O error (a store that cannot be opened, or fails while in use,
+included: never a traceback, never a verdict on the input). With ``--json`` every command writes
+exactly one JSON object to stdout; without it, a readable rendering.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import sys
+import sqlite3
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
+from core.store.opening import StoreError, fault
 from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import usage_error
+from jarvis_tui.cli.output import usage_error, write_error
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -29,27 +33,53 @@ def _handler(name: str) -> Handler:
     return handler
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that exits 2 with a one-line message (and JSON when ``--json`` was asked)."""
+class ArgumentsError(UsageError):
+    """The command line does not parse; ``usage`` is the command's usage line."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        as_json = "--json" in sys.argv
-        if as_json:
-            usage_error("usage", message, as_json=True)
-            sys.exit(2)
-        super().error(message)
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__("usage", message)
+        self.usage = usage
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises `ArgumentsError` instead of printing and exiting.
+
+    `run` reports it like every other usage error: one inert line (JSON with ``--json``), exit 2.
+    ``forms`` maps a first word to a parser of its own, for a command whose first word changes
+    what follows (``jarvis criteria extract PATH`` beside ``jarvis criteria RUN_ID``).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.forms: dict[str, argparse.ArgumentParser] = {}
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # A form is its own parser rather than an optional positional of this one: argparse
+        # fills positionals greedily at the first one, so `extract --no-universal PATH` used to
+        # leave PATH unrecognised.
+        if args and args[0] in self.forms:
+            return self.forms[args[0]].parse_known_args(list(args[1:]), namespace)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentsError(message, self.format_usage())
 
 
 def _json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="write one JSON object to stdout")
 
 
-def _workspace_flags(parser: argparse.ArgumentParser, *, acts: bool = False) -> None:
+def _workspace_flags(
+    parser: argparse.ArgumentParser, *, acts: bool = False, creates: bool = False
+) -> None:
+    made = "created if missing" if creates else "never created"
     parser.add_argument(
         "--workspace",
         metavar="DIR",
         default=None,
-        help="the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created on first use",
+        help=f"the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); {made}",
     )
     if acts:
         parser.add_argument(
@@ -78,7 +108,7 @@ def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | Non
         metavar="DIR",
         default=None,
         help=workspace_help
-        or "the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created on first use",
+        or "the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created if missing",
     )
     parser.add_argument(
         "--theme", default="jarvis-dark", metavar="NAME",
@@ -166,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--idempotency-key", default=None, metavar="K", help="default: the dispatch's request_id"
     )
-    _workspace_flags(p, acts=True)
+    _workspace_flags(p, acts=True, creates=True)
     p.set_defaults(handler="runs.dispatch")
 
     p = commands.add_parser("runs", help="list runs, most recently updated first")
@@ -223,23 +253,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler="trouble.errors")
 
     p = commands.add_parser(
-        "criteria", help="a run's acceptance criteria (or `criteria extract`: a task's)"
+        "criteria",
+        help="a run's acceptance criteria (or `criteria extract`: a task's)",
+        usage="jarvis criteria RUN_ID [options]\n       jarvis criteria extract [options] PATH|-",
     )
-    p.add_argument("run_id", metavar="RUN_ID|extract")
-    p.add_argument("path", nargs="?", default=None, metavar="PATH|-", help="extract: the task")
+    p.add_argument("run_id", metavar="RUN_ID")
     p.add_argument("--add", default=None, metavar="JSON", help="append this criterion (queued)")
     p.add_argument("--remove", type=int, default=None, metavar="INDEX",
                    help="remove the criterion at this 0-based index (queued)")  # fmt: skip
     p.add_argument("--expect-version", type=int, default=None, metavar="N",
                    help="refuse if the run is no longer at this version")  # fmt: skip
-    p.add_argument("--repo", default=None, metavar="DIR",
-                   help="extract: infer commands and files from this repository")  # fmt: skip
-    p.add_argument("--no-universal", action="store_true",
-                   help="extract: leave out the universal checklist")  # fmt: skip
-    p.add_argument("--model-command", nargs=argparse.REMAINDER, default=None, metavar="CMD",
-                   help="extract: ask this model command first (must come last)")  # fmt: skip
     _workspace_flags(p, acts=True)
     p.set_defaults(handler="criteria.criteria")
+    assert isinstance(p, _Parser)
+    x = _Parser(prog="jarvis criteria extract", description="The criteria a task would get.")
+    x.add_argument("path", metavar="PATH|-", help="the task: a dispatch, or plain text")
+    x.add_argument("--repo", default=None, metavar="DIR",
+                   help="infer commands and files from this repository")  # fmt: skip
+    x.add_argument("--no-universal", action="store_true",
+                   help="leave out the universal checklist")  # fmt: skip
+    x.add_argument("--model-command", nargs=argparse.REMAINDER, default=None, metavar="CMD",
+                   help="ask this model command first (must come last)")  # fmt: skip
+    _json_flag(x)
+    x.set_defaults(handler="criteria.extract", command="criteria")
+    p.forms["extract"] = x
 
     p = commands.add_parser("verify", help="verify a run's acceptance criteria in its checkout now")
     p.add_argument("run_id", metavar="RUN_ID")
@@ -256,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="stop the host running on the workspace (SIGTERM, then wait until it lets go)",
     )
-    _workspace_flags(p)
+    _workspace_flags(p, creates=True)
     p.set_defaults(handler="host.run")
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
@@ -298,16 +335,31 @@ def build_parser() -> argparse.ArgumentParser:
 def run(argv: Sequence[str]) -> int:
     """Run one ``jarvis`` command and return its exit code."""
     parser = build_parser()
-    # `jarvis` alone opens the console, as `jarvis tui` does.
-    args = parser.parse_args(list(argv) or ["tui"])
+    as_json = "--json" in argv
+    try:
+        # `jarvis` alone opens the console, as `jarvis tui` does.
+        args = parser.parse_args(list(argv) or ["tui"])
+    except ArgumentsError as exc:
+        if not as_json:
+            for line in exc.usage.rstrip("\n").splitlines():
+                write_error(line)
+        return usage_error(exc.code, exc.message, as_json=as_json)
     name: str | None = getattr(args, "handler", None)
     if name is None:
         parser.print_help()
         return 2
+    as_json = getattr(args, "json", False)
     try:
         return _handler(name)(args)
     except UsageError as exc:
-        return usage_error(exc.code, exc.message, as_json=getattr(args, "json", False))
+        return usage_error(exc.code, exc.message, as_json=as_json, lines=exc.lines)
+    except StoreError as exc:
+        return usage_error(exc.code, exc.message, as_json=as_json)
+    except sqlite3.Error as exc:
+        # Every command that opens a store reports its faults with the store's path; this is
+        # the last resort for one that escaped, still a sentence and an I/O error.
+        error = fault(exc, Path("jarvis.db"))
+        return usage_error(error.code, error.message, as_json=as_json)
     except BrokenPipeError:
         # `jarvis ... | head` closing the pipe early is not an error worth a traceback.
         return 0

@@ -26,7 +26,14 @@ from core.criteria.allowlist import command_key
 from core.identity import operator_name
 from core.store.sqlite_store import Row, SqliteStore
 from jarvis_tui.cli.inputs import UsageError, existing_dir, read_input
-from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
+from jarvis_tui.cli.output import (
+    Lines,
+    console,
+    emit_json,
+    errors_table,
+    fields,
+    verdict_line,
+)
 from jarvis_tui.cli.runs import open_store
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.state_look import state_text
@@ -95,7 +102,7 @@ def _criteria_table(criteria: list[dict[str, Any]], title: str) -> Table:
             str(index),
             Text(inert(str(criterion.get("type", "")))),
             Text(shown(criterion.get("description", ""))),
-            Text(shown(_checks(criterion)), style="dim"),
+            Lines(shown(_checks(criterion)), style="dim"),
             "✓" if criterion.get("universal") else "",
         )
     return table
@@ -210,12 +217,15 @@ def _print_listing(listing: dict[str, Any], done: str) -> None:
     out.print(Text.assemble(("run ", "dim"), (inert(listing["run_id"]), "bold"), "  ",
                             state_text(listing["state"], False)))  # fmt: skip
     universal = "on" if listing["universal_criteria"] else "off"
-    for name, value in (
-        ("universal checklist", universal),
-        ("criteria source", listing["criteria_source"] or "—"),
-        ("verification", listing["verification_state"] or "—"),
-    ):
-        out.print(Text.assemble((f"  {name:<22}", "dim"), inert(str(value))))
+    out.print(
+        fields(
+            (
+                ("universal checklist", universal),
+                ("criteria source", listing["criteria_source"] or "—"),
+                ("verification", listing["verification_state"] or "—"),
+            )
+        )
+    )
     criteria = listing["criteria"]
     if criteria:
         out.print(_criteria_table(criteria, f"{len(criteria)} criteria"))
@@ -251,36 +261,16 @@ def _change(args: argparse.Namespace, store: SqliteStore) -> run_criteria.Criter
     return None
 
 
-def _only(args: argparse.Namespace, allowed: set[str], what: str) -> None:
-    """Refuse options that belong to the other form of ``jarvis criteria``."""
-    given = {
-        "--workspace": args.workspace is not None,
-        "--operator": args.operator is not None,
-        "--add": args.add is not None,
-        "--remove": args.remove is not None,
-        "--expect-version": args.expect_version is not None,
-        "--repo": args.repo is not None,
-        "--no-universal": args.no_universal,
-        "--model-command": args.model_command is not None,
-    }
-    wrong = [flag for flag, used in given.items() if used and flag not in allowed]
-    if wrong:
-        raise UsageError("usage", f"{', '.join(wrong)} cannot be used with {what}.")
-
-
 def criteria(args: argparse.Namespace) -> int:
     if args.run_id == EXTRACT:
-        _only(args, {"--repo", "--no-universal", "--model-command"}, "jarvis criteria extract")
-        if args.path is None:
-            raise UsageError("usage", "jarvis criteria extract needs a PATH, or - for stdin.")
-        return extract(args)
-    _only(args, {"--workspace", "--operator", "--add", "--remove", "--expect-version"},
-          "jarvis criteria RUN_ID")  # fmt: skip
-    if args.path is not None:
-        raise UsageError("usage", f"unexpected argument {args.path!r} after the run id.")
+        # `jarvis criteria extract` is parsed by its own parser; this is `extract` after options.
+        raise UsageError(
+            "usage", "extract must come right after criteria: jarvis criteria extract PATH|-."
+        )
     if args.add is not None and args.remove is not None:
         raise UsageError("usage", "--add and --remove cannot be used together.")
-    with open_store(args) as store:
+    changes = args.add is not None or args.remove is not None
+    with open_store(args, access="write" if changes else "read") as store:
         change = _change(args, store)
         run = store.get_run(args.run_id)
     refusal: dict[str, str] | None = None
@@ -355,15 +345,15 @@ def _print_results(run_id: str, results: Mapping[str, Any], run: Row | None) -> 
             mark,
             Text(shown(label)),
             _duration(item.get("duration_ms")),
-            Text(shown(_tail(str(item.get("output", "")))), style="dim"),
+            Lines(shown(_tail(str(item.get("output", "")))), style="dim"),
         )
     out.print(table)
     for item in waiting:
         criterion = item.get("criterion")
         key = _key_of(criterion) if isinstance(criterion, Mapping) else None
         if key is not None:
-            hint = f"  approve with: jarvis verify {run_id} --approve {shlex.quote(key)}"
-            out.print(Text(inert(hint), style="yellow"))
+            command = f"jarvis verify {run_id} --approve {shlex.quote(key)}"
+            out.print(fields([("approve with:", command)]))
     if run is not None:
         out.print(Text.assemble("  now ", state_text(run["state"], bool(run.get("overridden")))))
 
@@ -399,7 +389,7 @@ def _approve(store: SqliteStore, args: argparse.Namespace) -> dict[str, str] | N
 def verify(args: argparse.Namespace) -> int:
     from core.host.config import ConfigError, load_config
 
-    with open_store(args) as store:
+    with open_store(args, access="write") as store:
         root = store.path.parent
         try:
             policy = load_config(root).criteria.policy()

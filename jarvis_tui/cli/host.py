@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -12,10 +13,10 @@ from core.host.config import ConfigError, load_config
 from core.host.host import Host
 from core.host.launcher import HostStopError, stop_host
 from core.host.lock import HostLockHeld
+from core.store.opening import StoreError, fault
 from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError
 from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import emit_json
-from jarvis_tui.safe_text import inert
+from jarvis_tui.cli.output import InertLogFormatter, emit_json, escape, write_error
 
 #: Beyond the host's own shutdown grace, how long `--stop` waits for it to let go.
 STOP_MARGIN_S = 10.0
@@ -29,22 +30,25 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(workspace.root, force_poll=args.poll)
     except (WorkspaceError, ConfigError) as exc:
         raise UsageError("host_unusable", str(exc)) from None
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(message)s",
-    )
+    log = logging.StreamHandler(sys.stderr)
+    log.setFormatter(InertLogFormatter("%(asctime)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, handlers=[log])
     # watchfiles logs every batch of changes at INFO: noise in a long-running service's log.
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
     host = Host(workspace, config)
     host.install_signal_handlers()
     try:
         host.run()
+    except StoreError as exc:
+        raise UsageError("host_unusable", exc.message) from None
+    except sqlite3.Error as exc:
+        # A fault that escaped the loop: the host cannot go on, and says why in a sentence.
+        raise UsageError("host_unusable", fault(exc, workspace.db_path).message) from None
     except HostLockHeld as exc:
         if args.json:
             emit_json({"error": {"code": "host_running", "message": str(exc), "pid": exc.pid}})
         else:
-            sys.stderr.write(f"jarvis: {inert(str(exc))}\n")
+            write_error(f"jarvis: {exc}")
         return 1
     return 0
 
@@ -65,7 +69,7 @@ def stop(args: argparse.Namespace) -> int:
         if args.json:
             emit_json({"stopped": False, "pid": None, "message": str(exc)})
         else:
-            sys.stderr.write(f"jarvis: {inert(str(exc))}\n")
+            write_error(f"jarvis: {exc}")
         return 1
     if pid is None:
         message = f"No host is running on {root}."
@@ -74,5 +78,5 @@ def stop(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"stopped": pid is not None, "pid": pid, "message": message})
     else:
-        (sys.stdout if pid is not None else sys.stderr).write(inert(message) + "\n")
+        (sys.stdout if pid is not None else sys.stderr).write(escape(message) + "\n")
     return 0 if pid is not None else 1

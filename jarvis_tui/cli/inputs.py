@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 
 class UsageError(Exception):
-    """A problem with how the command was called or with reading its input (exit code 2)."""
+    """A problem with how the command was called or with reading its input (exit code 2).
 
-    def __init__(self, code: str, message: str) -> None:
+    Attributes:
+        code: a stable snake_case code.
+        message: one sentence.
+        lines: more lines shown after it (the end of a log), each on its own.
+    """
+
+    def __init__(self, code: str, message: str, lines: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.lines = tuple(lines)
 
 
 def read_input(source: str, *, limit: int) -> bytes:

@@ -1,32 +1,147 @@
 """Writing results: one JSON object for scripts, or a readable Rich rendering for people.
 
-JSON output escapes every control character, including the C1 range that ``json.dumps`` leaves
-alone with ``ensure_ascii=False``, so even a terminal showing raw ``--json`` output executes
-nothing a worker wrote. Rich output builds `Text` objects from inert strings and never parses
-markup in them.
+Text from workers and dispatchers — progress, reasons, gate details, command output, file names,
+the values quoted in error messages — must reach a terminal as text, never as a control. One place
+makes sure, so that a field added tomorrow cannot forget it: `InertConsole`, the only console the
+commands print through.
+
+- Every ``str`` it prints (arguments, table cells, titles) becomes plain text: no markup, no emoji
+  codes, and every control character shown as an escape (`escape`), new lines included.
+- Every `Text` it renders has its controls escaped the same way before it is laid out, new lines
+  included: a new line in a worker's text could otherwise forge a line of output (``show``'s
+  fields, a table's rows). `Lines` is the one exception, for output that is lines by nature (a
+  command's output tail); each of its lines is still escaped.
+- The segments it writes are escaped once more, a last line of defence for any other renderable.
+
+JSON output escapes every control character too, including the C1 range and the bidirectional
+controls that ``json.dumps`` leaves alone with ``ensure_ascii=False``, so even a terminal showing
+raw ``--json`` output executes nothing a worker wrote. Messages for stderr go through `escape`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
+import traceback
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from jarvis_tui.safe_text import inert
+#: Characters a terminal may act on or that make text lie about itself: the C0 controls, DEL and
+#: the C1 controls (0x9b is a one-byte CSI to some terminals), the Unicode line and paragraph
+#: separators, and every bidirectional control (Unicode's Bidi_Control property).
+_OTHERS = r"\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(rf"[\x00-\x1f{_OTHERS}]")
+_UNSAFE_BUT_NEW_LINE = re.compile(rf"[\x00-\x09\x0b-\x1f{_OTHERS}]")
+#: What json.dumps leaves as it is (it escapes the C0 controls itself).
+_JSON_UNSAFE = re.compile(rf"[{_OTHERS}]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
-_C1 = re.compile(r"[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def escape(text: str, *, keep_new_lines: bool = False) -> str:
+    """``text`` with every control character shown as a visible escape (``\\x1b``, ``\\n``).
+
+    Args:
+        keep_new_lines: leave line feeds as they are, for text that is lines by nature.
+    """
+    pattern = _UNSAFE_BUT_NEW_LINE if keep_new_lines else _UNSAFE
+    return pattern.sub(_escaped, text)
+
+
+def data(value: object, style: str = "") -> Text:
+    """A value from a store, a document or an argument, as text for a table or a line.
+
+    Escaped here rather than only when rendered: Rich drops some controls (BEL, CR, ...) when a
+    `Text` is made, and measures a cell before it is rendered, so escaping first shows every
+    character and gives the column the width the escapes take.
+    """
+    return Text(escape(str(value)), style=style)
+
+
+class Lines(Text):
+    """Text whose new lines are meant (a command's output tail): shown line by line, each line
+    still escaped. Every other `Text` is shown on one line."""
+
+
+def _inert_text(text: Text) -> Text:
+    """``text`` with its controls escaped, its styles kept on the characters around them."""
+    pattern = _UNSAFE_BUT_NEW_LINE if isinstance(text, Lines) else _UNSAFE
+    plain = text.plain
+    if not pattern.search(plain):
+        return text
+    inert_copy = text.blank_copy()
+    start = 0
+    for match in pattern.finditer(plain):
+        inert_copy.append_text(text[start : match.start()])
+        inert_copy.append(_escaped(match))
+        start = match.end()
+    inert_copy.append_text(text[start:])
+    return inert_copy
+
+
+class InertConsole(Console):
+    """A Rich console through which nothing it is given reaches the terminal as a control."""
+
+    def render_str(self, text: str, *, style: str | Style = "", **options: Any) -> Text:
+        """A plain string as plain text: no markup, no emoji codes, controls escaped."""
+        return Text(
+            escape(text),
+            style=style,
+            justify=options.get("justify"),
+            overflow=options.get("overflow"),
+        )
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        """Render as Rich does, with every `Text` escaped first and every segment after."""
+        if isinstance(renderable, Text):
+            renderable = _inert_text(renderable)
+        for segment in super().render(renderable, options):
+            if segment.control is None and _UNSAFE_BUT_NEW_LINE.search(segment.text):
+                # Rich's own line breaks are separate segments: a new line here is layout.
+                segment = Segment(escape(segment.text, keep_new_lines=True), segment.style)
+            yield segment
+
+
+class InertLogFormatter(logging.Formatter):
+    """Log records for a terminal or a log file someone tails: each message on one line with its
+    controls escaped, so a worker's file name or text in it cannot forge a record or act on the
+    terminal; a traceback keeps its lines, each escaped."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        return escape(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802 (logging's name)
+        parts = []
+        for part in traceback.TracebackException(*ei[:3]).format():
+            body = part.removesuffix("\n")
+            # A frame's lines are the code's; an exception's message is anyone's, one line.
+            parts.append(escape(body, keep_new_lines=body.startswith('  File "')))
+        return "\n".join(parts)
+
+    def formatStack(self, stack_info: str) -> str:  # noqa: N802 (logging's name)
+        return escape(super().formatStack(stack_info), keep_new_lines=True)
 
 
 def dumps(obj: Any) -> str:
     """Serialise for ``--json``: UTF-8 readable, every control character escaped."""
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
     # Those characters can only occur inside JSON strings, where a \\u escape is always valid.
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def emit_json(obj: Any) -> None:
@@ -35,16 +150,34 @@ def emit_json(obj: Any) -> None:
 
 
 def console() -> Console:
+    """The console every command prints through (see `InertConsole`)."""
     # highlight=False: Rich's repr highlighter would colour worker text by guesswork.
-    return Console(highlight=False, soft_wrap=False)
+    return InertConsole(highlight=False, soft_wrap=False, markup=False, emoji=False)
 
 
-def verdict_line(ok: bool, label: str, note: str = "") -> Text:
-    mark = Text("✓ ", style="bold green") if ok else Text("✗ ", style="bold red")
-    line = Text.assemble(mark, Text(inert(label), style="bold"))
+def verdict_line(ok: bool, label: str, note: str = "") -> Table:
+    """``✓ label  note`` (or ``✗``). Label and note wrap in columns of their own, so no line
+    they wrap onto starts where a line of ours would."""
+    line = Table.grid(padding=(0, 0, 0, 1))
+    line.add_column(no_wrap=True)
+    line.add_column(overflow="fold", max_width=40)
+    mark = Text("✓", style="bold green") if ok else Text("✗", style="bold red")
+    cells: list[RenderableType] = [mark, data(label, "bold")]
     if note:
-        line.append("  " + inert(note), style="dim")
+        line.add_column(overflow="fold", ratio=1)
+        cells.append(Text.assemble(" ", data(note, "dim")))
+    line.add_row(*cells)
     return line
+
+
+def fields(pairs: Iterable[tuple[str, object]]) -> Table:
+    """``  name   value`` lines; a long value wraps in its own column, never under the names."""
+    grid = Table.grid(padding=(0, 0, 0, 1))
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column(overflow="fold")
+    for name, value in pairs:
+        grid.add_row(f"  {name:<21}", data(value))
+    return grid
 
 
 def errors_table(errors: list[dict[str, Any]], *, title: str = "errors") -> Table:
@@ -54,9 +187,9 @@ def errors_table(errors: list[dict[str, Any]], *, title: str = "errors") -> Tabl
     table.add_column("message", overflow="fold")
     for err in errors:
         table.add_row(
-            Text(inert(str(err.get("field", "")))),
-            Text(inert(str(err.get("code", ""))), style="yellow"),
-            Text(inert(str(err.get("message", "")))),
+            data(err.get("field", "")),
+            data(err.get("code", ""), "yellow"),
+            data(err.get("message", "")),
         )
     return table
 
@@ -70,15 +203,28 @@ def gates_table(gates: list[dict[str, Any]]) -> Table:
         passed = bool(gate.get("passed"))
         table.add_row(
             Text("✓", style="green") if passed else Text("✗", style="red"),
-            Text(inert(str(gate.get("name", "")))),
-            Text(inert(str(gate.get("detail", ""))), style="" if passed else "red"),
+            data(gate.get("name", "")),
+            data(gate.get("detail", ""), "" if passed else "red"),
         )
     return table
 
 
-def usage_error(code: str, message: str, *, as_json: bool) -> int:
+def write_error(line: str) -> None:
+    """Write one line to stderr, every control character escaped, new lines included: what a
+    message quotes (a path, an argument, a worker's text) cannot start a line of its own."""
+    sys.stderr.write(escape(line) + "\n")
+
+
+def usage_error(code: str, message: str, *, as_json: bool, lines: Sequence[str] = ()) -> int:
+    """Report a usage or I/O error (exit 2): one JSON object, or ``jarvis: message`` on stderr.
+
+    Args:
+        lines: more lines after the message, each escaped on its own (the end of a log).
+    """
     if as_json:
-        emit_json({"error": {"code": code, "message": message}})
+        emit_json({"error": {"code": code, "message": "\n".join([message, *lines])}})
     else:
-        sys.stderr.write(f"jarvis: {inert(message)}\n")
+        write_error(f"jarvis: {message}")
+        for line in lines:
+            write_error(line)
     return 2

@@ -1,8 +1,8 @@
 """Run commands: dispatch, runs, show, the operator actions, and the journal.
 
-Each opens the workspace's store (created on first use), does one thing through ``core``, and
-exits 0 when it was done, 1 when it was refused (invalid, unauthorized, illegal, stale,
-duplicate, not found), 2 on a usage or I/O error.
+Each opens the workspace's store (only ``dispatch`` creates one; the reading commands need only
+read access), does one thing through ``core``, and exits 0 when it was done, 1 when it was
+refused (invalid, unauthorized, illegal, stale, duplicate, not found), 2 on a usage or I/O error.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from rich.table import Table
 from rich.text import Text
@@ -25,13 +26,21 @@ from core.intake import submit_dispatch
 from core.lifecycle import RunState
 from core.run_secrets import found_kinds
 from core.run_views import journal_entry, run_detail, run_summary
+from core.store.opening import StoreError, fault
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.cli.inputs import UsageError, read_input
-from jarvis_tui.cli.output import console, emit_json, errors_table, verdict_line
+from jarvis_tui.cli.output import (
+    console,
+    data,
+    emit_json,
+    errors_table,
+    fields,
+    verdict_line,
+    write_error,
+)
 from jarvis_tui.cli.trouble import print_run_trouble, refusals_line
-from jarvis_tui.safe_text import inert
 from jarvis_tui.state_look import state_text
 
 
@@ -41,19 +50,55 @@ def age(stamp: str, now: datetime) -> str:
     return "?" if seconds is None else in_largest_unit(seconds)
 
 
-@contextmanager
-def open_store(args: argparse.Namespace) -> Iterator[SqliteStore]:
+#: How long a command waits for another process's write lock before it gives up (exit 2,
+#: ``store_busy``). A host's transactions take milliseconds; 30 s means something is stuck.
+BUSY_TIMEOUT_S = 30.0
+
+#: How a command uses the store: ``create`` makes the workspace when there is none (and says so),
+#: ``write`` changes runs in an existing one, ``read`` needs only read access and writes nothing.
+Access = Literal["create", "write", "read"]
+
+
+def _open(path: Path, access: Access) -> SqliteStore:
+    if access != "read":
+        return SqliteStore(path, create=access == "create", busy_timeout_s=BUSY_TIMEOUT_S)
     try:
-        workspace = Workspace.resolve(getattr(args, "workspace", None))
-        store = SqliteStore(workspace.db_path)
+        return SqliteStore(path, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
+    except StoreError as exc:
+        if exc.code != "store_outdated":
+            raise
+        behind = exc
+    # A store older than this code's schema: brought up to date once, by a user who may.
+    try:
+        SqliteStore(path, create=False, busy_timeout_s=BUSY_TIMEOUT_S).close()
+    except StoreError as exc:
+        raise (behind if exc.code == "store_read_only" else exc) from None
+    return SqliteStore(path, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
+
+
+@contextmanager
+def open_store(args: argparse.Namespace, *, access: Access) -> Iterator[SqliteStore]:
+    """The workspace's store for one command; any store problem is an I/O error (exit 2).
+
+    Opening refuses a missing workspace (unless ``access`` is ``create``), an empty, damaged or
+    too new store; a fault while the command uses it (disk full, lock held past the busy
+    timeout, read-only, I/O error) ends the command the same way, with the store's sentence and
+    code, never as a verdict on what the command was given.
+    """
+    try:
+        workspace = Workspace.resolve(getattr(args, "workspace", None), create=access == "create")
+        store = _open(workspace.db_path, access)
     except WorkspaceError as exc:
-        raise UsageError("workspace_unusable", str(exc)) from None
-    except sqlite3.DatabaseError as exc:
-        raise UsageError(
-            "store_unusable", f"The workspace's store cannot be opened: {exc}."
-        ) from None
+        raise UsageError(exc.code, str(exc)) from None
+    except StoreError as exc:
+        raise UsageError(exc.code, exc.message) from None
+    if store.created:
+        write_error(f"jarvis: created a new workspace store at {store.path}.")
     try:
         yield store
+    except sqlite3.Error as exc:
+        error = fault(exc, store.path)
+        raise UsageError(error.code, error.message) from None
     finally:
         store.close()
 
@@ -65,7 +110,7 @@ def dispatch(args: argparse.Namespace) -> int:
     from core.host.config import ConfigError, load_config
 
     data = read_input(args.path, limit=MAX_DOCUMENT_BYTES)
-    with open_store(args) as store:
+    with open_store(args, access="create") as store:
         try:
             # The workspace may ask for the universal checklist on every dispatch.
             universal = load_config(store.path.parent).criteria.universal
@@ -113,7 +158,7 @@ def runs(args: argparse.Namespace) -> int:
         raise UsageError("usage", "--limit must be at least 1.")
     states = _states(args.state)
     now = datetime.now(UTC)
-    with open_store(args) as store:
+    with open_store(args, access="read") as store:
         rows = store.list_runs(states=states, lane=args.lane, limit=args.limit)
         refused, refused_line = refusals_line(store, now)
     if args.json:
@@ -129,17 +174,17 @@ def runs(args: argparse.Namespace) -> int:
     table.add_column("last progress", overflow="ellipsis", no_wrap=True, ratio=1)
     flagged = False
     for row in rows:
-        run_cell = Text(inert(row["run_id"]))
+        run_cell = data(row["run_id"])
         if found_kinds(row.get("secrets_found")):
             run_cell.append(" ⚠", style="bold yellow")
             flagged = True
         table.add_row(
             run_cell,
-            Text(inert(row["lane"])),
+            data(row["lane"]),
             state_text(row["state"], bool(row["overridden"])),
             str(row["retry_count"]),
             age(row["updated_at"], now),
-            Text(inert(str(row["last_progress_summary"] or "")), style="dim"),
+            data(row["last_progress_summary"] or "", "dim"),
         )
     out = console()
     out.print(table)
@@ -152,7 +197,7 @@ def runs(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace) -> int:
-    with open_store(args) as store:
+    with open_store(args, access="read") as store:
         detail = run_detail(store, args.run_id)
     if detail is None:
         refusal = {"code": "not_found", "message": f"There is no run {args.run_id}."}
@@ -165,40 +210,40 @@ def show(args: argparse.Namespace) -> int:
         emit_json({"run": detail, "refusal": None})
         return 0
     out = console()
-    out.print(Text.assemble(("run ", "dim"), (inert(detail["run_id"]), "bold"), "  ",
+    out.print(Text.assemble(("run ", "dim"), data(detail["run_id"], "bold"), "  ",
                             state_text(detail["state"], detail["overridden"])))  # fmt: skip
-    for name in ("lane", "source_lane", "task_type", "retry_count", "version", "state_reason",
-                 "override_reason", "overridden_by", "created_at", "updated_at",
-                 "last_progress_summary", "commit_sha", "pr_url"):  # fmt: skip
-        if detail.get(name) not in (None, ""):
-            out.print(Text.assemble((f"  {name:<22}", "dim"), inert(str(detail[name]))))
+    names = ("lane", "source_lane", "task_type", "retry_count", "version", "state_reason",
+             "override_reason", "overridden_by", "created_at", "updated_at",
+             "last_progress_summary", "commit_sha", "pr_url")  # fmt: skip
+    out.print(fields((name, detail[name]) for name in names if detail.get(name) not in (None, "")))
     if detail.get("secrets_found"):
         # The values are masked everywhere they are kept; the kinds say what may need rotating.
         kinds = ", ".join(detail["secrets_found"])
-        out.print(Text.assemble(("  ⚠ secrets masked: ", "bold yellow"), inert(kinds)))
+        out.print(Text.assemble(("  ⚠ secrets masked: ", "bold yellow"), data(kinds)))
     if detail["gates"]:
         gates = Table(title="gates", title_justify="left")
         for column in ("attempt", "gate", "", "detail"):
             gates.add_column(column)
         for gate in detail["gates"]:
             mark = Text("✓", style="green") if gate["passed"] else Text("✗", style="red")
-            gates.add_row(str(gate["attempt"]), gate["name"], mark, Text(inert(gate["detail"])))
+            gates.add_row(str(gate["attempt"]), data(gate["name"]), mark, data(gate["detail"]))
         out.print(gates)
     if detail["steers"]:
         steers = Table(title="steers", title_justify="left")
         for column in ("steer", "status", "by", "created", "message"):
             steers.add_column(column, overflow="fold")
         for steer in detail["steers"]:
-            steers.add_row(steer["steer_id"], steer["status"], Text(inert(steer["operator"])),
-                           steer["created_at"], Text(inert(steer["message"])))  # fmt: skip
+            steers.add_row(data(steer["steer_id"]), data(steer["status"]),
+                           data(steer["operator"]), data(steer["created_at"]),
+                           data(steer["message"]))  # fmt: skip
         out.print(steers)
     audit = Table(title="audit", title_justify="left")
     for column in ("at", "who", "action", "from → to", "reason"):
         audit.add_column(column, overflow="fold")
     for row in detail["audit"]:
-        audit.add_row(row["at"], Text(inert(row["actor"])), row["action"],
-                      f"{row['from_state'] or '—'} → {row['to_state'] or '—'}",
-                      Text(inert(row["reason"] or "")))  # fmt: skip
+        audit.add_row(data(row["at"]), data(row["actor"]), data(row["action"]),
+                      data(f"{row['from_state'] or '—'} → {row['to_state'] or '—'}"),
+                      data(row["reason"] or ""))  # fmt: skip
     out.print(audit)
     print_run_trouble(out, detail, store.path.parent)
     return 0
@@ -210,7 +255,7 @@ Act = Callable[[SqliteStore, str, str], operator_actions.ActionResult]
 
 
 def _act(args: argparse.Namespace, act: Act) -> int:
-    with open_store(args) as store:
+    with open_store(args, access="write") as store:
         result = act(store, args.run_id, operator_name(args.operator))
     if args.json:
         emit_json(result.to_json())
@@ -274,31 +319,48 @@ def _print_entry(entry: dict[str, Any], as_json: bool) -> None:
     if as_json:
         emit_json(journal_entry(entry))
         return
-    console().print(
-        Text.assemble(
-            (f"{entry['seq']:>8} ", "dim"),
-            (f"{entry['at']} ", "dim"),
-            (inert(entry["run_id"]), "bold"),
-            f" {entry['kind']} ",
-            Text(inert(entry["payload"])),
-            (f"  by {inert(entry['actor'])}", "dim"),
-        )
+    # One row of columns, not one line: what wraps stays in its column, under no seq.
+    line = Table.grid(padding=(0, 0, 0, 1))
+    line.add_column(justify="right", no_wrap=True, style="dim", min_width=8)
+    line.add_column(no_wrap=True, style="dim")
+    line.add_column(overflow="fold", style="bold", max_width=32)
+    line.add_column(overflow="fold", max_width=16)
+    line.add_column(overflow="fold", ratio=1)
+    line.add_row(
+        str(entry["seq"]),
+        str(entry["at"]),
+        data(entry["run_id"]),
+        data(entry["kind"]),
+        Text.assemble(data(entry["payload"]), data(f"  by {entry['actor']}", "dim")),
     )
+    console().print(line)
 
 
 def journal(args: argparse.Namespace) -> int:
     """Print journal rows after ``--since``; with ``--follow``, keep tailing until interrupted."""
     seq = args.since
-    with open_store(args) as store:
-        while True:
-            batch = store.journal_since(seq, limit=1000)
-            for entry in batch:
-                _print_entry(entry, args.json)
-                seq = entry["seq"]
-            if batch and len(batch) == 1000:
-                continue  # more is waiting: keep reading without sleeping
-            if not args.follow:
-                return 0
-            # A 50 ms poll of an indexed range query is cheap and keeps a change on screen
-            # well under a tenth of a second after its commit, across processes.
-            time.sleep(args.poll)
+    with open_store(args, access="read") as first:
+        store = first
+        try:
+            while True:
+                batch = store.journal_since(seq, limit=1000)
+                for entry in batch:
+                    _print_entry(entry, args.json)
+                    seq = entry["seq"]
+                if batch and len(batch) == 1000:
+                    continue  # more is waiting: keep reading without sleeping
+                if not args.follow:
+                    return 0
+                # A 50 ms poll of an indexed range query is cheap and keeps a change on screen
+                # well under a tenth of a second after its commit, across processes.
+                time.sleep(args.poll)
+                if store.immutable:
+                    # Opened as the file was (a read-only directory with no writer): only a new
+                    # open sees what a writer that started since has committed.
+                    fresh = _open(store.path, "read")
+                    if store is not first:
+                        store.close()
+                    store = fresh
+        finally:
+            if store is not first:
+                store.close()

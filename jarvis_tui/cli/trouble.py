@@ -100,7 +100,7 @@ def errors(args: argparse.Namespace) -> int:
 
     if args.limit < 1:
         raise UsageError("usage", "--limit must be at least 1.")
-    with open_store(args) as store:
+    with open_store(args, access="read") as store:
         rows = quarantined_files(
             store, run_id=args.run, limit=args.limit, unattached=args.unattached
         )

@@ -8,14 +8,14 @@ the SSH session never stops runs in flight. The console says where its log is an
 from __future__ import annotations
 
 import argparse
-import sqlite3
-import sys
+from pathlib import Path
 
-from core.host.launcher import HostLaunchError, LaunchedHost, ensure_host
+from core.host.launcher import START_TIMEOUT_S, HostLaunchError, LaunchedHost, ensure_host
+from core.store.opening import StoreError
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.safe_text import inert
+from jarvis_tui.cli.output import write_error
 
 
 def check_theme(theme: str) -> None:
@@ -30,19 +30,41 @@ def check_theme(theme: str) -> None:
 
 
 def open_workspace(path: str | None) -> Workspace:
-    """The workspace, with its store created or migrated; a usage error when unusable."""
+    """The workspace, created (and said so) or migrated; a usage error when unusable.
+
+    Opening the store here reports a broken one (empty, damaged, from a newer jarvis) as a
+    sentence before the screen is taken over. Damage only a full read finds is the host's to
+    find: it checks every page before it takes the workspace, so `ensure_host` reports it.
+    """
     try:
         workspace = Workspace.resolve(path)
-        # Opening once here creates or migrates the store, and reports a broken one as a usage
-        # error before the screen is taken over.
-        SqliteStore(workspace.db_path).close()
+        store = SqliteStore(workspace.db_path)
     except WorkspaceError as exc:
-        raise UsageError("workspace_unusable", str(exc)) from None
-    except sqlite3.DatabaseError as exc:
-        raise UsageError(
-            "store_unusable", f"The workspace's store cannot be opened: {exc}."
-        ) from None
+        raise UsageError(exc.code, str(exc)) from None
+    except StoreError as exc:
+        raise UsageError(exc.code, exc.message) from None
+    store.close()
+    if store.created:
+        write_error(f"jarvis: created a new workspace store at {store.path}.")
     return workspace
+
+
+#: The slowest disk a host's start allows for: it reads every page of the store before it takes
+#: the workspace (a 117 MB store took 6 s with a cold cache on a small virtual machine).
+SLOW_DISK_BYTES_PER_S = 10 * 1024 * 1024
+
+
+def host_start_timeout(db_path: Path) -> float:
+    """How long to wait for a started host to take the workspace: longer for a larger store.
+
+    A host that fails exits at once and is reported at once; this only bounds the wait for one
+    that neither exits nor takes the workspace.
+    """
+    try:
+        size = db_path.stat().st_size
+    except OSError:
+        size = 0
+    return START_TIMEOUT_S + size / SLOW_DISK_BYTES_PER_S
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,21 +73,20 @@ def run(args: argparse.Namespace) -> int:
     launched: LaunchedHost | None = None
     if not args.no_host:
         try:
-            launched = ensure_host(workspace)
+            launched = ensure_host(workspace, timeout_s=host_start_timeout(workspace.db_path))
         except HostLaunchError as exc:
-            raise UsageError("host_start_failed", str(exc)) from None
+            # Its first line is the sentence; the rest is the end of the host's log.
+            sentence, *tail = str(exc).split("\n")
+            raise UsageError("host_start_failed", sentence, tail) from None
     from jarvis_tui.app import JarvisApp
 
     try:
         JarvisApp(workspace.db_path, theme=args.theme, own_process=True).run()
     finally:
         if launched is not None:
-            sys.stderr.write(
-                inert(
-                    f"jarvis: the host started for this console (pid {launched.pid}) keeps "
-                    f"running; its log is {launched.log_path}. Stop it with: jarvis host --stop "
-                    f"--workspace {workspace.root}"
-                )
-                + "\n"
+            write_error(
+                f"jarvis: the host started for this console (pid {launched.pid}) keeps "
+                f"running; its log is {launched.log_path}. Stop it with: jarvis host --stop "
+                f"--workspace {workspace.root}"
             )
     return 0

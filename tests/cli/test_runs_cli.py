@@ -109,6 +109,7 @@ def test_stale_expect_version(ws: Path) -> None:
 
 
 def test_show_unknown_run(ws: Path) -> None:
+    j(ws, "dispatch", FIX)
     code, out = j(ws, "show", "nope")
     assert code == 1 and out == {
         "run": None,
@@ -169,5 +170,5 @@ def test_a_corrupt_store_is_a_clear_io_error(ws: Path) -> None:
     ws.mkdir()
     (ws / "jarvis.db").write_bytes(b"this is not a database" * 100)
     result = jarvis("runs", "--workspace", ws, "--json")
-    assert result.code == 2 and result.json()["error"]["code"] == "store_unusable"
+    assert result.code == 2 and result.json()["error"]["code"] == "store_corrupt"
     assert "Traceback" not in result.stderr
