@@ -34,21 +34,8 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from core.store.faults import store_fault
 from core.store.schema import MIGRATIONS, migrate
-
-# SQLite's primary result codes (https://sqlite.org/rescode.html); an extended code carries its
-# primary code in the low byte.
-SQLITE_PERM = 3
-SQLITE_BUSY = 5
-SQLITE_LOCKED = 6
-SQLITE_NOMEM = 7
-SQLITE_READONLY = 8
-SQLITE_IOERR = 10
-SQLITE_CORRUPT = 11
-SQLITE_FULL = 13
-SQLITE_CANTOPEN = 14
-SQLITE_AUTH = 23
-SQLITE_NOTADB = 26
 
 #: Every code a `StoreError` carries, with what it means. Stable: scripts and docs use them.
 CODES = {
@@ -87,54 +74,50 @@ class StoreError(Exception):
         self.path = path
 
 
-def primary_code(exc: BaseException) -> int | None:
-    """SQLite's primary result code behind ``exc``, or None when it carries none."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code & 0xFF if isinstance(code, int) else None
-
-
 def fault(exc: sqlite3.Error, path: Path) -> StoreError:
     """The `StoreError` for a database error raised while opening or using the store at ``path``.
 
     Never a verdict on what the caller was doing: a full disk is a full disk, whatever the
-    document being stored.
+    document being stored. Which fault it is comes from `store_fault`, the one classifier the
+    host shares.
     """
-    detail = str(exc) or type(exc).__name__
-    code = primary_code(exc)
+    found = store_fault(exc)
+    detail = (found.message if found else str(exc)) or type(exc).__name__
+    kind = found.kind if found is not None else None
     # SQLite says "disk I/O error" when a full disk stops it growing its shared-memory index or
     # log rather than the database: the free space tells the two apart.
-    if code == SQLITE_FULL or (code == SQLITE_IOERR and disk_is_full(path)):
+    if kind == "full" or (kind == "io_error" and disk_is_full(path)):
         return StoreError(
             "disk_full",
             f"The disk holding the store {path} is full: it could not be written. "
             "Free some space and try again.",
             path,
         )
-    if code in (SQLITE_BUSY, SQLITE_LOCKED):
+    if kind == "locked":
         return StoreError(
             "store_busy",
             f"The store {path} stayed locked by another process for longer than the busy "
             "timeout; try again.",
             path,
         )
-    if code == SQLITE_READONLY:
+    if kind == "read_only":
         return StoreError(
             "store_read_only",
             f"The store {path} cannot be written: it or its directory is read-only for this "
             f"user ({detail}).",
             path,
         )
-    if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
+    if kind == "corrupt":
         return StoreError(
             "store_corrupt",
             f"The store {path} is damaged or not an SQLite database ({detail}): {_RESTORE}.",
             path,
         )
-    if code in (SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_AUTH):
+    if kind == "cannot_open":
         return StoreError(
             "store_unreadable", f"The store {path} cannot be opened ({detail}).", path
         )
-    if code in (SQLITE_IOERR, SQLITE_NOMEM):
+    if kind in ("io_error", "no_memory"):
         return StoreError(
             "store_io_error",
             f"Reading or writing the store {path} failed ({detail}); check the disk.",
@@ -276,7 +259,8 @@ def connect(
         has_log = wal.exists() and wal.stat().st_size > 0
         # Read-only, or no room for the index (a full disk): the file alone will do, if no
         # writer's log holds commits it lacks.
-        if primary_code(exc) not in (SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_IOERR) or has_log:
+        found = store_fault(exc)
+        if found is None or found.kind not in ("read_only", "cannot_open", "io_error") or has_log:
             raise
     immutable = f"{uri}?mode=ro&immutable=1"
     return sqlite3.connect(immutable, uri=True, timeout=busy_timeout_s), True
