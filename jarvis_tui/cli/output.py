@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
@@ -34,21 +33,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-#: Characters a terminal may act on or that make text lie about itself: the C0 controls, DEL and
-#: the C1 controls (0x9b is a one-byte CSI to some terminals), the Unicode line and paragraph
-#: separators, and every bidirectional control (Unicode's Bidi_Control property).
-_OTHERS = r"\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-_UNSAFE = re.compile(rf"[\x00-\x1f{_OTHERS}]")
-_UNSAFE_BUT_NEW_LINE = re.compile(rf"[\x00-\x09\x0b-\x1f{_OTHERS}]")
-#: What json.dumps leaves as it is (it escapes the C0 controls itself).
-_JSON_UNSAFE = re.compile(rf"[{_OTHERS}]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escaped(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+from core.text import JSON_UNSAFE, escaped, inert, unsafe
 
 
 def escape(text: str, *, keep_new_lines: bool = False) -> str:
@@ -57,8 +42,7 @@ def escape(text: str, *, keep_new_lines: bool = False) -> str:
     Args:
         keep_new_lines: leave line feeds as they are, for text that is lines by nature.
     """
-    pattern = _UNSAFE_BUT_NEW_LINE if keep_new_lines else _UNSAFE
-    return pattern.sub(_escaped, text)
+    return inert(text, keep_lines=keep_new_lines, keep_tabs=False)
 
 
 def data(value: object, style: str = "") -> Text:
@@ -78,7 +62,7 @@ class Lines(Text):
 
 def _inert_text(text: Text) -> Text:
     """``text`` with its controls escaped, its styles kept on the characters around them."""
-    pattern = _UNSAFE_BUT_NEW_LINE if isinstance(text, Lines) else _UNSAFE
+    pattern = unsafe(keep_lines=isinstance(text, Lines), keep_tabs=False)
     plain = text.plain
     if not pattern.search(plain):
         return text
@@ -86,7 +70,7 @@ def _inert_text(text: Text) -> Text:
     start = 0
     for match in pattern.finditer(plain):
         inert_copy.append_text(text[start : match.start()])
-        inert_copy.append(_escaped(match))
+        inert_copy.append(escaped(match))
         start = match.end()
     inert_copy.append_text(text[start:])
     return inert_copy
@@ -111,7 +95,7 @@ class InertConsole(Console):
         if isinstance(renderable, Text):
             renderable = _inert_text(renderable)
         for segment in super().render(renderable, options):
-            if segment.control is None and _UNSAFE_BUT_NEW_LINE.search(segment.text):
+            if segment.control is None and unsafe(keep_tabs=False).search(segment.text):
                 # Rich's own line breaks are separate segments: a new line here is layout.
                 segment = Segment(escape(segment.text, keep_new_lines=True), segment.style)
             yield segment
@@ -141,7 +125,7 @@ def dumps(obj: Any) -> str:
     """Serialise for ``--json``: UTF-8 readable, every control character escaped."""
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
     # Those characters can only occur inside JSON strings, where a \\u escape is always valid.
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def emit_json(obj: Any) -> None:
