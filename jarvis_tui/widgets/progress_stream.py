@@ -82,6 +82,15 @@ def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
             f"⚙ worker started (pid {payload.get('pid')}, {shown(payload.get('lane') or '')})",
             style="dim",
         )
+    elif kind == "quarantined":
+        line.append(f"⛔ refused file: {shown(payload.get('code') or '?')}", style="bold yellow")
+        line.append(f" — {one_line(payload.get('message') or '', 160)}")
+        line.append(f"  from {shown(payload.get('lane') or 'an unknown folder')}", style="dim")
+    elif kind == "secrets":
+        kinds = payload.get("new") or payload.get("kinds") or []
+        names = ", ".join(shown(k) for k in kinds) if isinstance(kinds, list) else "?"
+        line.append(f"⚠ secrets masked: {names}", style="bold yellow")
+        line.append(f"  in its {shown(payload.get('source') or 'output')}", style="dim")
     else:
         line.append(f"{shown(kind or '?')} {one_line(payload)}", style="dim")
     return line

@@ -31,6 +31,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from core.run_secrets import found_kinds
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import STEER_LOOK, state_text
@@ -119,10 +120,24 @@ def steers_text(steers: dict[str, int]) -> Text:
     return text
 
 
+#: The run cell's width (see `COLUMNS`): a flagged run's id gives way to its mark.
+_RUN_WIDTH = COLUMNS[0][2]
+
+
+def run_text(row: Row) -> Text:
+    """The run's id, and ⚠ when secrets were found (and masked) in what its workers sent."""
+    run_id = shown(row["run_id"])
+    if not found_kinds(row.get("secrets_found")):
+        return Text(run_id, no_wrap=True)
+    if len(run_id) > _RUN_WIDTH - 2:
+        run_id = run_id[: _RUN_WIDTH - 3] + "…"
+    return Text.assemble(run_id, " ", ("⚠", "bold yellow"), no_wrap=True)
+
+
 def cells(row: Row, now: datetime) -> tuple[Text, ...]:
     """The cells for one run, every worker-supplied string made inert and masked."""
     return (
-        Text(shown(row["run_id"]), no_wrap=True),
+        run_text(row),
         state_text(str(row["state"])),
         Text(str(row.get("retry_count") or 0) if row.get("retry_count") else "", justify="right"),
         Text("!" if row.get("overridden") else "", style="bold magenta"),

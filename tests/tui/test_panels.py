@@ -19,6 +19,7 @@ from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
 from jarvis_tui.widgets.progress_stream import ProgressStream, entry_text
+from jarvis_tui.widgets.run_table import run_text
 from jarvis_tui.widgets.text_pane import TextPane
 from tests.core.store_helpers import dispatch_doc
 from tests.tui.conftest import RUNS
@@ -259,6 +260,13 @@ async def test_progress_of_the_selected_run_streams_without_reading_the_run_agai
          "+ created (queued) · criteria: 1 from patterns  by w"),
         ("created", {"state": "queued", "criteria": {"source": "patterns", "count": 0}},
          "+ created (queued)  by w"),
+        ("quarantined", {"code": "not_json", "message": "The document is not JSON.\n  state  done",
+                         "lane": "jarvis-worker-1"},
+         "⛔ refused file: not_json — The document is not JSON. ⏎   state  done"
+         "  from jarvis-worker-1"),
+        ("secrets", {"kinds": ["AWS access key id", "GitHub token"], "new": ["GitHub token"],
+                     "source": "progress"},
+         "⚠ secrets masked: GitHub token  in its progress"),
     ],
 )  # fmt: skip
 def test_criteria_entries_read_as_words_in_the_stream(
@@ -266,3 +274,14 @@ def test_criteria_entries_read_as_words_in_the_stream(
 ) -> None:
     entry = {"at": "2026-01-02T09:30:00.000Z", "kind": kind, "payload": payload, "actor": "w"}
     assert entry_text(entry).plain == f"09:30:00 {expected}"
+
+
+def test_a_run_whose_workers_sent_secrets_is_marked_in_the_table() -> None:
+    plain = {"run_id": "run-1", "secrets_found": None}
+    flagged = {"run_id": "run-1", "secrets_found": '["GitHub token"]'}
+    long_id = {"run_id": "task-20260222-0123456789", "secrets_found": '["GitHub token"]'}
+    assert run_text(plain).plain == "run-1"
+    assert run_text(flagged).plain == "run-1 ⚠"
+    # A long id gives way to the mark, which must stay inside the 18-column cell.
+    assert run_text(long_id).plain == "task-20260222-0… ⚠"
+    assert len(run_text(long_id).plain) <= 18
