@@ -1,0 +1,175 @@
+"""A damaged `jarvis.db` in front of every command: a sentence and exit 2, never a traceback.
+
+A workspace with a few runs is damaged in one of several ways — garbage bytes, cut in half, its
+header zeroed, a page in the middle overwritten, emptied to zero bytes, replaced by a folder,
+stamped with a schema newer than this code — and every command that opens the store is run on
+it: the host, the reading commands, the writing commands and the console. Each must exit 2 with
+a sentence (and JSON with a code under ``--json``) and must never change the damaged file: a
+store that cannot be read is evidence, and writing over it would lose the history for good.
+
+    .venv/bin/python -m tests.attack.corrupt_store
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import sqlite3
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.attack.kit import Figures, dispatch_doc, jarvis, main, workspace
+from tests.processes import PtyProcess
+
+PAGE = 4096
+
+
+def _garbage(db: Path, rng: random.Random) -> None:
+    db.write_bytes(bytes(rng.randrange(256) for _ in range(db.stat().st_size)))
+
+
+def _truncated(db: Path, rng: random.Random) -> None:
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2 + 123])
+
+
+def _zeroed_header(db: Path, rng: random.Random) -> None:
+    data = bytearray(db.read_bytes())
+    data[:100] = bytes(100)
+    db.write_bytes(bytes(data))
+
+
+def _bad_page(db: Path, rng: random.Random) -> None:
+    data = bytearray(db.read_bytes())
+    page = max(2, len(data) // PAGE // 2)
+    data[page * PAGE : (page + 1) * PAGE] = bytes(rng.randrange(256) for _ in range(PAGE))
+    db.write_bytes(bytes(data))
+
+
+def _zero_bytes(db: Path, rng: random.Random) -> None:
+    db.write_bytes(b"")
+
+
+def _folder(db: Path, rng: random.Random) -> None:
+    db.unlink()
+    db.mkdir()
+
+
+def _newer_schema(db: Path, rng: random.Random) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 999")
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    for table in tables:
+        if "migration" in table:
+            columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+            if "name" in columns:
+                conn.execute(f"INSERT INTO {table} (name) VALUES ('9999_from_the_future')")
+    conn.commit()
+    conn.close()
+
+
+MODES: dict[str, Callable[[Path, random.Random], None]] = {
+    "garbage bytes": _garbage,
+    "cut in half": _truncated,
+    "header zeroed": _zeroed_header,
+    "a page overwritten": _bad_page,
+    "zero bytes": _zero_bytes,
+    "a folder": _folder,
+    "a newer schema": _newer_schema,
+}
+
+COMMANDS: list[tuple[str, ...]] = [
+    ("host",),
+    ("runs",),
+    ("runs", "--json"),
+    ("show", "attack-1"),
+    ("show", "attack-1", "--json"),
+    ("journal", "--json"),
+    ("dispatch", "DISPATCH", "--json"),
+    ("cancel", "attack-1", "--reason", "test", "--json"),
+    ("criteria", "attack-1", "--json"),
+]
+
+
+def _fingerprint(db: Path) -> str:
+    if db.is_dir():
+        return "folder:" + ",".join(sorted(os.listdir(db)))
+    return hashlib.sha256(db.read_bytes()).hexdigest()
+
+
+def _console(ws: Path) -> tuple[int, bytes]:
+    argv = [sys.executable, "-m", "jarvis_tui", "tui", "--no-host", "--workspace", str(ws)]
+    env = dict(os.environ, TERM="xterm-256color")
+    with PtyProcess(argv, cols=100, rows=30, env=env) as console:
+        code = console.wait(120)
+        return code, console.output
+
+
+def attack(args: argparse.Namespace) -> Figures:
+    figures = Figures("a damaged store in front of every command")
+    rng = random.Random(args.seed)
+    tried = 0
+    codes: Counter[int] = Counter()
+    with workspace("corrupt") as base:
+        pristine = base / "pristine"
+        pristine.mkdir()
+        for n in range(1, 4):
+            doc = json.dumps(dispatch_doc(f"attack-{n}")).encode()
+            ran = jarvis("dispatch", "-", "--workspace", pristine, stdin=doc)
+            assert ran.code == 0, ran.stderr
+        # A store as a running host leaves it: fully checkpointed, so the damage is all there is.
+        conn = sqlite3.connect(pristine / "jarvis.db")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        extra = base / "extra.json"
+        extra.write_text(json.dumps(dispatch_doc("attack-new")))
+        for mode, damage in MODES.items():
+            ws = base / mode.replace(" ", "-")
+            shutil.copytree(pristine, ws)
+            for leftover in ("jarvis.db-wal", "jarvis.db-shm"):
+                (ws / leftover).unlink(missing_ok=True)
+            damage(ws / "jarvis.db", rng)
+            before = _fingerprint(ws / "jarvis.db")
+            for command in COMMANDS:
+                argv = [str(extra) if part == "DISPATCH" else part for part in command]
+                ran = jarvis(*argv, "--workspace", ws)
+                tried += 1
+                codes[ran.code] += 1
+                label = f"{mode}: jarvis {' '.join(command)}"
+                figures.check(ran.code == 2, f"{label} exited {ran.code}")
+                figures.check(not ran.traceback, f"{label} printed a traceback")
+                if "--json" in command and ran.stdout.strip():
+                    try:
+                        body = json.loads(ran.stdout)
+                        figures.check("code" in json.dumps(body), f"{label}: JSON has no code")
+                    except ValueError:
+                        figures.fail(f"{label}: --json printed no JSON")
+                figures.check(_fingerprint(ws / "jarvis.db") == before,
+                              f"{label} changed the damaged store")  # fmt: skip
+            code, output = _console(ws)
+            tried += 1
+            codes[code] += 1
+            figures.check(code == 2, f"{mode}: the console exited {code}")
+            figures.check(b"Traceback" not in output, f"{mode}: the console printed a traceback")
+            figures.check(_fingerprint(ws / "jarvis.db") == before,
+                          f"{mode}: the console changed the damaged store")  # fmt: skip
+    figures.add("kinds of damage", len(MODES))
+    figures.add("commands run on them (CLI, host, console)", tried)
+    figures.add("exit codes", ", ".join(f"{c}: {n}" for c, n in sorted(codes.items())))
+    return figures
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seed", default=os.environ.get("JARVIS_ATTACK_SEED", "corrupt"))
+    return p
+
+
+if __name__ == "__main__":
+    main(attack, parser())
