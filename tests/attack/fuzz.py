@@ -76,7 +76,7 @@ def seeds() -> list[bytes]:
 def _mutate_json(rng: random.Random, data: bytes) -> bytes:
     try:
         doc = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep for the mutator itself
         return data
     holder: Any = doc
     for _ in range(rng.randint(1, 4)):
