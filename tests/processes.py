@@ -175,6 +175,8 @@ class PtyProcess:
         leader, follower = os.openpty()
         try:
             fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+            self.started = time.monotonic()
+            """When the command was spawned (benchmarks time its first paint from here)."""
             self.proc = subprocess.Popen(
                 list(argv), stdin=follower, stdout=follower, stderr=follower,
                 env=None if env is None else dict(env), cwd=cwd, start_new_session=True,
@@ -184,7 +186,6 @@ class PtyProcess:
             raise
         finally:
             os.close(follower)  # the child has its own copies; ours would keep the end away
-        self.started = time.monotonic()
         self._leader = leader
         self._closed = False
         self.reader = StreamReader(leader, f"pty-{self.proc.pid}", on_chunk=on_chunk)
