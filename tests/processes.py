@@ -215,8 +215,8 @@ class PtyProcess:
             AssertionError: the command ended, or ``timeout`` passed, first; with the output's end.
         """
         if not self.reader.wait(_matcher(expected), timeout):
-            state = "ended" if self.proc.poll() is not None else "still running"
-            raise AssertionError(f"{what} never showed (the command is {state}):\n{self.tail()}")
+            why = "the terminal was closed" if self.reader.ended else f"{timeout:g} s passed"
+            raise AssertionError(f"{what} never showed ({why}):\n{self.tail()}")
         return self.output
 
     def wait(self, timeout: float = HANG_GUARD_S) -> int:
@@ -307,19 +307,23 @@ class PipedProcess:
         """Everything written to stderr so far."""
         return self._err.data().decode("utf-8", "replace")
 
-    def _describe(self) -> str:
-        state = "ended" if self.proc.poll() is not None else "still running"
-        return (
-            f"(the command is {state})\nstdout:\n{_tail(self._out.data())}\n"
-            f"stderr:\n{_tail(self._err.data())}"
-        )
+    def _describe(self, stream: StreamReader | None = None, timeout: float = 0.0) -> str:
+        if stream is None:
+            why = ""
+        elif stream.ended:
+            why = " (it was closed)"
+        else:
+            why = f" ({timeout:g} s passed)"
+        return f"{why}\nstdout:\n{_tail(self._out.data())}\nstderr:\n{_tail(self._err.data())}"
 
     def wait_for_stdout(
         self, expected: bytes | Callable[[bytes], bool], what: str, timeout: float = HANG_GUARD_S
     ) -> str:
         """Wait until stdout holds ``expected``; all of stdout so far."""
         if not self._out.wait(_matcher(expected), timeout):
-            raise AssertionError(f"{what} never showed on stdout {self._describe()}")
+            raise AssertionError(
+                f"{what} never showed on stdout{self._describe(self._out, timeout)}"
+            )
         return self.stdout
 
     def wait_for_stderr(
@@ -327,7 +331,9 @@ class PipedProcess:
     ) -> str:
         """Wait until stderr holds ``expected``; all of stderr so far."""
         if not self._err.wait(_matcher(expected), timeout):
-            raise AssertionError(f"{what} never showed on stderr {self._describe()}")
+            raise AssertionError(
+                f"{what} never showed on stderr{self._describe(self._err, timeout)}"
+            )
         return self.stderr
 
     def next_line(self, what: str = "a line", timeout: float = HANG_GUARD_S) -> str:
@@ -352,7 +358,7 @@ class PipedProcess:
             code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             raise AssertionError(
-                f"the command did not exit within {timeout:g} s {self._describe()}"
+                f"the command did not exit within {timeout:g} s{self._describe()}"
             ) from None
         # A child that inherited the pipes may hold them open after the command exited.
         self._out.wait_ended(min(timeout, 10.0))
