@@ -24,6 +24,7 @@ import pytest
 from core.intake import submit_dispatch
 from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import dispatch_doc
+from tests.processes import HANG_GUARD_S
 
 T = TypeVar("T")
 
@@ -31,8 +32,8 @@ T = TypeVar("T")
 FAST_INTERVAL = "10,30"
 #: A `slow` run of 30-40 events at this pace lasts 3-6 s: time to steer, cancel or kill it.
 STEERABLE_INTERVAL = "100,150"
-#: Long enough for a Python start-up on a loaded 2-core machine, short enough for the suite.
-START_TIMEOUT_S = 20.0
+#: How long a host may take to start before a test gives up on it: only a hang guard.
+START_TIMEOUT_S = HANG_GUARD_S
 
 WATCH_MODES = [pytest.param(False, id="inotify"), pytest.param(True, id="poll")]
 
@@ -130,7 +131,7 @@ class HostProcess:
 
         wait_until(started, timeout, "the host to take the workspace", lambda: self.log())
 
-    def stop(self, timeout: float = 10.0) -> int:
+    def stop(self, timeout: float = HANG_GUARD_S) -> int:
         """SIGTERM, then SIGKILL if it does not exit in time; returns the exit code.
 
         A host still running at the deadline is first asked (SIGUSR1) to write every thread's
@@ -140,8 +141,11 @@ class HostProcess:
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                before = self.log().count("Current thread")
                 self.proc.send_signal(signal.SIGUSR1)
-                time.sleep(1.0)
+                deadline = time.monotonic() + 10
+                while self.log().count("Current thread") == before and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.returncode
@@ -288,7 +292,7 @@ def cli(ws: Path, *args: str, stdin: str | None = None) -> tuple[int, dict[str, 
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG_GUARD_S,
     )
     assert done.stdout.strip(), f"no JSON from jarvis {args}: {done.stderr}"
     return done.returncode, json.loads(done.stdout)
