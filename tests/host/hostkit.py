@@ -248,6 +248,53 @@ def journal(conn: sqlite3.Connection, run_id: str, kind: str) -> list[dict[str, 
     return [{"seq": r["seq"], "actor": r["actor"], **json.loads(r["payload"])} for r in found]
 
 
+# -- sweeps, counted ------------------------------------------------------------------------------
+
+_CANARY = json.loads(
+    (
+        Path(__file__).resolve().parents[2] / "sample_runs" / "openclaw" / "request-valid.json"
+    ).read_text("utf-8")
+)
+
+
+def wait_for_sweeps(
+    ws: Path, count: int, host: HostProcess | None = None, *, prefix: str = "sweep-canary"
+) -> list[str]:
+    """Wait until the host has run ``count`` whole sweeps from now; the canary run ids.
+
+    Counted, not timed: nothing watches ``work/requests/``, so an OpenClaw request there becomes
+    a run only through a sweep. Canaries are dropped one at a time, each once the one before is
+    a run; the sweep that takes canary ``k`` began after canary ``k - 1`` was taken, so the
+    sweeps that take the second to the last canary are ``count`` whole sweeps begun after this
+    call. The canaries are runs in the ``openclaw`` lane named ``<prefix>-<n>``.
+    """
+    requests = ws / "work" / "requests"
+    requests.mkdir(parents=True, exist_ok=True)
+    conn = connect(ws)
+    made = []
+    try:
+        for n in range(count + 1):
+            task_id = f"{prefix}-{n}"
+            target = requests / f"{task_id}.json"
+            temp = requests / f".{task_id}.tmp"
+            temp.write_text(json.dumps({**_CANARY, "task_id": task_id}), "utf-8")
+            os.replace(temp, target)
+
+            def taken(task_id: str = task_id) -> bool:
+                return bool(rows(conn, "SELECT 1 FROM runs WHERE run_id = ?", [task_id]))
+
+            wait_until(
+                taken,
+                HANG_GUARD_S,
+                f"sweep {n} of {count} to take {task_id}",
+                (lambda: host.log()[-3000:]) if host else None,
+            )
+            made.append(task_id)
+    finally:
+        conn.close()
+    return made
+
+
 # -- worker processes -----------------------------------------------------------------------------
 
 
