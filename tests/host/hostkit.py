@@ -24,6 +24,7 @@ import pytest
 from core.intake import submit_dispatch
 from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import dispatch_doc
+from tests.jarvis_cli import jarvis
 from tests.processes import HANG_GUARD_S
 
 T = TypeVar("T")
@@ -333,13 +334,12 @@ def assert_no_workers(ws: Path, timeout: float = 5.0) -> None:
 
 
 def cli(ws: Path, *args: str, stdin: str | None = None) -> tuple[int, dict[str, Any]]:
-    """``jarvis <args> --workspace ws --json``: its exit code and its one JSON object."""
-    done = subprocess.run(
-        [sys.executable, "-m", "jarvis_tui", *args, "--workspace", str(ws), "--json"],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD_S,
+    """``jarvis <args> --workspace ws --json``: its exit code and its one JSON object.
+
+    Run in this process (tests/jarvis_cli.py); the host it talks to is the real one.
+    """
+    done = jarvis(
+        *args, "--workspace", ws, "--json", stdin=None if stdin is None else stdin.encode()
     )
     assert done.stdout.strip(), f"no JSON from jarvis {args}: {done.stderr}"
-    return done.returncode, json.loads(done.stdout)
+    return done.code, json.loads(done.stdout)
