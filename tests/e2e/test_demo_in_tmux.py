@@ -120,7 +120,11 @@ def test_retry_a_failed_run_by_keys_in_the_live_demo(demo: tuple[Terminal, Path]
     # (waiting for the box also proves the console took the key, not the shell behind it)
     terminal.keys("-l", run_id)
     terminal.keys("Enter")
-    terminal.wait_for(lambda s: "· 1 of " in s and run_id in s, "the filtered run")
+    # The table narrows while the id is typed, so "1 of" alone does not say Enter was taken:
+    # wait until the filter has also let go of the keyboard (its cursor, ▏, is gone), or the
+    # next key would be typed into the filter.
+    terminal.wait_for(lambda s: "· 1 of " in s and run_id in s and f"{run_id}▏" not in s,
+                      "the filtered run, the filter closed")  # fmt: skip
     terminal.keys("r")
     terminal.wait_for(lambda s: "this will be retry 1" in s, "the retry dialog")
     terminal.keys("y")
