@@ -18,6 +18,14 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
+# pytest-xdist's workers run with COLUMNS=80 and LINES=24 in their environment, which a plain run
+# does not have. A program a test starts on a terminal (the console under a pseudo-terminal or in
+# tmux) takes them over the terminal's real size, so a worker drops them: every test then sees
+# the environment a plain run gives it.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_runs"
 

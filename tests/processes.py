@@ -172,6 +172,9 @@ class PtyProcess:
         cwd: Path | str | None = None,
         on_chunk: Callable[[bytes, float], None] | None = None,
     ) -> None:
+        # The terminal's size is the one set below: COLUMNS and LINES would override it.
+        env = {k: v for k, v in (os.environ if env is None else env).items()
+               if k not in ("COLUMNS", "LINES")}  # fmt: skip
         leader, follower = os.openpty()
         try:
             fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
@@ -179,7 +182,7 @@ class PtyProcess:
             """When the command was spawned (benchmarks time its first paint from here)."""
             self.proc = subprocess.Popen(
                 list(argv), stdin=follower, stdout=follower, stderr=follower,
-                env=None if env is None else dict(env), cwd=cwd, start_new_session=True,
+                env=env, cwd=cwd, start_new_session=True,
             )  # fmt: skip
         except BaseException:
             os.close(leader)
