@@ -18,6 +18,29 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
+# pytest-xdist's workers run with COLUMNS=80 and LINES=24 in their environment, which a plain run
+# does not have. A program a test starts on a terminal (the console under a pseudo-terminal or in
+# tmux) takes them over the terminal's real size, so a worker drops them: every test then sees
+# the environment a plain run gives it.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many workers ``-n auto`` starts (the default, see pyproject.toml): two per core.
+
+    Most tests spend their time waiting on a process they started (a host, a worker, a console
+    under a terminal), so a core has room for a second worker; see docs/architecture.md for the
+    counts measured. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set.
+    """
+    del config
+    chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if chosen:
+        return int(chosen)
+    return 2 * len(os.sched_getaffinity(0))
+
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_runs"
 

@@ -73,7 +73,6 @@ The helper modes ``console`` and ``write`` are the console's and the writer's pr
 from __future__ import annotations
 
 import argparse
-import fcntl
 import gc
 import json
 import os
@@ -82,11 +81,9 @@ import random
 import signal
 import sqlite3
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import threading
 import time
 from datetime import UTC, datetime
@@ -99,6 +96,7 @@ sys.path.insert(0, str(ROOT))
 from core.contracts.completion import GATES  # noqa: E402
 from core.run_views import state_counts, table_rows  # noqa: E402
 from core.store.sqlite_store import SqliteStore, iso  # noqa: E402
+from tests.processes import PtyProcess  # noqa: E402
 
 SAMPLE: dict[str, Any] = json.loads(
     (ROOT / "sample_runs" / "dispatches" / "valid-backend-fix.json").read_text()
@@ -477,85 +475,58 @@ def mode_console(db: str, out: str, profile: str) -> None:
 # -- processes under a pseudo-terminal ------------------------------------------------------------
 
 
-class Terminal:
-    """A process on a pseudo-terminal of COLS × ROWS, its output drained (and timed) on a thread."""
+class Terminal(PtyProcess):
+    """A process on a pseudo-terminal of COLS × ROWS, its output read (and timed) on a thread."""
 
     def __init__(self, argv: list[str]) -> None:
-        master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
         env = {
             name: value
             for name, value in os.environ.items()
             if name not in ("COLUMNS", "LINES") and not name.startswith("TEXTUAL")
         }
         env.update(TERM="xterm-256color", LANG=env.get("LANG") or "C.UTF-8")
-        self.master = master
         self.total = 0
         """Bytes the process wrote to the terminal."""
-        self._buf = bytearray()
+        self._kept = 0
         self._marks: list[tuple[int, float]] = []  # (end offset of a read, when it arrived)
         self._keep = True
         self._lock = threading.Lock()
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(
-            argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT,
-            start_new_session=True,
-        )  # fmt: skip
-        os.close(slave)
-        self._thread = threading.Thread(target=self._drain, daemon=True)
-        self._thread.start()
+        super().__init__(argv, cols=COLS, rows=ROWS, env=env, cwd=ROOT, on_chunk=self._arrived)
 
-    def _drain(self) -> None:
-        while True:
-            try:
-                data = os.read(self.master, 1 << 16)
-            except OSError:  # EIO: every end of the terminal's other side is closed
-                return
-            if not data:
-                return
-            now = time.monotonic()
-            with self._lock:
-                self.total += len(data)
-                if self._keep:
-                    self._buf += data
-                    self._marks.append((len(self._buf), now))
+    def _arrived(self, data: bytes, now: float) -> None:
+        # Called before the reader keeps the chunk, so a mark exists for any text seen.
+        with self._lock:
+            self.total += len(data)
+            if self._keep:
+                self._kept += len(data)
+                self._marks.append((self._kept, now))
 
-    def wait_for(self, text: bytes, timeout: float) -> float | None:
+    def wait_for_time(self, text: bytes, timeout: float) -> float | None:
         """When the output first held ``text`` (the arrival of the read that completed it)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                at = self._buf.find(text)
-                if at >= 0:
-                    end = at + len(text)
-                    return next(t for offset, t in self._marks if offset >= end)
-            if self.proc.poll() is not None:
-                return None
-            time.sleep(0.0005)
-        return None
+        if not self.reader.wait(lambda data: text in data, timeout):
+            return None
+        end = self.output.find(text) + len(text)
+        with self._lock:
+            return next(t for offset, t in self._marks if offset >= end)
 
     def forget(self) -> None:
-        """Stop keeping the output (it is still drained and counted)."""
+        """Stop keeping the output (it is still read and counted)."""
         with self._lock:
             self._keep = False
-            self._buf.clear()
             self._marks.clear()
-
-    def tail(self, size: int = 2000) -> str:
-        with self._lock:
-            return bytes(self._buf[-size:]).decode(errors="replace")
+        self.reader.forget()
 
     def press(self, data: bytes) -> float:
         """Write a key's bytes; the time just before."""
         now = time.monotonic()
-        os.write(self.master, data)
+        self.write(data)
         return now
 
-    def close(self, how: bytes | int = b"q", timeout: float = 15.0) -> int | None:
+    def finish(self, how: bytes | int = b"q", timeout: float = 15.0) -> int | None:
         """Ask the process to leave (a key, or a signal), kill it if it does not."""
         if self.proc.poll() is None:
             if isinstance(how, bytes):
-                os.write(self.master, how)
+                self.write(how)
             else:
                 self.proc.send_signal(how)
             try:
@@ -563,8 +534,7 @@ class Terminal:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self._thread.join(5)
-        os.close(self.master)
+        self.close()
         return self.proc.returncode
 
 
@@ -647,18 +617,18 @@ def first_paint(
     others = Others()
     for _ in range(repeats):
         term = Terminal([*command, "--workspace", str(workspace)])
-        seen = term.wait_for(b"need a human", 30)
+        seen = term.wait_for_time(b"need a human", 30)
         if seen is None:
-            term.close(signal.SIGKILL)
+            term.finish(signal.SIGKILL)
             raise SystemExit(f"no header within 30 s; the terminal showed:\n{term.tail()}")
         header.append(seen - term.started)
         if top is not None:
-            row = term.wait_for(top.encode(), 60)
+            row = term.wait_for_time(top.encode(), 60)
             if row is None:
-                term.close(signal.SIGKILL)
+                term.finish(signal.SIGKILL)
                 raise SystemExit(f"{top} never appeared; the terminal showed:\n{term.tail()}")
             table.append(row - term.started)
-        term.close()
+        term.finish()
         time.sleep(0.3)
     return {"header": header, "table": table, "others_pct": others.close()}
 
@@ -875,8 +845,8 @@ def bench_console(
     me = [sys.executable, str(Path(__file__).resolve())]
     term = Terminal([*me, "console", str(db), str(out), profile])
     pid = term.proc.pid
-    if term.wait_for(top.encode(), 120) is None:
-        term.close(signal.SIGKILL)
+    if term.wait_for_time(top.encode(), 120) is None:
+        term.finish(signal.SIGKILL)
         raise SystemExit(f"the console never showed {top}; the terminal showed:\n{term.tail()}")
     term.forget()
     time.sleep(3)  # the panels' first read, the footer
@@ -911,7 +881,7 @@ def bench_console(
     result["idle"] = window.close()
     memory = memory_mb(pid)
     result["rss_end_mb"], result["rss_hwm_mb"] = memory["VmRSS"], memory["VmHWM"]
-    if term.close(signal.SIGUSR1, timeout=60 if profile else 15) != 0:
+    if term.finish(signal.SIGUSR1, timeout=60 if profile else 15) != 0:
         raise SystemExit(f"the console failed; the terminal showed:\n{term.tail()}")
 
     recorded = json.loads(out.read_text())

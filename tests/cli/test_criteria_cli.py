@@ -1,4 +1,5 @@
-"""`jarvis criteria` and `jarvis verify` through a real subprocess, as a script would use them."""
+"""`jarvis criteria` and `jarvis verify` as a script would use them (run in process, see
+tests/jarvis_cli.py)."""
 
 from __future__ import annotations
 

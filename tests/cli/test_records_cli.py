@@ -1,4 +1,5 @@
-"""`jarvis validate record|planner` and `jarvis fingerprint` through a real subprocess."""
+"""`jarvis validate record|planner` and `jarvis fingerprint` as a script runs them (in process,
+see tests/jarvis_cli.py)."""
 
 from __future__ import annotations
 

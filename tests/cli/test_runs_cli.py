@@ -144,26 +144,18 @@ def test_journal_lines_and_since(ws: Path) -> None:
 
 
 def test_journal_follow_sees_a_change_from_another_process(ws: Path) -> None:
-    import subprocess
     import sys
-    import time
+
+    from tests.processes import PipedProcess
 
     j(ws, "dispatch", FIX)
     command = [sys.executable, "-m", "jarvis_tui", "journal", "--follow", "--json"]
-    follower = subprocess.Popen(
-        [*command, "--workspace", str(ws)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert follower.stdout is not None
-        first = json.loads(follower.stdout.readline())
+    with PipedProcess([*command, "--workspace", str(ws)]) as follower:
+        first = json.loads(follower.next_line("the journal's first row"))
         assert first["kind"] == "created"
-        time.sleep(0.2)
         j(ws, "cancel", RUN, "--reason", "seen live")
-        second = json.loads(follower.stdout.readline())
+        second = json.loads(follower.next_line("the cancel, followed live"))
         assert second["kind"] == "transition" and second["payload"]["reason"] == "seen live"
-    finally:
-        follower.terminate()
-        follower.wait(timeout=10)
 
 
 def test_a_corrupt_store_is_a_clear_io_error(ws: Path) -> None:

@@ -1,4 +1,7 @@
-"""`jarvis validate …` through a real subprocess: exit codes and JSON shapes are the interface."""
+"""`jarvis validate …` as a script runs it: exit codes and JSON shapes are the interface.
+
+Run in process (tests/jarvis_cli.py); test_entry_point.py holds the real process to the same.
+"""
 
 from __future__ import annotations
 

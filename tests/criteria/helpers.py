@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from core.criteria.allowlist import DEFAULT_POLICY
+from tests.processes import HANG_GUARD_S
 
 PYTHON = sys.executable
 #: This interpreter by its bare name: only a bare name found on PATH runs unattended, and
@@ -19,6 +20,9 @@ PYTHON_NAME = Path(PYTHON).name
 POLICY = replace(DEFAULT_POLICY, allowlist=DEFAULT_POLICY.allowlist | {PYTHON_NAME}, timeout_s=20)
 #: For time-out tests: short, so the suite stays fast.
 SHORT = replace(POLICY, timeout_s=0.5)
+#: A limit for commands that must start a helper process before the limit kills them: room for
+#: two Python start-ups on a loaded machine. A tighter limit made the helper's pid file a race.
+HELPER_LIMIT_S = 5.0
 
 
 def py(code: str) -> list[str]:
@@ -44,7 +48,7 @@ def alive(pid: int) -> bool:
     return text.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-def wait_dead(pid: int, within_s: float = 3.0) -> bool:
+def wait_dead(pid: int, within_s: float = HANG_GUARD_S) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         if not alive(pid):
@@ -53,7 +57,7 @@ def wait_dead(pid: int, within_s: float = 3.0) -> bool:
     return not alive(pid)
 
 
-def wait_for_file(path: Path, within_s: float = 5.0) -> str:
+def wait_for_file(path: Path, within_s: float = HANG_GUARD_S) -> str:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         if path.exists() and path.read_text().strip():

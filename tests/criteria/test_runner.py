@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -102,16 +101,15 @@ def test_children_left_running_after_the_command_exits_are_killed(tmp_path: Path
     # The background child inherits stdout; without the group kill the read would wait for it.
     code = (
         "import subprocess, sys\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
         "open('child.pid', 'w').write(str(child.pid))\n"
         "print('done')\n"
     )
-    started = time.monotonic()
     result = run(code, tmp_path)
     pid = int(wait_for_file(tmp_path / "child.pid"))
     try:
+        # Not timed out: the child (60 s) would have held the output past the 20 s limit.
         assert (result.returncode, result.timed_out, result.tail) == (0, False, b"done\n")
-        assert time.monotonic() - started < 10
         assert wait_dead(pid)
     finally:
         kill_if_alive(pid)
@@ -124,12 +122,12 @@ def test_a_child_in_its_own_session_does_not_hold_the_result_hostage(tmp_path: P
         "                         start_new_session=True)\n"
         "open('child.pid', 'w').write(str(child.pid))\n"
     )
-    started = time.monotonic()
     result = run(code, tmp_path, timeout_s=30)
     pid = int(wait_for_file(tmp_path / "child.pid"))
     try:
+        # The drain grace ended the read: the child holds the output for 60 s, past the 30 s
+        # limit, so reading until the output closed would have timed out.
         assert (result.returncode, result.timed_out) == (0, False)
-        assert time.monotonic() - started < 10  # the drain grace, not the 30 s limit
     finally:
         kill_if_alive(pid)
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,11 +18,12 @@ import pytest
 
 from tests.cli.conftest import jarvis
 from tests.host.hostkit import wait_until
+from tests.processes import HANG_GUARD_S, PipedProcess
 
 pytestmark = pytest.mark.slow
 
-#: Generous for a loaded 2-core machine; on an idle one live work shows in about a second.
-LIVE_TIMEOUT_S = 15.0
+#: Only stops a hung test; how soon live work shows is a benchmark figure, not a test's.
+LIVE_TIMEOUT_S = HANG_GUARD_S
 
 
 def referencing(path: Path) -> list[int]:
@@ -55,9 +54,12 @@ def workers(path: Path) -> list[int]:
     return found
 
 
-def assert_nothing_left(path: Path, timeout: float = 15.0) -> None:
+def assert_nothing_left(path: Path, *, at_once: bool = False) -> None:
+    """No process of ``path`` is alive: at once, or once the kernel has ended what was killed."""
     try:
-        wait_until(lambda: not referencing(path), timeout, f"every process of {path} to end",
+        if at_once:
+            assert not referencing(path), f"left: {referencing(path)}"
+        wait_until(lambda: not referencing(path), HANG_GUARD_S, f"every process of {path} to end",
                    lambda: f"left: {referencing(path)}")  # fmt: skip
     finally:
         for pid in referencing(path):  # never leak into the rest of the suite
@@ -68,19 +70,13 @@ def assert_nothing_left(path: Path, timeout: float = 15.0) -> None:
                     pass
 
 
-def start_demo(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def start_demo(*args: str, env_extra: dict[str, str] | None = None) -> PipedProcess:
+    """`jarvis demo` with its output read all along (see `tests.processes`)."""
     env = dict(os.environ)
     env["JARVIS_SIM_INTERVAL_MS"] = "20,60"  # quick runs; the demo's own pace is for watching
     env.pop("JARVIS_WORKSPACE", None)
     env.update(env_extra or {})
-    return subprocess.Popen(
-        [sys.executable, "-m", "jarvis_tui", "demo", *args],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return PipedProcess([sys.executable, "-m", "jarvis_tui", "demo", *args], env=env)
 
 
 def live_states(ws: Path) -> dict[str, str]:
@@ -101,24 +97,15 @@ def live_states(ws: Path) -> dict[str, str]:
 
 def test_demo_shows_live_work_and_leaves_nothing_behind(tmp_path: Path) -> None:
     ws = tmp_path / "demo"
-    started = time.monotonic()
-    demo = start_demo("--workspace", str(ws), "--no-console", "4", "--interval", "0.3")
-    try:
+    with start_demo("--workspace", str(ws), "--no-console", "4", "--interval", "0.3") as demo:
         wait_until(lambda: "running" in live_states(ws).values() or None, LIVE_TIMEOUT_S,
                    "a live run to be running")  # fmt: skip
-        first_live = time.monotonic() - started
-        print(f"first live run running {first_live:.2f} s after the demo started")
         ended = {"review_requested", "failed_contract", "failed"}
         wait_until(lambda: ended & set(live_states(ws).values()), LIVE_TIMEOUT_S,
                    "a live run to end its attempt", lambda: str(live_states(ws)))  # fmt: skip
-        out, err = demo.communicate(timeout=30)
-    finally:
-        if demo.poll() is None:
-            demo.kill()
-            demo.wait()
+        _, err = demo.communicate()
     assert demo.returncode == 0, err
     assert "past runs seeded" in err and "kept at" in err
-    assert first_live < LIVE_TIMEOUT_S
     assert_nothing_left(ws)
     # The workspace was given, so it stays; the fleet's files were all accepted.
     assert (ws / "jarvis.db").is_file() and (ws / "host.log").is_file()
@@ -129,37 +116,26 @@ def test_demo_shows_live_work_and_leaves_nothing_behind(tmp_path: Path) -> None:
 def test_sigterm_stops_the_tree_and_removes_the_temporary_workspace(tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    demo = start_demo("--no-console", "60", env_extra={"TMPDIR": str(tmp)})
-    try:
+    with start_demo("--no-console", "60", env_extra={"TMPDIR": str(tmp)}) as demo:
         ws = wait_until(lambda: next(tmp.glob("jarvis-demo-*"), None), LIVE_TIMEOUT_S,
                         "the temporary workspace")  # fmt: skip
         wait_until(lambda: workers(ws), LIVE_TIMEOUT_S, "a worker process")
-        signalled = time.monotonic()
         demo.send_signal(signal.SIGTERM)
-        _, err = demo.communicate(timeout=20)
-        took = time.monotonic() - signalled
-    finally:
-        if demo.poll() is None:
-            demo.kill()
-            demo.wait()
+        _, err = demo.communicate()
+    # 128 + SIGTERM is the demo's own handler answering (the default action would leave -15),
+    # and the demo would otherwise have run its full 60 s.
     assert demo.returncode == 128 + signal.SIGTERM, err
-    assert took < 10, f"the demo took {took:.1f} s to stop"
-    assert_nothing_left(ws, timeout=2)  # the demo waits for its tree before it exits
+    assert_nothing_left(ws, at_once=True)  # the demo waits for its tree before it exits
     assert not ws.exists(), "the temporary workspace was not removed"
 
 
 def test_kill_9_of_the_demo_orphans_nothing(tmp_path: Path) -> None:
     ws = tmp_path / "demo"
-    demo = start_demo("--workspace", str(ws), "--no-console", "60")
-    try:
+    with start_demo("--workspace", str(ws), "--no-console", "60") as demo:
         wait_until(lambda: workers(ws), LIVE_TIMEOUT_S, "a worker process")
-        demo.kill()  # SIGKILL: the demo cleans up nothing; the parent-death signal must
+        demo.send_signal(signal.SIGKILL)  # the demo cleans up nothing; the parent-death signal must
         demo.wait()
         assert_nothing_left(ws)
-    finally:
-        if demo.poll() is None:
-            demo.kill()
-            demo.wait()
 
 
 def test_the_next_demo_removes_a_killed_demos_workspace_but_not_a_running_ones(
@@ -174,7 +150,7 @@ def test_the_next_demo_removes_a_killed_demos_workspace_but_not_a_running_ones(
         left = wait_until(lambda: next(tmp.glob("jarvis-demo-*"), None), LIVE_TIMEOUT_S,
                           "the first demo's workspace")  # fmt: skip
         wait_until(lambda: workers(left), LIVE_TIMEOUT_S, "a worker process")
-        killed.kill()  # SIGKILL: its workspace stays behind
+        killed.send_signal(signal.SIGKILL)  # its workspace stays behind
         killed.wait()
         assert_nothing_left(left)
         assert left.is_dir()
@@ -185,8 +161,8 @@ def test_the_next_demo_removes_a_killed_demos_workspace_but_not_a_running_ones(
         wait_until(lambda: workers(live), LIVE_TIMEOUT_S, "the second demo's worker")
         assert not left.exists(), "the killed demo's workspace is still there"
 
-        third = start_demo("--no-console", "0.5", env_extra=env)
-        _, err = third.communicate(timeout=60)
+        with start_demo("--no-console", "0.5", env_extra=env) as third:
+            _, err = third.communicate()
         assert third.returncode == 0, err
         assert live.is_dir(), "a running demo's workspace was removed"
         assert "left behind by a demo that was killed" not in err
@@ -194,9 +170,11 @@ def test_the_next_demo_removes_a_killed_demos_workspace_but_not_a_running_ones(
     finally:
         said = ""
         for demo in (killed, running):
-            if demo is not None and demo.poll() is None:
-                demo.send_signal(signal.SIGTERM)
-                said = demo.communicate(timeout=30)[1]
+            if demo is not None:
+                if demo.returncode is None:
+                    demo.send_signal(signal.SIGTERM)
+                    said = demo.communicate()[1]
+                demo.close()
     assert running is not None and running.returncode == 128 + signal.SIGTERM, said
     assert f"removed {left}, left behind by a demo that was killed" in said
     assert not list(tmp.glob("jarvis-demo-*"))

@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,13 +19,20 @@ from typing import Any
 
 import pytest
 
+from tests.processes import HANG_GUARD_S, wait_until
+
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
 JARVIS = [sys.executable, "-m", "jarvis_tui"]
 
 
 class Terminal:
-    """One tmux session on a private server socket (so tests never touch a user's tmux)."""
+    """One tmux session on a private server socket (so tests never touch a user's tmux, nor
+    each other's when they run in parallel).
+
+    The tmux server reads the program's terminal all the time, whatever the test does, so the
+    program never blocks on a full terminal.
+    """
 
     def __init__(self, command: str, *, width: int = 160, height: int = 48) -> None:
         self.socket = f"jarvis-e2e-{uuid.uuid4().hex[:8]}"
@@ -46,15 +52,14 @@ class Terminal:
     def screen(self) -> str:
         return self._tmux("capture-pane", "-p", "-t", "e2e")
 
-    def wait_for(self, what: Callable[[str], bool], timeout: float, describe: str) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
+    def wait_for(self, what: Callable[[str], bool], describe: str) -> str:
+        """The screen, once ``what`` holds for it."""
+
+        def shown() -> str | None:
             text = self.screen()
-            if what(text):
-                return text
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{describe} not on screen within {timeout} s:\n{text}")
-            time.sleep(0.1)
+            return text if what(text) else None
+
+        return wait_until(shown, f"{describe} on screen", describe=self.screen, interval=0.1)
 
     def close(self) -> None:
         self._tmux("kill-server")
@@ -91,7 +96,7 @@ def demo(tmp_path: Path) -> Iterator[tuple[Terminal, Path]]:
     command = (
         f"cd {Path.cwd()} && JARVIS_OPERATOR=e2e-operator TERM=xterm-256color "
         f"{sys.executable} -m jarvis_tui demo --workspace {workspace} --interval 0.5; "
-        f"echo $? > {exit_file}; sleep 30"
+        f"echo $? > {exit_file}; sleep {HANG_GUARD_S:.0f}"
     )
     terminal = Terminal(command)
     try:
@@ -102,10 +107,8 @@ def demo(tmp_path: Path) -> Iterator[tuple[Terminal, Path]]:
 
 def test_retry_a_failed_run_by_keys_in_the_live_demo(demo: tuple[Terminal, Path]) -> None:
     terminal, workspace = demo
-    started = time.monotonic()
-    terminal.wait_for(lambda s: "host pid" in s and "▶ running" in s, 20, "a live fleet")
-    # "Live within 2 seconds" is a benchmark figure, not an assertion on a loaded CI machine.
-    print(f"live fleet on screen after {time.monotonic() - started:.1f} s")
+    # How soon the fleet is live is a benchmark figure, not an assertion on a loaded machine.
+    terminal.wait_for(lambda s: "host pid" in s and "▶ running" in s, "a live fleet")
 
     runs = jarvis_json("runs", "--workspace", str(workspace), "--state", "failed")["runs"]
     target = next(run for run in runs if run["retry_count"] == 0)
@@ -113,15 +116,19 @@ def test_retry_a_failed_run_by_keys_in_the_live_demo(demo: tuple[Terminal, Path]
 
     # Find it the way an operator would: filter by its id, then retry and confirm.
     terminal.keys("/")
-    terminal.wait_for(lambda s: "filter: run id" in s, 10, "the filter box")
+    terminal.wait_for(lambda s: "filter: run id" in s, "the filter box")
     # (waiting for the box also proves the console took the key, not the shell behind it)
     terminal.keys("-l", run_id)
     terminal.keys("Enter")
-    terminal.wait_for(lambda s: "· 1 of " in s and run_id in s, 10, "the filtered run")
+    # The table narrows while the id is typed, so "1 of" alone does not say Enter was taken:
+    # wait until the filter has also let go of the keyboard (its cursor, ▏, is gone), or the
+    # next key would be typed into the filter.
+    terminal.wait_for(lambda s: "· 1 of " in s and run_id in s and f"{run_id}▏" not in s,
+                      "the filtered run, the filter closed")  # fmt: skip
     terminal.keys("r")
-    terminal.wait_for(lambda s: "this will be retry 1" in s, 10, "the retry dialog")
+    terminal.wait_for(lambda s: "this will be retry 1" in s, "the retry dialog")
     terminal.keys("y")
-    terminal.wait_for(lambda s: f"Retried run {run_id}" in s, 10, "the confirmation")
+    terminal.wait_for(lambda s: f"Retried run {run_id}" in s, "the confirmation")
 
     shown = jarvis_json("show", run_id, "--workspace", str(workspace))
     run = shown["run"] if "run" in shown else shown
@@ -131,12 +138,9 @@ def test_retry_a_failed_run_by_keys_in_the_live_demo(demo: tuple[Terminal, Path]
     assert any(row["action"] == "retry" and row["actor"] == "e2e-operator" for row in audit), audit
 
     terminal.keys("q")
-    deadline = time.monotonic() + 20
-    while (exit_file := workspace.parent / "exit-code").exists() is False:
-        assert time.monotonic() < deadline, "the demo did not exit after q:\n" + terminal.screen()
-        time.sleep(0.1)
+    exit_file = workspace.parent / "exit-code"
+    wait_until(lambda: exit_file.exists() and exit_file.read_text().strip(),
+               "the demo to exit after q", describe=terminal.screen)  # fmt: skip
     assert exit_file.read_text().strip() == "0"
-    deadline = time.monotonic() + 10
-    while workspace_processes(workspace):
-        assert time.monotonic() < deadline, f"left behind: {workspace_processes(workspace)}"
-        time.sleep(0.1)
+    wait_until(lambda: not workspace_processes(workspace), "the demo's processes to end",
+               describe=lambda: f"left behind: {workspace_processes(workspace)}")  # fmt: skip

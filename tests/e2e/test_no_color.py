@@ -9,18 +9,12 @@ two apart. Meaning never rests on colour alone (`state_look`): the symbols carry
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import select
-import signal
-import struct
-import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
 
+from tests.processes import PtyProcess
 from tests.tui.conftest import build_store
 
 SGR = re.compile(rb"\x1b\[([0-9;:]*)m")
@@ -52,36 +46,21 @@ def hues(output: bytes) -> list[str]:
 
 
 def console_output(workspace: Path, *, no_color: bool) -> bytes:
+    """Everything `jarvis tui` writes to a 100 x 30 terminal, from its start until it has quit.
+
+    The terminal is read until the console exits: its last frame after ``q`` is larger than a
+    terminal's buffer, and a console left blocked writing it would never exit.
+    """
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     env.update(TERM="xterm-256color", COLORTERM="truecolor")
     if no_color:
         env["NO_COLOR"] = "1"
-    leader, follower = os.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jarvis_tui", "tui", "--no-host", "--workspace", str(workspace)],
-        stdin=follower, stdout=follower, stderr=follower, env=env, start_new_session=True,
-    )  # fmt: skip
-    os.close(follower)
-    output = b""
-    deadline = time.monotonic() + 20
-    try:
-        while time.monotonic() < deadline and b"run-contract" not in output:
-            ready, _, _ = select.select([leader], [], [], 0.2)
-            if ready:
-                try:
-                    output += os.read(leader, 65536)
-                except OSError:
-                    break
-        os.write(leader, b"q")
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-        os.close(leader)
-    assert b"run-contract" in output, output[-2000:]
-    return output
+    argv = [sys.executable, "-m", "jarvis_tui", "tui", "--no-host", "--workspace", str(workspace)]
+    with PtyProcess(argv, cols=100, rows=30, env=env) as console:
+        console.wait_for(b"run-contract", "the run table")
+        console.write(b"q")
+        assert console.wait() == 0, console.tail()
+        return console.output
 
 
 def test_no_color_paints_in_greys_and_colour_is_there_without_it(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
     python -m tests.faults.crash_writer DB READY_FILE ROUND
 
-It opens the store at DB, touches READY_FILE (so the test times its kill from the first write,
-not from interpreter start-up), then loops forever over a mix of every kind of write transaction:
+It opens the store at DB, touches READY_FILE (so the test counts its writes from then, not from
+interpreter start-up), then loops forever over a mix of every kind of write transaction:
 new dispatches, host moves, operator retries, overrides, cancels, approvals, steers and
 re-dispatches of failed runs. It prints nothing; an unexpected exception ends it with a traceback
 on stderr, which the test reports. ROUND keeps run ids unique across restarts on the same DB.

@@ -1,10 +1,11 @@
 """kill -9 in the middle of writes never corrupts the store or splits a unit of work.
 
 A writer process (tests/faults/crash_writer.py) changes runs as fast as it can; the test kills it
-with SIGKILL at a random moment, checks the database, restarts the writer on the same file, and
-repeats. After every kill, whatever the writer was doing, the database must be intact and every
-run must agree with its journal: each transaction wrote all of its rows (run, journal, audit,
-steer) or none of them. Rows seen after one kill must still be there after the next.
+with SIGKILL after a random number of commits, wherever it then is, checks the database, restarts
+the writer on the same file, and repeats. After every kill, whatever the writer was doing, the
+database must be intact and every run must agree with its journal: each transaction wrote all of
+its rows (run, journal, audit, steer) or none of them. Rows seen after one kill must still be
+there after the next.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,12 +28,15 @@ from core.intake import submit_dispatch
 from core.lifecycle import TRANSITIONS, Action, RunState
 from core.store.sqlite_store import VERSIONED_KINDS, SqliteStore
 from tests.faults.crash_writer import SOURCE, TARGET, dispatch
+from tests.processes import wait_until
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 16
-START_TIMEOUT_S = 30.0
+#: Commits a writer makes before its kill, drawn per round: the kill lands wherever the writer
+#: then is, after an amount of work that does not depend on how fast the machine is.
+COMMITS_BEFORE_KILL = (10, 60)
 
 JournalRow = tuple[int, str, str, str, str, str]
 
@@ -159,15 +162,24 @@ def start_writer(db: Path, tmp: Path, round_: int) -> subprocess.Popen[bytes]:
         stderr=stderr,
     )
     stderr.close()
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while not ready.exists():
-        if proc.poll() is not None:
-            pytest.fail(f"writer {round_} exited at start: {writer_error(tmp, round_)}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"writer {round_} did not open the store in {START_TIMEOUT_S} s")
-        time.sleep(0.005)
+    try:
+        wait_until(lambda: ready.exists() or proc.poll() is not None,
+                   f"writer {round_} to open the store", interval=0.005)  # fmt: skip
+    except AssertionError:
+        proc.kill()
+        raise
+    if proc.poll() is not None:
+        pytest.fail(f"writer {round_} exited at start: {writer_error(tmp, round_)}")
     return proc
+
+
+def journal_rows(db: Path) -> int:
+    """How many journal rows are committed (one per committed change), read on the side."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM journal").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def writer_error(tmp: Path, round_: int) -> str:
@@ -180,7 +192,13 @@ def test_kill_9_mid_write_leaves_a_consistent_store(tmp_path: Path) -> None:
     seen: Seen | None = None
     for round_ in range(ROUNDS):
         proc = start_writer(db, tmp_path, round_)
-        time.sleep(rng.uniform(0.05, 0.4))
+        wanted = journal_rows(db) + rng.randint(*COMMITS_BEFORE_KILL)
+
+        def committed(proc: subprocess.Popen[bytes] = proc, wanted: int = wanted) -> bool:
+            return journal_rows(db) >= wanted or proc.poll() is not None
+
+        wait_until(committed, f"writer {round_} to commit up to journal row {wanted}",
+                   interval=0.002)  # fmt: skip
         # Still alive: the kill lands on a busy writer, not on one that already failed.
         assert proc.poll() is None, writer_error(tmp_path, round_)
         os.kill(proc.pid, signal.SIGKILL)

@@ -24,6 +24,8 @@ import pytest
 from core.intake import submit_dispatch
 from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import dispatch_doc
+from tests.jarvis_cli import jarvis
+from tests.processes import HANG_GUARD_S
 
 T = TypeVar("T")
 
@@ -31,8 +33,8 @@ T = TypeVar("T")
 FAST_INTERVAL = "10,30"
 #: A `slow` run of 30-40 events at this pace lasts 3-6 s: time to steer, cancel or kill it.
 STEERABLE_INTERVAL = "100,150"
-#: Long enough for a Python start-up on a loaded 2-core machine, short enough for the suite.
-START_TIMEOUT_S = 20.0
+#: How long a host may take to start before a test gives up on it: only a hang guard.
+START_TIMEOUT_S = HANG_GUARD_S
 
 WATCH_MODES = [pytest.param(False, id="inotify"), pytest.param(True, id="poll")]
 
@@ -133,7 +135,7 @@ class HostProcess:
 
         wait_until(started, timeout, "the host to take the workspace", lambda: self.log())
 
-    def stop(self, timeout: float = 10.0) -> int:
+    def stop(self, timeout: float = HANG_GUARD_S) -> int:
         """SIGTERM, then SIGKILL if it does not exit in time; returns the exit code.
 
         A host still running at the deadline is first asked (SIGUSR1) to write every thread's
@@ -143,8 +145,11 @@ class HostProcess:
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                before = self.log().count("Current thread")
                 self.proc.send_signal(signal.SIGUSR1)
-                time.sleep(1.0)
+                deadline = time.monotonic() + 10
+                while self.log().count("Current thread") == before and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.returncode
@@ -247,6 +252,53 @@ def journal(conn: sqlite3.Connection, run_id: str, kind: str) -> list[dict[str, 
     return [{"seq": r["seq"], "actor": r["actor"], **json.loads(r["payload"])} for r in found]
 
 
+# -- sweeps, counted ------------------------------------------------------------------------------
+
+_CANARY = json.loads(
+    (
+        Path(__file__).resolve().parents[2] / "sample_runs" / "openclaw" / "request-valid.json"
+    ).read_text("utf-8")
+)
+
+
+def wait_for_sweeps(
+    ws: Path, count: int, host: HostProcess | None = None, *, prefix: str = "sweep-canary"
+) -> list[str]:
+    """Wait until the host has run ``count`` whole sweeps from now; the canary run ids.
+
+    Counted, not timed: nothing watches ``work/requests/``, so an OpenClaw request there becomes
+    a run only through a sweep. Canaries are dropped one at a time, each once the one before is
+    a run; the sweep that takes canary ``k`` began after canary ``k - 1`` was taken, so the
+    sweeps that take the second to the last canary are ``count`` whole sweeps begun after this
+    call. The canaries are runs in the ``openclaw`` lane named ``<prefix>-<n>``.
+    """
+    requests = ws / "work" / "requests"
+    requests.mkdir(parents=True, exist_ok=True)
+    conn = connect(ws)
+    made = []
+    try:
+        for n in range(count + 1):
+            task_id = f"{prefix}-{n}"
+            target = requests / f"{task_id}.json"
+            temp = requests / f".{task_id}.tmp"
+            temp.write_text(json.dumps({**_CANARY, "task_id": task_id}), "utf-8")
+            os.replace(temp, target)
+
+            def taken(task_id: str = task_id) -> bool:
+                return bool(rows(conn, "SELECT 1 FROM runs WHERE run_id = ?", [task_id]))
+
+            wait_until(
+                taken,
+                HANG_GUARD_S,
+                f"sweep {n} of {count} to take {task_id}",
+                (lambda: host.log()[-3000:]) if host else None,
+            )
+            made.append(task_id)
+    finally:
+        conn.close()
+    return made
+
+
 # -- worker processes -----------------------------------------------------------------------------
 
 
@@ -285,13 +337,12 @@ def assert_no_workers(ws: Path, timeout: float = 5.0) -> None:
 
 
 def cli(ws: Path, *args: str, stdin: str | None = None) -> tuple[int, dict[str, Any]]:
-    """``jarvis <args> --workspace ws --json``: its exit code and its one JSON object."""
-    done = subprocess.run(
-        [sys.executable, "-m", "jarvis_tui", *args, "--workspace", str(ws), "--json"],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    """``jarvis <args> --workspace ws --json``: its exit code and its one JSON object.
+
+    Run in this process (tests/jarvis_cli.py); the host it talks to is the real one.
+    """
+    done = jarvis(
+        *args, "--workspace", ws, "--json", stdin=None if stdin is None else stdin.encode()
     )
     assert done.stdout.strip(), f"no JSON from jarvis {args}: {done.stderr}"
-    return done.returncode, json.loads(done.stdout)
+    return done.code, json.loads(done.stdout)

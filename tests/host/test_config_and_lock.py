@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -9,6 +8,7 @@ import pytest
 
 from core.host.config import ConfigError, load_config
 from core.host.lock import HostLock, HostLockHeld
+from tests.processes import PipedProcess
 
 
 def test_an_empty_workspace_gets_working_defaults(tmp_path: Path) -> None:
@@ -54,23 +54,18 @@ def test_poll_can_be_forced_by_flag_or_environment(
 
 
 def test_a_second_host_is_refused_naming_the_holder(tmp_path: Path) -> None:
-    holder = subprocess.Popen(
+    with PipedProcess(
         [sys.executable, "-c",
          "import sys, time; from pathlib import Path; from core.host.lock import HostLock; "
-         "HostLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(30)",
+         "HostLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(600)",
          str(tmp_path)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    ) as holder:  # fmt: skip
+        assert holder.next_line("the holder to take the lock") == "held"
         with pytest.raises(HostLockHeld) as refused:
             HostLock(tmp_path).acquire()
         assert refused.value.pid == holder.pid
         assert f"pid {holder.pid}" in str(refused.value)
         assert HostLock.holder(tmp_path) == holder.pid
-    finally:
-        holder.kill()
-        holder.wait()
     # The kernel drops a dead holder's lock: the next host starts.
     lock = HostLock(tmp_path)
     lock.acquire()

@@ -30,6 +30,7 @@ from tests.host.hostkit import (
     wait_until,
     write_config,
 )
+from tests.processes import HANG_GUARD_S
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +62,7 @@ def test_criteria_are_extracted_verified_and_overridden(
 
     with running_host(ws) as host:
         wait_for_states(
-            conn, {"crit-ok": "review_requested", "crit-missing": "failed"}, timeout=40, host=host
+            conn, {"crit-ok": "review_requested", "crit-missing": "failed"}, HANG_GUARD_S, host=host
         )
 
     missing = run_row(conn, "crit-missing")
@@ -99,13 +100,17 @@ def test_a_host_killed_mid_verification_verifies_again_and_decides_once(
     interpreter = Path(sys.executable).name
     with (ws / "jarvis.toml").open("a") as config:
         config.write(f'[criteria]\nallow = ["{interpreter}"]\n')
-    # First verification: leaves a marker and takes long enough to be killed in; the next one
-    # finds the marker and passes at once.
+    # First verification: leaves a marker and lasts as long as the host that started it (its
+    # parent), so it is still under way when that host is killed, however slow the machine;
+    # the next one finds the marker and passes at once.
     script = (
-        "import pathlib, sys, time\n"
+        "import os, pathlib, sys, time\n"
         "marker = pathlib.Path('verified-once')\n"
         "if marker.exists():\n    sys.exit(0)\n"
-        "marker.write_text('x')\ntime.sleep(8)\nsys.exit(1)\n"
+        "host = os.getppid()\n"
+        "marker.write_text('x')\n"
+        "while os.getppid() == host:\n    time.sleep(0.05)\n"
+        "sys.exit(1)\n"
     )
     criterion = {"type": "command_success", "description": "the slow check passes",
                  "command": [interpreter, "-c", script]}  # fmt: skip
@@ -116,12 +121,12 @@ def test_a_host_killed_mid_verification_verifies_again_and_decides_once(
     try:
         first.wait_started()
         marker = ws / "checkouts" / "crit-slow" / "verified-once"
-        wait_until(lambda: marker.exists() or None, 30, "the first verification to start")
+        wait_until(lambda: marker.exists() or None, HANG_GUARD_S, "the first verification to start")
         assert run_row(conn, "crit-slow")["verification_state"] == "verifying"
         first.proc.send_signal(signal.SIGKILL)
-        first.proc.wait(10)
+        first.proc.wait(HANG_GUARD_S)
         with running_host(ws, log_name="host-2.log") as second:
-            wait_for_states(conn, {"crit-slow": "review_requested"}, timeout=30, host=second)
+            wait_for_states(conn, {"crit-slow": "review_requested"}, HANG_GUARD_S, host=second)
     finally:
         first.kill()
         assert_no_workers(ws)

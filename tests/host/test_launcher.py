@@ -7,7 +7,6 @@ console starts outlives the console; a host that cannot start is reported with i
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import types
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from tests.host.hostkit import (
     cli,
     write_config,
 )
+from tests.processes import PipedProcess
 
 pytestmark = pytest.mark.slow
 
@@ -57,27 +57,20 @@ def ws(tmp_path: Path) -> Iterator[Path]:
 def test_concurrent_ensure_host_starts_exactly_one(ws: Path, tmp_path: Path) -> None:
     go = tmp_path / "go"
     racers = [
-        subprocess.Popen(
-            [sys.executable, "-c", _RACER, str(ws), str(go), str(START_TIMEOUT_S)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        PipedProcess([sys.executable, "-c", _RACER, str(ws), str(go), str(START_TIMEOUT_S)])
         for _ in range(4)
     ]
     try:
         for racer in racers:
-            assert racer.stdout is not None and racer.stdout.readline().strip() == "ready"
+            assert racer.next_line("the racer to be ready") == "ready"
         go.touch()
         answers = []
         for racer in racers:
-            out, err = racer.communicate(timeout=START_TIMEOUT_S + 10)
-            assert racer.returncode == 0, err
-            answers.append(json.loads(out))
+            assert racer.wait() == 0, racer.stderr
+            answers.append(json.loads(racer.next_line("the racer's answer")))
     finally:
         for racer in racers:
-            if racer.poll() is None:
-                racer.kill()
+            racer.close()
     started = [pid for pid in answers if pid is not None]
     assert len(started) == 1, answers
     assert host_status(ws) == started[0]

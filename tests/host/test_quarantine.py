@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,9 +29,11 @@ from tests.host.hostkit import (
     dispatch,
     rows,
     running_host,
+    wait_for_sweeps,
     wait_until,
     write_config,
 )
+from tests.processes import HANG_GUARD_S
 
 pytestmark = pytest.mark.slow
 
@@ -170,7 +171,7 @@ def test_every_bad_file_is_quarantined_once_and_the_host_carries_on(
 
         wait_until(
             all_quarantined,
-            15,
+            HANG_GUARD_S,
             "every bad file to be quarantined",
             lambda: f"reasons: {_reasons(errors_dir)}\n{host.log()[-3000:]}",
         )
@@ -185,10 +186,9 @@ def test_every_bad_file_is_quarantined_once_and_the_host_carries_on(
             found = rows(conn, "SELECT seq FROM progress_events WHERE run_id = ?", [RUN])
             return found == [{"seq": 1}] and not good.exists()
 
-        wait_until(ingested, 10, "the good file to be ingested", host.log)
-        # Two more full sweeps (one a second, or every tick when polling): a refused file must
-        # not be refused again.
-        time.sleep(2.2)
+        wait_until(ingested, HANG_GUARD_S, "the good file to be ingested", host.log)
+        # Two more whole sweeps, counted: a refused file must not be refused again.
+        canaries = wait_for_sweeps(ws, 2, host)
         assert host.proc.poll() is None, host.log()
 
     reasons = _reasons(errors_dir)
@@ -216,7 +216,9 @@ def test_every_bad_file_is_quarantined_once_and_the_host_carries_on(
     # None of the refused files had an effect.
     assert rows(conn, "SELECT COUNT(*) AS n FROM progress_events")[0]["n"] == 1
     assert rows(conn, "SELECT COUNT(*) AS n FROM steering_events")[0]["n"] == 0
-    assert {r["run_id"] for r in rows(conn, "SELECT run_id FROM runs")} == {RUN, OTHER_RUN}
+    assert {r["run_id"] for r in rows(conn, "SELECT run_id FROM runs")} == {
+        RUN, OTHER_RUN, *canaries,
+    }  # fmt: skip
     leftovers = [p for p in ipc.rglob("*.json") if errors_dir not in p.parents]
     assert leftovers == [], leftovers
     conn.close()

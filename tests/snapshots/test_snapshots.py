@@ -49,7 +49,8 @@ def on_run(run_id: str, *keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
         await select(pilot, run_id)
         if keys:
             await pilot.press(*keys)
-        await pilot.pause(0.2)
+        # A dialog the keys opened may animate in: wait for that, not for a fixed while.
+        await pilot.wait_for_scheduled_animations()
         await settle(pilot)
 
     return run_before

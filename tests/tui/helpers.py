@@ -1,4 +1,8 @@
-"""Driving the console in tests: wait for reads to land, poll for a condition, read the store."""
+"""Driving the console in tests: wait for reads to land, poll for a condition, read the store.
+
+Nothing here sleeps for a while and hopes: every wait is on a condition (a read landed, a number
+of polls happened, the palette found a command), under a deadline that only stops a hung test.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from core.store.sqlite_store import Row, SqliteStore
 from jarvis_tui.app import JarvisApp
 from jarvis_tui.widgets.run_table import RunTable
+from tests.processes import HANG_GUARD_S
 from tests.tui.conftest import fixed_clock
 
 
@@ -44,13 +50,66 @@ async def settle(pilot: Pilot[Any]) -> None:
         await pilot.pause()
 
 
-async def wait_for(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 10.0) -> None:
+async def wait_for(
+    pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = HANG_GUARD_S
+) -> None:
     """Poll ``condition`` while the app runs; fail with a clear message at the deadline."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         await pilot.pause(0.05)
+
+
+async def wait_for_polls(pilot: Pilot[Any], count: int) -> None:
+    """Let a live console read the store ``count`` more times, and handle what those posted.
+
+    Counted where the reads happen (the feed), so "several idle polls" means several polls on
+    any machine, where a pause of some tenths of a second meant however many fitted in.
+    """
+    app = pilot.app
+    assert isinstance(app, JarvisApp)
+    feed = app.main.feed
+    done = 0
+    own = "read" in vars(feed)
+    original = feed.read
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal done
+        try:
+            return original(*args, **kwargs)
+        finally:
+            done += 1
+
+    feed.read = counted  # type: ignore[method-assign]
+    try:
+        await wait_for(pilot, lambda: done >= count)
+    finally:
+        if own:
+            feed.read = original  # type: ignore[method-assign]
+        else:
+            del feed.read
+    await settle(pilot)
+
+
+async def wait_for_palette_hit(pilot: Pilot[Any], text: str) -> None:
+    """Wait until the command palette has finished searching and highlights a command whose
+    prompt holds ``text`` (its search runs in a worker, in batches, after each keystroke)."""
+
+    def found() -> bool:
+        palette = pilot.app.screen
+        if not isinstance(palette, CommandPalette):
+            return False
+        group = CommandPalette._GATHER_COMMANDS_GROUP
+        if any(w.group == group and not w.is_finished for w in pilot.app.workers):
+            return False
+        commands = palette.query_one(CommandList)
+        if commands.highlighted is None:
+            return False
+        prompt = commands.get_option_at_index(commands.highlighted).prompt
+        return text in getattr(prompt, "plain", str(prompt))
+
+    await wait_for(pilot, found)
 
 
 def table(app: JarvisApp) -> RunTable:

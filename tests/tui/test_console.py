@@ -33,6 +33,8 @@ from tests.tui.helpers import (
     settle,
     table,
     wait_for,
+    wait_for_palette_hit,
+    wait_for_polls,
 )
 
 
@@ -369,7 +371,7 @@ async def test_palette_goes_to_a_run_and_runs_actions(store_db: Path) -> None:
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"run-review")
-        await pilot.pause(0.5)
+        await wait_for_palette_hit(pilot, "run-review")
         await pilot.press("enter")
         await settle(pilot)
         assert table(app).selected_run_id == "run-review"
@@ -431,7 +433,7 @@ async def test_live_changes_update_rows_in_place_and_toast_once(store_db: Path) 
     app = make_app(store_db, live=True, poll_interval=0.05)
     async with app.run_test(size=(160, 48), message_hook=hook) as pilot:
         await settle(pilot)
-        await pilot.pause(0.5)  # several idle polls
+        await wait_for_polls(pilot, 5)
         # An idle console reads nothing more (the hook sees a message at each pump it visits).
         assert len({id(r) for r in reads}) == 1 and reads[0].read.full
         runs = table(app)
@@ -456,7 +458,7 @@ async def test_live_changes_update_rows_in_place_and_toast_once(store_db: Path) 
             if run_id != "run-running":
                 assert runs.get_row(run_id) is cells  # untouched lines keep their cells
         assert rebuilt == []
-        await pilot.pause(0.3)
+        await wait_for_polls(pilot, 3)  # later polls must not toast it again
         toasts = [n for n in app.notes if n[0] == "Needs a human"]
         assert toasts == [("Needs a human", "Run run-running is failed_contract.", "warning")]
 

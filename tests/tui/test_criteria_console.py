@@ -20,7 +20,15 @@ from jarvis_tui.screens.main_screen import MainScreen
 from jarvis_tui.widgets.gate_panel import GatePanel, render_gates
 from tests.tui.conftest import HOSTILE
 from tests.tui.criteria_store import INSTALL_GUIDE, build_criteria_store, checkout
-from tests.tui.helpers import console_on, make_app, read_run, select, settle, wait_for
+from tests.tui.helpers import (
+    console_on,
+    make_app,
+    read_run,
+    select,
+    settle,
+    wait_for,
+    wait_for_palette_hit,
+)
 
 SMOKE_KEY = json.dumps(["./scripts/smoke.sh", "--fast"])
 
@@ -260,7 +268,7 @@ async def test_the_palette_offers_both_actions_and_says_why_not(criteria_db: Pat
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"allow command")
-        await pilot.pause(0.5)
+        await wait_for_palette_hit(pilot, "Allow command")
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, AllowCommandDialog)

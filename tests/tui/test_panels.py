@@ -23,7 +23,16 @@ from jarvis_tui.widgets.run_table import run_text
 from jarvis_tui.widgets.text_pane import TextPane
 from tests.core.store_helpers import dispatch_doc
 from tests.tui.conftest import RUNS
-from tests.tui.helpers import console_on, make_app, row_text, select, settle, table, wait_for
+from tests.tui.helpers import (
+    console_on,
+    make_app,
+    row_text,
+    select,
+    settle,
+    table,
+    wait_for,
+    wait_for_polls,
+)
 
 
 class PaneApp(App[None]):
@@ -84,7 +93,7 @@ async def test_a_live_fleet_repaints_panels_without_laying_out_the_screen(
     store_db: Path,
 ) -> None:
     async with console_on(store_db, "run-running", live=True, poll_interval=0.05) as (app, pilot):
-        await pilot.pause(0.3)
+        await wait_for_polls(pilot, 3)
         layouts: list[Any] = []
         screen = app.main
         original = screen._refresh_layout
@@ -209,7 +218,7 @@ async def test_progress_of_the_selected_run_streams_without_reading_the_run_agai
     store_db: Path,
 ) -> None:
     async with console_on(store_db, "run-running", live=True, poll_interval=0.05) as (app, pilot):
-        await pilot.pause(0.3)
+        await wait_for_polls(pilot, 3)
         screen = app.main
         read: list[str] = []
         original = screen.feed.run_view
