@@ -16,13 +16,14 @@ from core.store.sqlite_store import Transaction
 
 
 def found_kinds(value: Any) -> list[str]:
-    """The stored ``secrets_found`` column as a list (empty for NULL or anything unreadable)."""
-    if not isinstance(value, str):
-        return []
-    try:
-        kinds = json.loads(value)
-    except ValueError:
-        return []
+    """``secrets_found`` as a list of kinds, from the stored column (JSON text) or a run view
+    that already decoded it (a list); empty for NULL or anything unreadable."""
+    kinds = value
+    if isinstance(value, str):
+        try:
+            kinds = json.loads(value)
+        except ValueError:
+            return []
     return [k for k in kinds if isinstance(k, str)] if isinstance(kinds, list) else []
 
 

@@ -87,6 +87,6 @@ def test_the_runner_puts_back_what_a_command_changed(tmp_path: Path) -> None:
     import sys
 
     before = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ))
-    result = jarvis("runs", "--workspace", tmp_path / "ws", "--json", cwd=tmp_path)
-    assert result.code == 0
+    result = jarvis("dispatch", VALID, "--workspace", tmp_path / "ws", "--json", cwd=tmp_path)
+    assert result.code == 0, result.stdout
     assert (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ)) == before

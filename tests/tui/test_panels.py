@@ -286,11 +286,15 @@ def test_criteria_entries_read_as_words_in_the_stream(
 
 
 def test_a_run_whose_workers_sent_secrets_is_marked_in_the_table() -> None:
+    # As the store keeps it (JSON text) and as a run view hands it over (a list).
     plain = {"run_id": "run-1", "secrets_found": None}
     flagged = {"run_id": "run-1", "secrets_found": '["GitHub token"]'}
-    long_id = {"run_id": "task-20260222-0123456789", "secrets_found": '["GitHub token"]'}
+    viewed = {"run_id": "run-1", "secrets_found": ["GitHub token"]}
+    long_id = {"run_id": "task-20260222-0123456789", "secrets_found": ["GitHub token"]}
     assert run_text(plain).plain == "run-1"
+    assert run_text({"run_id": "run-1", "secrets_found": []}).plain == "run-1"
     assert run_text(flagged).plain == "run-1 ⚠"
+    assert run_text(viewed).plain == "run-1 ⚠"
     # A long id gives way to the mark, which must stay inside the 18-column cell.
     assert run_text(long_id).plain == "task-20260222-0… ⚠"
     assert len(run_text(long_id).plain) <= 18
