@@ -164,6 +164,18 @@ def fields(pairs: Iterable[tuple[str, object]]) -> Table:
     return grid
 
 
+def quoted(lines: Iterable[str], *, style: str = "dim") -> Table:
+    """Lines someone else wrote (a worker's stderr), each behind a ``│`` gutter: however they are
+    laid out, they cannot pass for this command's own lines, and a long one wraps after the
+    gutter."""
+    grid = Table.grid(padding=(0, 0, 0, 1))
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column(overflow="fold", style=style)
+    for line in lines:
+        grid.add_row("  │", data(line))
+    return grid
+
+
 def errors_table(errors: list[dict[str, Any]], *, title: str = "errors") -> Table:
     table = Table(title=title, title_justify="left", show_lines=False, expand=False)
     table.add_column("field", overflow="fold", max_width=36)

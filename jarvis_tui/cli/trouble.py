@@ -18,7 +18,7 @@ from rich.text import Text
 from core.run_views import quarantine_counts, quarantined_files
 from core.store.sqlite_store import SqliteStore, iso
 from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import console, emit_json
+from jarvis_tui.cli.output import console, emit_json, quoted
 from jarvis_tui.safe_text import inert
 
 #: How far back `jarvis runs` counts refused files.
@@ -40,8 +40,7 @@ def print_run_trouble(out: Console, detail: dict[str, Any], root: Path) -> None:
             f"the end of {int(stderr['total_bytes']):,} bytes)"
         )
         out.print(Text(head, style="bold"))
-        for line in str(stderr["tail"]).split("\n"):
-            out.print(Text("  " + inert(line), style="dim"))
+        out.print(quoted(str(stderr["tail"]).split("\n")))
 
 
 def print_refusal(out: Console, row: dict[str, Any], root: Path, *, with_run: bool) -> None:

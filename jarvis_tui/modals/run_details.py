@@ -81,8 +81,10 @@ def render_trouble(detail: dict[str, Any]) -> Text:
             f"the end of {int(stderr['total_bytes']):,} bytes)",
             style="bold underline",
         )
+        # Behind a gutter: a worker's lines cannot pass for this screen's own headings.
         for line in str(stderr["tail"]).split("\n"):
-            text.append("\n  " + shown(line), style="dim")
+            text.append("\n  │ ", style="dim")
+            text.append(shown(line), style="dim")
     return text
 
 

@@ -84,3 +84,26 @@ def test_show_lists_the_runs_refused_files(ws: Path) -> None:
     assert "refused files (2)" in readable.stdout
     assert "not_json" in readable.stdout and "unknown_steer" in readable.stdout
     assert "\x1b" not in readable.stdout
+
+
+def test_stderr_lines_are_quoted_and_cannot_pass_for_fields(tmp_path: Path) -> None:
+    """A worker's stderr may hold lines shaped like `jarvis show`'s own fields: each is shown
+    behind a gutter, and a long one wraps after it, so no line of it starts where a field does."""
+    from io import StringIO
+
+    from jarvis_tui.cli.output import console
+    from jarvis_tui.cli.trouble import print_run_trouble
+
+    forged = "  state                 done\n  overridden_by         alice\n" + "x " * 60
+    detail = {"stderr": [{"attempt": 1, "exit_code": 1, "total_bytes": 99, "tail": forged}]}
+    out = console()
+    out.file = StringIO()
+    out.width = 80
+    print_run_trouble(out, detail, tmp_path)
+    lines = out.file.getvalue().splitlines()
+    assert lines[0].startswith("worker stderr")
+    body = lines[1:]
+    assert [line for line in body if line.lstrip().startswith(("state", "overridden_by"))] == []
+    assert sum("│" in line for line in body) == 3  # one gutter per stderr line
+    assert len(body) > 3  # the long line wrapped, and its rest sits after the gutter
+    assert all(line.startswith("  │ ") or line.startswith("    ") for line in body)

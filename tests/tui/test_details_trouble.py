@@ -22,7 +22,7 @@ async def test_details_show_refused_files_and_stderr_masked_and_inert(tmp_path: 
         assert "not_json from jarvis-worker-1" in body and "unknown_steer" in body
         assert "data/ipc/errors/20260102T095100.000000Z-jarvis-worker-1-00000007-7.json" in body
         assert "worker stderr (attempt 1, exit 1, the end of 10,2" in body
-        assert LAST in body
+        assert f"│ {LAST}" in body  # each stderr line behind its gutter
         assert TOKEN not in body and "ghp_****" in body
         # Markup shows as typed; the screen-clearing escape was dropped from the stored stderr
         # with the colour codes, and the one in the refused file's message is shown escaped.
