@@ -54,6 +54,13 @@ CODES = {
     "store_unusable": "any other failure of the database",
 }
 
+#: The codes no retry can cure: the file itself is wrong (damaged, emptied, foreign, too new)
+#: or gone. A reader that meets one stops; the passing faults (full, busy, I/O) are waited out.
+LASTING = frozenset(
+    {"no_workspace", "store_empty", "store_not_a_file", "store_corrupt", "store_too_new",
+     "store_foreign"}
+)  # fmt: skip
+
 #: What a damaged store's sentence tells the operator to do.
 _RESTORE = "keep a copy of the file and restore it from a backup (stop any host on it first)"
 

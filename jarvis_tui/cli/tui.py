@@ -80,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("host_start_failed", sentence, tail) from None
     from jarvis_tui.app import JarvisApp
 
+    app = JarvisApp(workspace.db_path, theme=args.theme, own_process=True)
     try:
-        JarvisApp(workspace.db_path, theme=args.theme, own_process=True).run()
+        app.run()
     finally:
         if launched is not None:
             write_error(
@@ -89,4 +90,5 @@ def run(args: argparse.Namespace) -> int:
                 f"running; its log is {launched.log_path}. Stop it with: jarvis host --stop "
                 f"--workspace {workspace.root}"
             )
-    return 0
+    # 2 when the console left because the store became unusable (it said why on the way out).
+    return app.return_code or 0

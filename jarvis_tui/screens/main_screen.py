@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +41,7 @@ from textual.worker import Worker, WorkerState
 from core import operator_actions
 from core.criteria import run_criteria
 from core.identity import operator_name
+from core.store.opening import LASTING, StoreError, fault
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
 from jarvis_tui.feed import FeedRead, RunView, StoreFeed
@@ -235,6 +237,8 @@ class MainScreen(Screen[None]):
         self.counts: dict[str, int] = {}
         self._poll_timer: Timer | None = None
         self._read_at = ""
+        self._read_problem: str | None = None
+        """The store fault last said (a toast once per fault, not once per poll)."""
         self._read_seq: int | None = None
         """The journal position the last finished read reached (ahead of ``seen_seq`` until its
         message is handled)."""
@@ -510,16 +514,40 @@ class MainScreen(Screen[None]):
 
     # -- one funnel for worker outcomes -------------------------------------------------------
 
+    def _store_read_failed(self, error: BaseException | None) -> None:
+        """A read of the store failed: leave on damage that will not pass, say it once else.
+
+        A damaged, emptied or foreign store will fail every read from now on: the console ends
+        with the store's sentence (exit 2), as it would have at start, rather than raise the
+        same error every poll. A passing fault (the disk is full, another process holds the
+        lock too long) is said once and read again; the header's read time stops meanwhile.
+        """
+        problem: StoreError | None = None
+        if isinstance(error, StoreError):  # found while opening the store for the read
+            problem = error
+        elif isinstance(error, sqlite3.Error):  # met while reading it
+            problem = fault(error, self.feed.db_path)
+        if problem is not None and problem.code in LASTING:
+            self.app.exit(return_code=2, message=Text(f"jarvis: {inert(problem.message)}"))
+            return
+        text = problem.message if problem is not None else f"Reading the store failed: {error}"
+        if text != self._read_problem:
+            self._read_problem = text
+            self.notify(inert(text), title="Store read failed", severity="error", markup=False)
+
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         worker: Worker[Any] = event.worker
         if event.state is WorkerState.ERROR:
-            self.notify(
-                inert(f"{worker.description}: {worker.error}"),
-                title="Store read failed" if worker.group != "act" else "Action failed",
-                severity="error",
-                markup=False,
-            )
+            if worker.group == "store":
+                self._store_read_failed(worker.error)
+            else:
+                self.notify(
+                    inert(f"{worker.description}: {worker.error}"),
+                    title="Action failed",
+                    severity="error",
+                    markup=False,
+                )
         if (
             worker.group == "store"
             and event.state is WorkerState.SUCCESS
@@ -529,6 +557,7 @@ class MainScreen(Screen[None]):
             # same, and a time that stops is how an operator sees that reading stopped. The
             # header repaints only when the shown second changes.
             self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
+            self._read_problem = None
             self._show_status()
             self._raise_attention_toast()  # one whose interval ran out on an idle workspace
         if (
