@@ -59,12 +59,13 @@ class Trickle(threading.Thread):
         self.folder = ws / "data" / "ipc" / QUIET / "progress" / run_id
         self.folder.mkdir(parents=True, exist_ok=True)
         self.run_id = run_id
-        self.conn = connect(ws)
+        self.ws = ws
         self.stop = threading.Event()
         self.worst = 0.0
         self.seq = 0
 
     def run(self) -> None:
+        self.conn = connect(self.ws)  # its own connection, on its own thread (sqlite3's rule)
         while not self.stop.is_set():
             self.seq += 1
             atomic_write_json(self.folder / f"{1_000_000 + self.seq}-{self.seq}.json", {
