@@ -130,6 +130,9 @@ def test_jarvis_tui_starts_a_host_that_outlives_the_console(
     opened: list[tuple[Path, dict[str, Any], int | None]] = []
 
     class FakeApp:
+        # What the launcher reads after run(): None unless the console chose an exit code.
+        return_code: int | None = None
+
         def __init__(self, db: Path, **kwargs: Any) -> None:
             self.args = (db, kwargs)
 
