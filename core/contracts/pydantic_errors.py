@@ -106,6 +106,10 @@ def _one(err: ErrorDetails, doc: Any = _ABSENT) -> FieldError:
         return FieldError(field, "bad_format", f"{field} has the wrong format.")
     # Custom rule errors carry our own code and message; name the field unless the message does.
     message = err["msg"]
+    if loc and loc[-1] == "[key]":
+        # A mapping's key broke a rule (pydantic marks the location `[key]`): the field is the
+        # key, and the message, which quotes the key, is said of the mapping.
+        return FieldError(_path(loc[:-1]), kind, f"{_path(loc[:-2])}: {message}")
     leaf = field.rsplit(".", 1)[-1]
     if field != ROOT and message.startswith("must "):
         message = f"{field} {message}"

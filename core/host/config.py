@@ -1,39 +1,37 @@
 """Host configuration: ``<workspace>/jarvis.toml``, validated, with defaults for an empty file.
 
-```toml
-[workers]
-command = ["python3", "-m", "core.simworker"]   # default: this Python, the simulated worker
-concurrency = 1                                 # runs at a time per lane
-lane_concurrency = { "jarvis-worker-1" = 2 }     # per-lane overrides
-
-[timeouts]
-no_output_s = 120      # no stdout, stderr or progress for this long: the run fails
-hard_limit_s = 3600    # wall-clock limit of one attempt
-steer_ack_s = 30       # a delivered steer not acknowledged by then expires
-shutdown_grace_s = 5   # SIGTERM to SIGKILL on shutdown
-
-[watch]
-poll = false           # poll instead of inotify (also --poll or JARVIS_POLL=1)
-poll_interval_ms = 100
-```
+Every key, its default and a full example: ``docs/configuration.md``. `load_config` reads the
+file; `config_from_text` validates text the same way before anyone writes it (``jarvis repo``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
+from core.contracts.errors import preview
 from core.contracts.patterns import SEARCH_TIMEOUT_S
 from core.contracts.pydantic_errors import from_validation_error
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
 
 POLL_ENV = "JARVIS_POLL"
+CONFIG_NAME = "jarvis.toml"
+#: Where repositories configured by ``url`` are cloned, under the workspace.
+REPOS_DIR = "repos"
 
 
 def _default_command() -> list[str]:
@@ -105,6 +103,151 @@ class CriteriaConfig(BaseModel):
         )
 
 
+_REPO_PART = re.compile(r"[A-Za-z0-9._-]+")
+#: ``scheme://…`` or scp-like ``user@host:path``: what git clones from somewhere else.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S|[^\s/@:]+@[^\s/:]+:")
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def repo_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a repository name (``owner/name``), or None.
+
+    Both parts name folders under the workspace's ``repos/``, so neither may be ``.`` or ``..``.
+    """
+    parts = name.split("/")
+    if len(parts) == 2 and all(_REPO_PART.fullmatch(p) and p not in (".", "..") for p in parts):
+        return None
+    return (
+        f"{preview(name)} is not a repository name: write it as owner/name, each part letters, "
+        "digits, '.', '_' or '-' (and neither part '.' or '..')."
+    )
+
+
+def ref_problem(ref: str) -> str | None:
+    """Why ``ref`` is not a safe git ref name (a branch, tag or remote name), or None.
+
+    git's own rules (``git check-ref-format``), and no leading ``-``, so the name can never be
+    read as an option of a git command it is passed to.
+    """
+    checks = (
+        (not ref, "it is empty"),
+        (ref.startswith("-"), "it starts with '-'"),
+        (_REF_FORBIDDEN.search(ref) is not None,
+         "it holds a space, a control character or one of ~ ^ : ? * [ \\"),
+        (".." in ref, "it holds '..'"),
+        ("@{" in ref or ref == "@", "it holds '@{' or is '@'"),
+        (ref.startswith("/") or ref.endswith("/") or "//" in ref,
+         "it starts or ends with '/', or holds '//'"),
+        (ref.endswith("."), "it ends with '.'"),
+        (any(p.startswith(".") or p.endswith(".lock") for p in ref.split("/")),
+         "a part of it starts with '.' or ends with '.lock'"),
+    )  # fmt: skip
+    for failed, why in checks:
+        if failed:
+            return f"{preview(ref)} is not a usable git ref name: {why}."
+    return None
+
+
+def looks_like_url(source: str) -> bool:
+    """Whether ``source`` names a repository elsewhere (``scheme://…``, ``git@host:path``) rather
+    than a path on this host."""
+    return _URL.match(source) is not None
+
+
+def clone_dir(workspace_root: Path, name: str) -> Path:
+    """Where the repository ``name`` (``owner/name``), configured by ``url``, is cloned."""
+    owner, _, repo = name.partition("/")
+    return workspace_root / REPOS_DIR / owner / repo
+
+
+def _repo_name(value: str) -> str:
+    problem = repo_name_problem(value)
+    if problem:
+        raise PydanticCustomError("bad_repo_name", problem)
+    return value
+
+
+def _ref_name(value: str) -> str:
+    problem = ref_problem(value)
+    if problem:
+        raise PydanticCustomError("bad_ref", problem)
+    return value
+
+
+def _no_controls(value: str) -> str:
+    if not value:
+        raise PydanticCustomError("empty", "must not be empty.")
+    if _CONTROL.search(value):
+        raise PydanticCustomError(
+            "control_character", "{value} holds a control character.", {"value": preview(value)}
+        )
+    return value
+
+
+def _repo_url(value: str) -> str:
+    _no_controls(value)
+    if not looks_like_url(value):
+        raise PydanticCustomError(
+            "not_a_url",
+            "{value} is not a URL (scheme://… or user@host:path): give a repository on this "
+            "host as path.",
+            {"value": preview(value)},
+        )
+    return value
+
+
+class RepoConfig(BaseModel):
+    """``[repos."owner/name"]``: a repository runs may work on; exactly one of ``path``, ``url``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: Annotated[str, AfterValidator(_no_controls)] | None = None
+    """A clone or a bare repository on this host; a relative path is relative to the workspace."""
+    url: Annotated[str, AfterValidator(_repo_url)] | None = None
+    """Cloned into ``<workspace>/repos/owner/name`` on first use (``file://`` URLs too)."""
+    base_ref: Annotated[str, AfterValidator(_ref_name)] = "main"
+    """The branch, tag or commit a run's worktree starts from."""
+    remote: Annotated[str, AfterValidator(_ref_name)] | None = None
+    """The remote to push to after a merge (not used yet)."""
+
+    @model_validator(mode="after")
+    def _path_or_url(self) -> RepoConfig:
+        if (self.path is None) == (self.url is None):
+            raise PydanticCustomError(
+                "path_or_url",
+                "must set path (a repository on this host) or url (cloned on first use){both}.",
+                {"both": ", not both" if self.path is not None else ""},
+            )
+        return self
+
+    def resolved_path(self, workspace_root: Path) -> Path | None:
+        """``path`` made absolute (``~`` is the home folder, a relative path the workspace's),
+        or None for a ``url``."""
+        if self.path is None:
+            return None
+        return (workspace_root / Path(self.path).expanduser()).resolve()
+
+    def source_dir(self, workspace_root: Path, name: str) -> Path:
+        """Where the repository is on this host: its ``path``, or where its ``url`` is cloned."""
+        return self.resolved_path(workspace_root) or clone_dir(workspace_root, name)
+
+    def to_json(self, name: str) -> dict[str, Any]:
+        return {"name": name, **self.model_dump()}
+
+
+class GitConfig(BaseModel):
+    """``[git]``: worktrees of runs in configured repositories."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    worktree_grace_s: Annotated[float, Field(ge=0)] = 300
+    """How long a run's worktree is kept after the run is done or cancelled."""
+    unverified_may_review: bool = True
+    """Whether a run whose checkout holds no repository may still reach ``review_requested``,
+    marked unverified."""
+
+
 class HostConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -112,10 +255,32 @@ class HostConfig(BaseModel):
     criteria: CriteriaConfig = Field(default_factory=CriteriaConfig)
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    repos: dict[Annotated[str, AfterValidator(_repo_name)], RepoConfig] = Field(
+        default_factory=dict
+    )
+    """Repositories by ``owner/name``."""
+    git: GitConfig = Field(default_factory=GitConfig)
 
 
 class ConfigError(Exception):
     """The configuration file is unusable; ``str()`` lists every problem."""
+
+
+def config_from_text(text: str, path: Path) -> HostConfig:
+    """Validate ``text`` as the configuration file at ``path`` (named in the messages).
+
+    Raises:
+        ConfigError: the text is not TOML or breaks the schema; the message names each field.
+    """
+    try:
+        data: dict[str, object] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}.") from None
+    try:
+        return HostConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(e.message for e in from_validation_error(exc, data))
+        raise ConfigError(f"{path}: {problems}") from None
 
 
 def load_config(workspace_root: Path, *, force_poll: bool = False) -> HostConfig:
@@ -124,18 +289,14 @@ def load_config(workspace_root: Path, *, force_poll: bool = False) -> HostConfig
     Raises:
         ConfigError: the file is not TOML or breaks the schema; the message names each field.
     """
-    path = workspace_root / "jarvis.toml"
-    data: dict[str, object] = {}
+    path = workspace_root / CONFIG_NAME
+    text = ""
     if path.exists():
         try:
-            data = tomllib.loads(path.read_text("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+            text = path.read_text("utf-8")
+        except (UnicodeDecodeError, OSError) as exc:
             raise ConfigError(f"{path} is not valid TOML: {exc}.") from None
-    try:
-        config = HostConfig.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(e.message for e in from_validation_error(exc, data))
-        raise ConfigError(f"{path}: {problems}") from None
+    config = config_from_text(text, path)
     if force_poll or os.environ.get(POLL_ENV, "") not in ("", "0"):
         config = config.model_copy(update={"watch": config.watch.model_copy(update={"poll": True})})
     return config
