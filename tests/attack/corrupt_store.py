@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.attack.kit import Figures, dispatch_doc, jarvis, main, workspace
+from tests.attack.kit import HUNG, Figures, dispatch_doc, jarvis, main, workspace
 from tests.processes import PtyProcess
 
 PAGE = 4096
@@ -117,7 +117,10 @@ def _console(ws: Path) -> tuple[int, bytes]:
     argv = [sys.executable, "-m", "jarvis_tui", "tui", "--no-host", "--workspace", str(ws)]
     env = dict(os.environ, TERM="xterm-256color")
     with PtyProcess(argv, cols=100, rows=30, env=env) as console:
-        code = console.wait(120)
+        try:
+            code = console.wait(60)
+        except AssertionError:  # still running: a finding, not the end of the attack
+            code = HUNG
         return code, console.output
 
 
