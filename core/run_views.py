@@ -18,7 +18,7 @@ SUMMARY_FIELDS = (
     "created_at", "updated_at", "started_at", "finished_at",
     "last_progress_summary", "last_progress_at", "steer_count",
     "dispatch_repo", "dispatch_branch", "commit_sha", "pr_url", "verification_state",
-    "secrets_found",
+    "secrets_found", "unverified",
 )  # fmt: skip
 
 
@@ -59,12 +59,15 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
         return None
     detail = run_full(row)
     detail["gates"] = store.rows(
-        "SELECT attempt, name, passed, detail, evaluated_at FROM gate_results "
+        "SELECT attempt, name, passed, status, detail, evaluated_at FROM gate_results "
         "WHERE run_id = ? ORDER BY attempt, id",
         [run_id],
     )
     for gate in detail["gates"]:
-        gate["passed"] = bool(gate["passed"])
+        # A gate that could not be checked is never reported as passed, even where the
+        # workspace let the run through without it (`[git] unverified_may_review`).
+        gate["status"] = gate["status"] or ("passed" if gate["passed"] else "failed")
+        gate["passed"] = gate["status"] == "passed"
     detail["steers"] = store.rows(
         "SELECT steer_id, message, operator, status, status_reason, created_at, sent_at, acked_at "
         "FROM steering_events WHERE run_id = ? ORDER BY created_at, steer_id",
@@ -213,7 +216,13 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
         summary["steers"] = steer_counts.get(run["run_id"], {})
         totals = gate_totals.get(run["run_id"])
         summary["gates"] = (
-            {"passed": int(totals["passed"]), "total": int(totals["total"])} if totals else None
+            {
+                "passed": int(totals["passed"]),
+                "total": int(totals["total"]),
+                "not_checked": int(totals["not_checked"]),
+            }
+            if totals
+            else None
         )
         out.append(summary)
     return out
@@ -222,7 +231,9 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
 # Only the latest attempt's verdicts count: a retried run's old failures are history. The run
 # filter goes inside the subquery too, or it would group every gate row of the store first.
 _GATE_TOTALS = (
-    "SELECT g.run_id, SUM(g.passed) AS passed, COUNT(*) AS total FROM gate_results g "
+    "SELECT g.run_id, SUM(g.passed AND COALESCE(g.status, '') != 'not_checked') AS passed, "
+    "SUM(COALESCE(g.status, '') = 'not_checked') AS not_checked, COUNT(*) AS total "
+    "FROM gate_results g "
     "JOIN (SELECT run_id, MAX(attempt) AS attempt FROM gate_results {inner} GROUP BY run_id) "
     "latest ON latest.run_id = g.run_id AND latest.attempt = g.attempt {where} GROUP BY g.run_id"
 )

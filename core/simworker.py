@@ -10,6 +10,12 @@ behaviour comes from a ``sim:<scenario>`` token in the dispatch's ``input``:
 - ``hang``: one event, then silence until it is killed;
 - ``verify_fail``: like ``ok``, but ``files_changed`` leaves out what the task asked for.
 
+When its checkout (``JARVIS_CHECKOUT``) is a git repository, it really edits the files and
+commits them on its branch, and its completion cites that commit. Some scenarios then lie, for
+the git gates to catch: ``lie_files`` claims a file it did not touch, ``lie_unclaimed`` changes
+a file it does not claim, ``lie_commit`` cites a commit that does not exist, ``stale_commit``
+cites its first commit after making a second, and ``uncommitted`` leaves a change uncommitted.
+
 Environment (see docs/ipc.md): ``JARVIS_RUN_ID``, ``JARVIS_LANE``, ``JARVIS_DISPATCH``,
 ``JARVIS_PROGRESS_DIR``, ``JARVIS_STEER_FILE`` and ``JARVIS_ACK_FILE`` are required;
 ``JARVIS_ATTEMPT`` defaults to 1; ``JARVIS_IPC_DIR`` is accepted but not needed, since every path
@@ -43,8 +49,30 @@ from typing import Any, TextIO
 from core.contracts.dispatch import P0_COMPLETION_FIELDS, PR_FIELDS, evidence_required
 from core.contracts.names import relative_path_problem, run_id_problem
 from core.contracts.screenshot_ban import mentions_screenshot
+from core.repos.git import GitError, git
 
-SCENARIOS = ("ok", "slow", "fail_contract", "crash", "hang", "verify_fail")
+SCENARIOS = (
+    "ok",
+    "slow",
+    "fail_contract",
+    "crash",
+    "hang",
+    "verify_fail",
+    "lie_files",
+    "lie_unclaimed",
+    "lie_commit",
+    "stale_commit",
+    "uncommitted",
+)
+#: Scenarios whose completion lies about the repository; the git gates catch each.
+LIES = frozenset({"lie_files", "lie_unclaimed", "lie_commit", "stale_commit", "uncommitted"})
+#: Who the simulated worker's commits are by.
+SIM_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Jarvis simulated worker",
+    "GIT_AUTHOR_EMAIL": "simworker@localhost",
+    "GIT_COMMITTER_NAME": "Jarvis simulated worker",
+    "GIT_COMMITTER_EMAIL": "simworker@localhost",
+}
 #: Files a changelog or backlog criterion names (the extractor's lists, and the document's).
 CHANGELOG_NAMES = frozenset(
     {"CHANGELOG.md", "CHANGES.md", "HISTORY.md", "CHANGELOG.rst", "NEWS.md"}
@@ -491,6 +519,59 @@ def write_checkout(checkout: str | None, completion: Mapping[str, Any], task: Ta
             continue  # a file that cannot be written is simply missing at verification
 
 
+def _repository(checkout: str | None) -> Path | None:
+    """The checkout, when it is the root of a git work tree (a worktree the host made)."""
+    if not checkout:
+        return None
+    root = Path(checkout)
+    try:
+        top = git(["rev-parse", "--show-toplevel"], cwd=root, check=False).out.strip()
+    except GitError:
+        return None
+    return root if top and Path(top).resolve() == root.resolve() else None
+
+
+def _commit(repo: Path, message: str) -> str:
+    git(["add", "--all", "--", "."], cwd=repo)
+    commit = ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", message]
+    git(commit, cwd=repo, env=SIM_IDENTITY)
+    return git(["rev-parse", "HEAD"], cwd=repo).out.strip()
+
+
+def commit_work(
+    repo: Path, completion: dict[str, Any], task: Task, scenario: str, rng: random.Random
+) -> str:
+    """Make the change in the worktree and commit it; cite in ``completion`` what the scenario
+    says (the truth, or one of the `LIES`). Returns what it did, for the summary."""
+    claimed = list(completion.get("files_changed") or [])
+    touched = list(claimed)
+    note = ""
+    if scenario == "lie_files":
+        ghost = f"docs/{task.keyword}-notes.md"
+        claimed.append(ghost)
+        note = f"claims {ghost}, which it did not touch"
+    elif scenario == "lie_unclaimed":
+        extra = f"scripts/{task.keyword}_helper.py"
+        touched.append(extra)
+        note = f"changed {extra} without claiming it"
+    write_checkout(str(repo), {"files_changed": touched}, task)
+    sha = _commit(repo, f"{_clip(task.text, 60)}\n\nRun {task.run_id}.")
+    if scenario == "stale_commit":
+        (repo / f".{task.keyword}-followup").write_text(f"follow-up for {task.run_id}\n")
+        claimed.append(f".{task.keyword}-followup")
+        _commit(repo, f"Follow-up for run {task.run_id}")
+        note = f"cites {sha[:12]}, its first commit, not the head"
+    elif scenario == "lie_commit":
+        sha = f"{rng.getrandbits(160):040x}"
+        note = f"cites {sha[:12]}, a commit that does not exist"
+    elif scenario == "uncommitted":
+        (repo / f"{task.keyword}.draft").write_text(f"draft left by {task.run_id}\n")
+        note = f"left {task.keyword}.draft uncommitted"
+    completion["commit_sha"] = sha
+    completion["files_changed"] = claimed
+    return note
+
+
 def build_completion(
     dispatch: Mapping[str, Any], task: Task, scenario: str, rng: random.Random
 ) -> Outcome:
@@ -743,6 +824,17 @@ class Worker:
     def run(self, scenario: str) -> int:
         task = read_task(self.config.dispatch, self.config.run_id, self.config.criteria)
         outcome = build_completion(self.config.dispatch, task, scenario, self.rng)
+        repo = _repository(os.environ.get("JARVIS_CHECKOUT"))
+        if repo is not None and scenario not in ("crash", "hang", "fail_contract"):
+            # Real work in a real worktree: the commit comes first, so progress can cite it.
+            try:
+                lie = commit_work(repo, outcome.completion, task, scenario, self.rng)
+            except GitError as exc:
+                print(f"simworker: cannot commit in {repo}: {exc}", file=self.err, flush=True)
+                return EXIT_CRASH
+            if lie:
+                outcome = Outcome(outcome.completion, f"{outcome.note}; {lie}")
+                outcome.completion["summary"] = f"{task.text[:120]} — {outcome.note}"
         plan, count = build_plan(task, outcome, scenario, self.rng)
         self.say(
             f"simworker: run {self.config.run_id} attempt {self.config.attempt} on "
@@ -773,7 +865,8 @@ class Worker:
             self.crash()
             return EXIT_CRASH
         self.say(f"simworker: done, {outcome.note}")
-        write_checkout(os.environ.get("JARVIS_CHECKOUT"), outcome.completion, task)
+        if repo is None:
+            write_checkout(os.environ.get("JARVIS_CHECKOUT"), outcome.completion, task)
         body = json.dumps(outcome.completion, indent=2)
         self.say(f"{OUTPUT_START}\n<completion>\n{body}\n</completion>\n{OUTPUT_END}")
         return EXIT_OK

@@ -30,7 +30,7 @@ import watchfiles
 from core.contracts.errors import preview
 from core.criteria import run_criteria
 from core.criteria.runner import Supervision
-from core.host import verification
+from core.host import checkouts, verification
 from core.host.config import HostConfig
 from core.host.faults import FaultWait, StorageFault, io_fault
 from core.host.ingest import Ingested, Ingestor
@@ -50,6 +50,7 @@ from core.host.workers import (
 from core.ipc.layout import IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
+from core.repos.worktrees import WorktreeRefused
 from core.store.sqlite_store import SqliteStore
 from core.text import inert
 from core.workspace import Workspace, lane_problem
@@ -164,6 +165,7 @@ class Host:
         catch_up(self.store, self.layout.errors_dir)  # refusals an earlier host did not record
         self.sweep()
         self.recover()
+        checkouts.prune(self.config, self.workspace.root)
 
     def _step(self, step: Callable[[], None]) -> bool:
         """Run one step of the host's work; False when a storage fault stopped it (waited out).
@@ -211,6 +213,7 @@ class Host:
         self._drain(timeout=TICK_S)
         if time.monotonic() >= self._next_sweep:
             self.sweep()
+            checkouts.tidy(self.store, self.config, self.workspace.root)
             self._next_sweep = time.monotonic() + interval
         self._reap()
         self._verify()
@@ -525,8 +528,13 @@ class Host:
             log_dir=self.workspace.root / "logs" / run_id,
         )
         paths.progress_dir.mkdir(parents=True, exist_ok=True)
-        checkout = run_criteria.checkout_dir(self.workspace.root, run_id)
-        checkout.mkdir(parents=True, exist_ok=True)
+        try:
+            checkout, _ = checkouts.prepare_checkout(
+                self.store, self.config, self.workspace.root, run
+            )
+        except WorktreeRefused as exc:
+            record_failure(self.store, run_id, "start_failed", f"the worker did not start: {exc}")
+            return False
         env = worker_env(
             os.environ,
             run_id=run_id,
@@ -624,7 +632,17 @@ class Host:
                     message += f"; its stderr ends: {last_line(tail)}"
                 record_failure(self.store, worker.run_id, "crash", message)
             else:
-                record_completion(self.store, worker.run_id, output)
+                # Git is asked before the store's write lock is taken, never while it is held.
+                claims = checkouts.check_completion(
+                    self.store, self.workspace.root, worker.run_id, output
+                )
+                record_completion(
+                    self.store,
+                    worker.run_id,
+                    output,
+                    claims=claims,
+                    unchecked_may_review=self.config.git.unverified_may_review,
+                )
         del self.workers[worker.run_id]
         run = self.store.get_run(worker.run_id)
         log.info("run %s ended: %s", worker.run_id, run["state"] if run else "?")

@@ -16,6 +16,8 @@ from core.contracts.secrets_scan import Redacted, mask_secrets, redact
 from core.criteria.run_criteria import PENDING, needs_verification
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import HOST, apply_move
+from core.repos.claims import ClaimCheck
+from core.repos.records import record_check
 from core.run_secrets import flag_secrets
 from core.store.sqlite_store import Row, SqliteStore
 from core.text import inert
@@ -32,8 +34,21 @@ FAILURES: dict[str, tuple[str, str]] = {
 _STEP = "worker"
 
 
-def record_completion(store: SqliteStore, run_id: str, output: bytes) -> Row | None:
+def record_completion(
+    store: SqliteStore,
+    run_id: str,
+    output: bytes,
+    *,
+    claims: ClaimCheck | None = None,
+    unchecked_may_review: bool = True,
+) -> Row | None:
     """Gate the worker's output and move the run to review_requested or failed_contract.
+
+    Args:
+        claims: the git gates (`core.repos.claims.check_claims`), computed beforehand: git is
+            not run while the store's write lock is held.
+        unchecked_may_review: whether a git gate that could not be checked (no repository)
+            lets the run through, marked unverified.
 
     Returns the updated run, or None when the run was no longer running (cancelled meanwhile).
     """
@@ -54,6 +69,27 @@ def record_completion(store: SqliteStore, run_id: str, output: bytes) -> Row | N
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [run_id, attempt, gate.name, int(gate.passed), mask_secrets(gate.detail), tx.now],
             )
+        git_passed = True
+        if claims is not None:
+            for git_gate in claims.gates:
+                lets_through = git_gate.passed or (
+                    git_gate.status == "not_checked" and unchecked_may_review
+                )
+                git_passed = git_passed and lets_through
+                tx.execute(
+                    "INSERT INTO gate_results (run_id, attempt, name, passed, detail, "
+                    "evaluated_at, status) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        run_id,
+                        attempt,
+                        git_gate.name,
+                        int(lets_through),
+                        mask_secrets(inert(git_gate.detail)),
+                        tx.now,
+                        git_gate.status,
+                    ],
+                )
+            record_check(tx, run_id, attempt, str(claims.repo or ""), claims)
         completion = verdict.completion or {}
         files = completion.get("files_changed")
         artifacts = {
@@ -73,14 +109,23 @@ def record_completion(store: SqliteStore, run_id: str, output: bytes) -> Row | N
             "worker_pid": None,
         }
         failed = [g.name for g in verdict.gates if not g.passed]
-        if verdict.passed and needs_verification(run):
+        if claims is not None:
+            failed += [g.name for g in claims.gates if not g.passed and g.status == "failed"]
+            if not git_passed and not unchecked_may_review:
+                failed += [g.name for g in claims.gates if g.status == "not_checked"]
+            unchecked = [g.detail for g in claims.gates if g.status == "not_checked"]
+            artifacts["unverified"] = (
+                unchecked[0].removeprefix("not checked: ") if unchecked else None
+            )
+        passed = verdict.passed and git_passed
+        if passed and needs_verification(run):
             # The gates say the output is well-formed; the criteria say whether what was asked
             # for was delivered. The run waits, still running, for the host to verify them.
             artifacts["verification_state"] = PENDING
             tx.touch_run(run_id, changes=artifacts, kind="verification",
                          payload={"status": PENDING}, actor=HOST)  # fmt: skip
             return tx.get_run(run_id)
-        action = Action.PASS_GATES if verdict.passed else Action.FAIL_GATES
+        action = Action.PASS_GATES if passed else Action.FAIL_GATES
         if failed:
             artifacts["state_reason"] = "completion gates failed: " + ", ".join(failed)
         return apply_move(

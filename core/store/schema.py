@@ -341,6 +341,45 @@ def _secrets_found(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0008_worktrees")
+def _worktrees(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- Each attempt's git worktree (a run whose repository is configured) and what git showed
+        -- of its completion: where it started, the commit it claimed, the diff's size.
+        CREATE TABLE run_git (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt INTEGER NOT NULL,
+            repo TEXT,
+            repo_dir TEXT,
+            checkout TEXT NOT NULL,
+            branch TEXT,
+            base_ref TEXT,
+            base_commit TEXT,
+            start_commit TEXT,
+            head_commit TEXT,
+            merge_base TEXT,
+            diff_files INTEGER,
+            diff_additions INTEGER,
+            diff_deletions INTEGER,
+            made_at TEXT,
+            checked_at TEXT,
+            removed_at TEXT,
+            PRIMARY KEY (run_id, attempt)
+        );
+        CREATE INDEX run_git_kept ON run_git (removed_at) WHERE removed_at IS NULL;
+        -- passed | failed | not_checked; NULL for rows written before (read from `passed`).
+        -- A gate not checked (no repository to check against) may let the run through, by the
+        -- workspace's policy, but is never shown as passed.
+        ALTER TABLE gate_results ADD COLUMN status TEXT;
+        -- Why the run's claims could not be checked against git (NULL: they were, or no
+        -- completion yet); shown wherever the run is, as "unverified".
+        ALTER TABLE runs ADD COLUMN unverified TEXT;
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

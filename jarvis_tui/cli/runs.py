@@ -216,6 +216,9 @@ def show(args: argparse.Namespace) -> int:
              "override_reason", "overridden_by", "created_at", "updated_at",
              "last_progress_summary", "commit_sha", "pr_url")  # fmt: skip
     out.print(fields((name, detail[name]) for name in names if detail.get(name) not in (None, "")))
+    if detail.get("unverified"):
+        # The claims of its completion could not be checked against git: say so up front.
+        out.print(Text.assemble(("  ? unverified: ", "bold yellow"), data(detail["unverified"])))
     if detail.get("secrets_found"):
         # The values are masked everywhere they are kept; the kinds say what may need rotating.
         kinds = ", ".join(detail["secrets_found"])
@@ -225,7 +228,10 @@ def show(args: argparse.Namespace) -> int:
         for column in ("attempt", "gate", "", "detail"):
             gates.add_column(column)
         for gate in detail["gates"]:
-            mark = Text("✓", style="green") if gate["passed"] else Text("✗", style="red")
+            mark = {
+                "passed": Text("✓", style="green"),
+                "not_checked": Text("?", style="yellow"),
+            }.get(gate.get("status", ""), Text("✗", style="red"))
             gates.add_row(str(gate["attempt"]), data(gate["name"]), mark, data(gate["detail"]))
         out.print(gates)
     if detail["steers"]:

@@ -70,6 +70,9 @@ def _gates(text: Text, detail: dict[str, Any]) -> None:
     latest = max((int(g["attempt"]) for g in gates), default=0)
     _heading(text, f"completion gates (attempt {latest})" if latest else "completion gates")
     shown_gates = [g for g in gates if int(g["attempt"]) == latest]
+    if detail.get("unverified"):
+        text.append("\n  ? unverified: ", style="bold yellow")
+        text.append(one_line(str(detail["unverified"]), 160))
     if not shown_gates:
         text.append("\n  none yet", style="dim")
     elif detail.get("criteria") and all(g["passed"] for g in shown_gates):
@@ -81,7 +84,10 @@ def _gates(text: Text, detail: dict[str, Any]) -> None:
     for gate in shown_gates:
         passed = bool(gate["passed"])
         text.append("\n  ")
-        text.append("✓" if passed else "✗", style="green" if passed else "bold red")
+        if gate.get("status") == "not_checked":
+            text.append("?", style="yellow")  # not checked is never shown as passed
+        else:
+            text.append("✓" if passed else "✗", style="green" if passed else "bold red")
         text.append(f" {shown(gate['name'])}")
         if gate.get("detail"):
             text.append(f"  {one_line(gate['detail'], 160)}", style="dim")

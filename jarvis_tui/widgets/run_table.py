@@ -105,6 +105,9 @@ def gates_text(gates: dict[str, int] | None) -> Text:
     passed, total = gates["passed"], gates["total"]
     if passed == total:
         return Text(f"✓{passed}/{total}", style="green")
+    if passed + gates.get("not_checked", 0) == total:
+        # Nothing failed, but git could not check the claims: unverified, not passed.
+        return Text(f"?{passed}/{total}", style="yellow")
     return Text(f"✗{passed}/{total}", style="bold red")
 
 

@@ -1,0 +1,134 @@
+"""The host's side of real repositories: a worktree before a worker starts, the claims of its
+completion checked against git after it ends, and worktrees tidied once their runs are over.
+
+A run whose repository is configured (``[repos."owner/name"]`` in jarvis.toml) gets a worktree
+of it at its checkout; any other run gets an empty folder, as before, where its worker fetches
+the code itself, and its claims are checked against whatever repository it left there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from core.contracts.completion import extract_completion
+from core.criteria.run_criteria import checkout_dir
+from core.host.config import HostConfig
+from core.lifecycle import RunState
+from core.repos import records
+from core.repos.claims import ClaimCheck, check_claims
+from core.repos.git import GitError, git
+from core.repos.worktrees import Worktree, prepare, remove, repository
+from core.store.sqlite_store import Row, SqliteStore
+
+log = logging.getLogger("jarvis.host")
+
+#: Runs whose worktree is in use: a branch checked out for one of them is not taken away.
+LIVE = (RunState.QUEUED.value, RunState.RUNNING.value, RunState.REVIEW_REQUESTED.value)
+
+
+def _dispatch(run: Row) -> dict[str, Any]:
+    try:
+        value = json.loads(run.get("dispatch_json") or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def base_branch_of(run: Row) -> str | None:
+    value = _dispatch(run).get("base_branch")
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def prepare_checkout(
+    store: SqliteStore, config: HostConfig, workspace_root: Path, run: Row
+) -> tuple[Path, Worktree | None]:
+    """The run's checkout, made ready for this attempt: a worktree, or an empty folder.
+
+    Raises:
+        WorktreeRefused: the worktree cannot be made (the sentence says why).
+    """
+    run_id = str(run["run_id"])
+    checkout = checkout_dir(workspace_root, run_id)
+    name = str(run.get("dispatch_repo") or "")
+    repo = config.repos.get(name)
+    if repo is None:
+        checkout.mkdir(parents=True, exist_ok=True)
+        return checkout, None
+    repo_dir = repository(
+        name, repo.resolved_path(workspace_root), repo.url, repo.source_dir(workspace_root, name)
+    )
+    attempt = int(run["retry_count"]) + 1
+    live = {
+        r["run_id"]
+        for r in store.rows(
+            f"SELECT run_id FROM runs WHERE state IN ({', '.join('?' for _ in LIVE)}) "
+            "AND run_id != ?",
+            [*LIVE, run_id],
+        )
+    }
+    worktree = prepare(
+        repo_dir,
+        name=name,
+        run_id=run_id,
+        attempt=attempt,
+        checkout=checkout,
+        branch=str(run.get("dispatch_branch") or f"jarvis/{run_id}"),
+        base_ref=base_branch_of(run) or repo.base_ref,
+        intent=str(run.get("context_intent") or "fresh"),
+        live_runs=live,
+    )
+    records.record_worktree(store, run_id, attempt, name, worktree)
+    return checkout, worktree
+
+
+def check_completion(
+    store: SqliteStore, workspace_root: Path, run_id: str, output: bytes
+) -> ClaimCheck | None:
+    """The git gates for a worker's output; None when the run is no longer running."""
+    run = store.get_run(run_id)
+    if run is None or run["state"] != RunState.RUNNING.value:
+        return None
+    attempt = int(run["retry_count"]) + 1
+    made = records.attempt_git(store, run_id, attempt)
+    base = base_branch_of(run)
+    return check_claims(
+        checkout_dir(workspace_root, run_id),
+        extract_completion(output).completion,
+        branch=str(run.get("dispatch_branch") or ""),
+        base_commit=made.get("base_commit"),
+        bases=[base] if base else [],
+    )
+
+
+def tidy(store: SqliteStore, config: HostConfig, workspace_root: Path) -> None:
+    """Remove the worktrees of runs over for longer than the grace (their branches stay)."""
+    for gone in records.removable(store, config.git.worktree_grace_s):
+        checkout = Path(gone.checkout)
+        if checkout != checkout_dir(workspace_root, gone.run_id):
+            continue  # not where this workspace puts checkouts: never remove what is not ours
+        try:
+            stash = remove(
+                Path(gone.repo_dir), checkout, f"jarvis: run {gone.run_id} left this uncommitted"
+            )
+        except GitError as exc:
+            log.warning("run %s: its worktree stays: %s", gone.run_id, exc)
+            stash = None
+        records.mark_removed(store, gone.run_id, gone.attempt, stash)
+        log.info("run %s: worktree removed (the branch stays)", gone.run_id)
+
+
+def prune(config: HostConfig, workspace_root: Path) -> None:
+    """Forget worktrees whose folders are gone, in every configured repository that exists.
+
+    At start: a host killed while making or removing a worktree may have left a registration.
+    """
+    for name, repo in config.repos.items():
+        folder = repo.source_dir(workspace_root, name)
+        if folder.is_dir():
+            try:
+                git(["worktree", "prune"], cwd=folder)
+            except GitError as exc:
+                log.warning("repository %s: %s", name, exc)

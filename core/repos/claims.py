@@ -1,0 +1,290 @@
+"""What a completion claims, checked against what git shows in the run's checkout.
+
+Three gates follow the completion's own (docs/contracts.md):
+
+- ``commit_exists`` — ``commit_sha`` names one commit in the repository;
+- ``commit_on_branch`` — that commit is the head of the run's branch, and the worktree holds
+  nothing uncommitted (the gate lists what it holds);
+- ``files_match_diff`` — ``files_changed`` is exactly the set of files that differ between the
+  merge base (of the base and the commit) and the commit.
+
+A checkout with no repository in it cannot be checked: its gates say "not checked: no
+repository" and carry the status ``not_checked``, never ``passed``. Whether such a run may still
+reach review is the workspace's policy (``[git] unverified_may_review``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from core.repos.git import GitError, git, resolve_commit, split_z, toplevel
+
+GIT_GATES = ("commit_exists", "commit_on_branch", "files_match_diff")
+"""The git gates, in the order the gate panel shows them (after the completion's own)."""
+
+Status = Literal["passed", "failed", "not_checked"]
+
+#: How many paths a gate's detail names before it says how many more there are.
+NAMED_PATHS = 8
+#: Branches tried, in order, as the base of a repository Jarvis was not told about.
+FALLBACK_BASES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
+
+
+@dataclass(frozen=True)
+class GitGate:
+    name: str
+    status: Status
+    detail: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    status: str
+    """git's letter: ``A`` added, ``M`` modified, ``D`` deleted, ``T`` type changed."""
+    additions: int | None
+    deletions: int | None
+    """None for a binary file."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "additions": self.additions,
+            "deletions": self.deletions,
+        }
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """The git gates, and what git showed (for the run's record and its diff)."""
+
+    gates: list[GitGate]
+    repo: Path | None = None
+    head: str | None = None
+    """The full sha of the claimed commit, when it exists."""
+    merge_base: str | None = None
+    files: list[FileChange] = field(default_factory=list)
+
+    @property
+    def unchecked(self) -> bool:
+        return any(g.status == "not_checked" for g in self.gates)
+
+    def stat(self) -> dict[str, int]:
+        return {
+            "files": len(self.files),
+            "additions": sum(f.additions or 0 for f in self.files),
+            "deletions": sum(f.deletions or 0 for f in self.files),
+        }
+
+
+def named(paths: Sequence[str]) -> str:
+    """``a, b, c`` — or the first `NAMED_PATHS` and how many more."""
+    shown = ", ".join(paths[:NAMED_PATHS])
+    more = len(paths) - NAMED_PATHS
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def find_repository(checkout: Path) -> Path | None:
+    """The repository the worker left in its checkout: the checkout itself, or the one folder
+    in it that is a repository. A repository *around* the checkout (a workspace kept inside a
+    project) is not the run's."""
+    if not checkout.is_dir():
+        return None
+    top = toplevel(checkout)
+    if top is not None and _same(top, checkout):
+        return checkout
+    inner = [p for p in sorted(checkout.iterdir()) if p.is_dir() and (p / ".git").exists()]
+    return inner[0] if len(inner) == 1 else None
+
+
+def _same(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
+def _not_checked(reason: str) -> ClaimCheck:
+    return ClaimCheck(
+        [GitGate(name, "not_checked", f"not checked: {reason}") for name in GIT_GATES]
+    )
+
+
+def _not_evaluated(reason: str) -> list[GitGate]:
+    return [GitGate(name, "failed", f"not evaluated: {reason}") for name in GIT_GATES]
+
+
+def changes_between(repo: Path, base: str, head: str) -> list[FileChange]:
+    """The files that differ between two commits, renames counted as a deletion and an addition
+    (so both paths are among the files a worker must claim)."""
+    statuses = split_z(
+        git(["diff", "--no-renames", "--name-status", "-z", base, head, "--"], cwd=repo).out
+    )
+    counts: dict[str, tuple[int | None, int | None]] = {}
+    numstat = split_z(
+        git(["diff", "--no-renames", "--numstat", "-z", base, head, "--"], cwd=repo).out
+    )
+    for entry in numstat:
+        added, deleted, path = (entry.split("\t", 2) + ["", ""])[:3]
+        counts[path] = (
+            int(added) if added.isdigit() else None,
+            int(deleted) if deleted.isdigit() else None,
+        )
+    files: list[FileChange] = []
+    for letter, path in zip(statuses[0::2], statuses[1::2], strict=False):
+        plus, minus = counts.get(path, (None, None))
+        files.append(FileChange(path, letter[:1], plus, minus))
+    return files
+
+
+def uncommitted(repo: Path) -> list[str]:
+    """Paths with changes not committed (staged, unstaged or untracked)."""
+    out = git(["status", "--porcelain", "-z", "--untracked-files=all"], cwd=repo).out
+    paths: list[str] = []
+    entries = split_z(out)
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        paths.append(entry[3:])
+        # A rename or copy is followed by its original path, which is not a change of its own.
+        i += 2 if entry[:1] in ("R", "C") else 1
+    return paths
+
+
+def _base_for(repo: Path, base_commit: str | None, bases: Sequence[str]) -> str | None:
+    if base_commit and resolve_commit(repo, base_commit):
+        return base_commit
+    for name in bases:
+        found = resolve_commit(repo, name)
+        if found:
+            return found
+    return None
+
+
+def _claimed(completion: Mapping[str, Any]) -> list[str]:
+    files = completion.get("files_changed")
+    if not isinstance(files, list):
+        return []
+    return [f.removeprefix("./") for f in files if isinstance(f, str)]
+
+
+def check_claims(
+    checkout: Path,
+    completion: Mapping[str, Any] | None,
+    *,
+    branch: str,
+    base_commit: str | None = None,
+    bases: Sequence[str] = (),
+) -> ClaimCheck:
+    """Check ``completion``'s claims against the repository in ``checkout``.
+
+    Args:
+        branch: the run's branch (the dispatch's; the completion's own is gated on matching it).
+        base_commit: where the run's branch started (known for a worktree Jarvis made).
+        bases: refs to try as the base otherwise (the dispatch's base branch, then the usual
+            names), the first that resolves wins.
+    """
+    repo = find_repository(checkout)
+    if repo is None:
+        return _not_checked("no repository in the run's checkout")
+    if completion is None:
+        return ClaimCheck(_not_evaluated("there is no parseable completion"), repo)
+    try:
+        return _check(repo, completion, branch, base_commit, [*bases, *FALLBACK_BASES])
+    except GitError as exc:
+        return ClaimCheck(
+            [GitGate(name, "failed", f"git could not answer: {exc}") for name in GIT_GATES], repo
+        )
+
+
+def _check(
+    repo: Path,
+    completion: Mapping[str, Any],
+    branch: str,
+    base_commit: str | None,
+    bases: Sequence[str],
+) -> ClaimCheck:
+    claimed_sha = completion.get("commit_sha")
+    sha = resolve_commit(repo, claimed_sha) if isinstance(claimed_sha, str) else None
+    if sha is None:
+        cited = claimed_sha if isinstance(claimed_sha, str) else "nothing"
+        return ClaimCheck(
+            [
+                GitGate("commit_exists", "failed", f"{cited} names no commit in the repository"),
+                *_not_evaluated("the claimed commit does not exist")[1:],
+            ],
+            repo,
+        )
+    subject = git(["log", "-1", "--format=%s", sha, "--"], cwd=repo).out.strip()
+    gates = [GitGate("commit_exists", "passed", f"{sha[:12]} {subject}".strip())]
+
+    tip = resolve_commit(repo, f"refs/heads/{branch}")
+    dirty = sorted(uncommitted(repo))
+    if tip is None:
+        gates.append(
+            GitGate("commit_on_branch", "failed", f"the repository has no branch {branch}")
+        )
+    elif tip != sha:
+        gates.append(
+            GitGate(
+                "commit_on_branch", "failed", f"the head of {branch} is {tip[:12]}, not {sha[:12]}"
+            )
+        )
+    elif dirty:
+        gates.append(
+            GitGate(
+                "commit_on_branch",
+                "failed",
+                f"{sha[:12]} is the head of {branch}, but {len(dirty)} path(s) are "
+                f"uncommitted: {named(dirty)}",
+            )
+        )
+    else:
+        gates.append(
+            GitGate(
+                "commit_on_branch",
+                "passed",
+                f"{sha[:12]} is the head of {branch}; nothing uncommitted",
+            )
+        )
+
+    base = _base_for(repo, base_commit, bases)
+    if base is None:
+        gates.append(
+            GitGate(
+                "files_match_diff", "not_checked", "not checked: no base branch to compare with"
+            )
+        )
+        return ClaimCheck(gates, repo, sha)
+    merge_base = git(["merge-base", base, sha], cwd=repo, check=False).out.strip() or None
+    if merge_base is None:
+        gates.append(
+            GitGate("files_match_diff", "failed", f"{sha[:12]} shares no history with the base")
+        )
+        return ClaimCheck(gates, repo, sha)
+    files = changes_between(repo, merge_base, sha)
+    changed = {f.path for f in files}
+    claimed = set(_claimed(completion))
+    unchanged = sorted(claimed - changed)
+    unclaimed = sorted(changed - claimed)
+    if unchanged or unclaimed:
+        parts = []
+        if unchanged:
+            parts.append(f"claimed but unchanged: {named(unchanged)}")
+        if unclaimed:
+            parts.append(f"changed but unclaimed: {named(unclaimed)}")
+        gates.append(GitGate("files_match_diff", "failed", "; ".join(parts)))
+    else:
+        gates.append(
+            GitGate(
+                "files_match_diff",
+                "passed",
+                f"{len(changed)} file(s), as claimed, since {merge_base[:12]}",
+            )
+        )
+    return ClaimCheck(gates, repo, sha, merge_base, files)

@@ -1,0 +1,160 @@
+"""Running git: one function, no shell, an environment git cannot be steered by.
+
+Every git call Jarvis makes goes through `git`. The environment drops the ``GIT_*`` variables
+of whoever started the host (a ``GIT_DIR`` or ``GIT_WORK_TREE`` there would point every command
+at the wrong repository), never prompts (a URL that wants a password fails instead of hanging
+the host), and speaks C so messages can be quoted. Arguments that come from outside (refs, shas,
+paths) are passed after ``--end-of-options`` or ``--`` where git accepts them, so none is read as
+an option.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+#: A git call that takes longer is ended: a hung git must not hang the host. Clones of large
+#: repositories take longer, so they pass their own limit.
+GIT_TIMEOUT_S = 120.0
+#: How much of git's stderr a `GitError` quotes.
+ERROR_CHARS = 600
+#: Who Jarvis's own commits (merges) are by when the repository names nobody.
+JARVIS_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Jarvis",
+    "GIT_AUTHOR_EMAIL": "jarvis@localhost",
+    "GIT_COMMITTER_NAME": "Jarvis",
+    "GIT_COMMITTER_EMAIL": "jarvis@localhost",
+}
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+class GitError(Exception):
+    """A git command failed; ``str()`` is one sentence quoting what git said.
+
+    Attributes:
+        code: git's exit code (-1 when it could not be started or timed out).
+        stderr: git's own message, cut to `ERROR_CHARS`.
+    """
+
+    def __init__(self, message: str, code: int = -1, stderr: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.stderr = stderr
+
+
+def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a git call: no ``GIT_*`` from outside, no prompts, C messages."""
+    env = {k: v for k, v in (os.environ if base is None else base).items()}
+    for name in [k for k in env if k.startswith("GIT_")]:
+        del env[name]
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C", LANGUAGE="C")
+    return env
+
+
+@dataclass(frozen=True)
+class GitResult:
+    code: int
+    out: str
+    err: str
+
+
+def git(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    check: bool = True,
+    timeout: float = GIT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+) -> GitResult:
+    """Run ``git ARGS`` in ``cwd``.
+
+    Args:
+        check: raise `GitError` when git exits non-zero.
+        env: extra variables (an identity for a commit), over `git_env`.
+
+    Raises:
+        GitError: git is missing, timed out, or (with ``check``) failed.
+    """
+    full_env = git_env()
+    if env:
+        full_env.update(env)
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env=full_env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed (no `git` on PATH).") from None
+    except NotADirectoryError:
+        raise GitError(f"{cwd} is not a folder.") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"`git {args[0]}` took longer than {timeout:g} s and was stopped.") from None
+    except OSError as exc:
+        raise GitError(f"git could not be started in {cwd}: {exc.strerror or exc}.") from None
+    if check and done.returncode != 0:
+        said = " ".join(done.stderr.split())[:ERROR_CHARS] or f"exit code {done.returncode}"
+        raise GitError(f"`git {args[0]}` failed: {said}", done.returncode, said)
+    return GitResult(done.returncode, done.stdout, done.stderr)
+
+
+def is_full_sha(value: str) -> bool:
+    return bool(_FULL_SHA.fullmatch(value))
+
+
+def resolve_commit(repo: Path, rev: str) -> str | None:
+    """The full sha of the commit ``rev`` names in ``repo``, or None when it names none."""
+    if not rev or rev.startswith("-"):
+        return None
+    result = git(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+        cwd=repo,
+        check=False,
+    )
+    sha = result.out.strip()
+    return sha if result.code == 0 and is_full_sha(sha) else None
+
+
+def toplevel(folder: Path) -> Path | None:
+    """The root of the work tree ``folder`` is in, or None when it is in none.
+
+    A folder inside a repository that is itself ignored or a bare repository's folder count as
+    no work tree.
+    """
+    result = git(["rev-parse", "--show-toplevel"], cwd=folder, check=False)
+    top = result.out.strip()
+    return Path(top) if result.code == 0 and top else None
+
+
+def git_dir(folder: Path) -> Path | None:
+    """The repository (``.git`` folder or bare repository) ``folder`` belongs to, or None."""
+    result = git(["rev-parse", "--absolute-git-dir"], cwd=folder, check=False)
+    found = result.out.strip()
+    return Path(found) if result.code == 0 and found else None
+
+
+def common_dir(folder: Path) -> Path | None:
+    """The repository's shared folder (the main ``.git`` of a linked worktree), or None."""
+    result = git(
+        ["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=folder, check=False
+    )
+    found = result.out.strip()
+    return Path(found) if result.code == 0 and found else None
+
+
+def split_z(text: str) -> list[str]:
+    """The fields of git's ``-z`` output."""
+    return [part for part in text.split("\0") if part]

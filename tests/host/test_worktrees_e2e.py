@@ -1,0 +1,266 @@
+"""Runs on real repositories, end to end: the real host makes each run a git worktree, the
+simulated worker really edits and commits in it, and every claim of its completion is checked
+against git. Each kind of lie ends ``failed_contract`` on its gate, with the evidence."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core.intake import submit_dispatch
+from core.run_views import table_rows
+from core.store.sqlite_store import SqliteStore
+from tests.core.store_helpers import dispatch_doc
+from tests.gitrepo import make_repo, run_git
+from tests.host.hostkit import (
+    cli,
+    rows,
+    run_row,
+    running_host,
+    wait_for_states,
+    wait_until,
+    write_config,
+)
+from tests.processes import HANG_GUARD_S
+
+pytestmark = pytest.mark.slow
+
+#: Only a hang guard: every wait ends as soon as its condition holds.
+WAIT = HANG_GUARD_S
+
+REPO = "acme-labs/fleet-engine"  # the sample dispatch's repository
+COMPLETION_GATES = 9
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    return make_repo(
+        tmp_path / "origin",
+        {"README.md": "# fleet engine\n", "src/fleet_engine/retry.py": "RETRIES = 1\n"},
+    )
+
+
+def configure(ws: Path, origin: Path | None, extra: str = "", **config: object) -> None:
+    write_config(ws, **config)  # type: ignore[arg-type]
+    with (ws / "jarvis.toml").open("a") as toml:
+        if origin is not None:
+            toml.write(f'[repos."{REPO}"]\npath = "{origin}"\nbase_ref = "main"\n')
+        toml.write(extra)
+
+
+def enqueue(store: SqliteStore, run_id: str, scenario: str = "ok", **changes: object) -> None:
+    changes.setdefault("branch", f"jarvis-{run_id}")
+    doc = dispatch_doc(
+        run_id,
+        input=f"Fix the retry counter in src/fleet_engine/retry.py. sim:{scenario}",
+        **changes,
+    )
+    result = submit_dispatch(store, doc, source_lane="main", target_lane="jarvis-worker-1",
+                             actor="test")  # fmt: skip
+    assert result.outcome == "enqueued", result.to_json()
+
+
+def gates(conn: sqlite3.Connection, run_id: str) -> dict[str, tuple[str, int, str]]:
+    return {
+        g["name"]: (
+            g["status"] or ("passed" if g["passed"] else "failed"),
+            g["passed"],
+            g["detail"],
+        )
+        for g in rows(
+            conn,
+            "SELECT name, status, passed, detail FROM gate_results WHERE run_id = ? ORDER BY id",
+            [run_id],
+        )  # fmt: skip
+    }
+
+
+def test_an_honest_worker_reaches_review_on_its_own_worktree(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
+) -> None:
+    configure(ws, origin)
+    main_before = run_git(origin, "rev-parse", "main")
+    enqueue(store, "r1")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
+    found = gates(conn, "r1")
+    assert len(found) == COMPLETION_GATES + 3
+    git_gates = {k: v for k, v in found.items() if k in ("commit_exists", "commit_on_branch",
+                                                            "files_match_diff")}  # fmt: skip
+    assert [v[0] for v in git_gates.values()] == ["passed"] * 3, found
+    checkout = ws / "checkouts" / "r1"
+    tip = run_git(origin, "rev-parse", "jarvis-r1")
+    assert run_git(checkout, "rev-parse", "HEAD") == tip
+    assert run_git(checkout, "status", "--porcelain") == ""
+    (made,) = rows(conn, "SELECT * FROM run_git WHERE run_id = 'r1'")
+    assert (made["attempt"], made["repo"], made["branch"]) == (1, REPO, "jarvis-r1")
+    assert made["base_commit"] == made["start_commit"] == made["merge_base"] == main_before
+    assert made["head_commit"] == tip
+    assert made["diff_files"] >= 1 and made["diff_additions"] >= 1
+    run = run_row(conn, "r1")
+    assert run["commit_sha"] == tip and run["unverified"] is None
+    # The operator's own working tree and its main branch did not move.
+    assert run_git(origin, "rev-parse", "main") == main_before
+    assert run_git(origin, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+
+
+LIES = {
+    "lie_files": ("files_match_diff", "claimed but unchanged: docs/"),
+    "lie_unclaimed": ("files_match_diff", "changed but unclaimed: scripts/"),
+    "lie_commit": ("commit_exists", "names no commit in the repository"),
+    "stale_commit": ("commit_on_branch", "the head of jarvis-"),
+    "uncommitted": ("commit_on_branch", "path(s) are uncommitted:"),
+}
+
+
+def test_each_lie_fails_on_its_gate_with_evidence_two_runs_at_once(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
+) -> None:
+    configure(ws, origin, concurrency=2)
+    for scenario in LIES:
+        enqueue(store, scenario.replace("_", "-"), scenario)
+    with running_host(ws) as host:
+        wait_for_states(
+            conn, {s.replace("_", "-"): "failed_contract" for s in LIES}, WAIT, host=host
+        )
+    for scenario, (gate, evidence) in LIES.items():
+        run_id = scenario.replace("_", "-")
+        found = gates(conn, run_id)
+        status, passed, detail = found[gate]
+        assert (status, passed) == ("failed", 0), (scenario, found)
+        assert evidence in detail, (scenario, detail)
+        assert gate in run_row(conn, run_id)["state_reason"]
+        # Each lie is caught by git alone: the completion's own gates all pass.
+        assert all(v[1] for k, v in found.items() if k not in LIES_GATES), (scenario, found)
+
+
+LIES_GATES = {"commit_exists", "commit_on_branch", "files_match_diff"}
+
+
+def test_a_run_without_a_configured_repository_is_unverified_not_passed(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    configure(ws, None)
+    enqueue(store, "r1")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
+    found = gates(conn, "r1")
+    for name in LIES_GATES:
+        assert found[name] == ("not_checked", 1, "not checked: no repository in the run's checkout")
+    assert run_row(conn, "r1")["unverified"] == "no repository in the run's checkout"
+    code, shown = cli(ws, "show", "r1")
+    assert code == 0 and shown["run"]["unverified"] == "no repository in the run's checkout"
+    git_gates = [g for g in shown["run"]["gates"] if g["name"] in LIES_GATES]
+    assert [(g["status"], g["passed"]) for g in git_gates] == [("not_checked", False)] * 3
+    code, listed = cli(ws, "runs")
+    (run,) = listed["runs"]
+    assert run["unverified"] == "no repository in the run's checkout"
+    # The console's run table counts them apart: nothing failed, three not checked.
+    (row,) = table_rows(store, ["r1"])
+    assert row["gates"] == {"passed": 9, "total": 12, "not_checked": 3}
+
+
+def test_the_workspace_may_refuse_review_without_a_repository(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    configure(ws, None, "[git]\nunverified_may_review = false\n")
+    enqueue(store, "r1")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "failed_contract"}, WAIT, host=host)
+    assert gates(conn, "r1")["commit_exists"][:2] == ("not_checked", 0)
+    assert "commit_exists" in run_row(conn, "r1")["state_reason"]
+
+
+def test_a_branch_a_live_run_holds_is_refused_with_a_sentence(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
+) -> None:
+    configure(ws, origin, concurrency=2)
+    enqueue(store, "r1", "hang", branch="jarvis-shared")
+    with running_host(ws, interval="10,30") as host:
+        wait_until(lambda: (ws / "checkouts" / "r1" / ".git").exists(), WAIT, "r1's worktree",
+                   host.log)  # fmt: skip
+        enqueue(store, "r2", branch="jarvis-shared")
+        wait_for_states(conn, {"r2": "failed"}, WAIT, host=host)
+        reason = run_row(conn, "r2")["state_reason"]
+        assert "Branch 'jarvis-shared' of acme-labs/fleet-engine is checked out by run r1" in reason
+        assert run_row(conn, "r1")["state"] == "running"
+        cli(ws, "cancel", "r1", "--reason", "test over")
+        wait_for_states(conn, {"r1": "failed"}, WAIT, host=host)
+
+
+def test_a_retry_that_continues_starts_from_where_the_branch_was_left(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
+) -> None:
+    configure(ws, origin)
+    fields = ["run_id", "branch", "commit_sha", "files_changed", "test_result", "risk",
+              "pr_url", "session_id"]  # fmt: skip
+    enqueue(store, "r1", "lie_files", context_intent="continue", session_id="sess-1",
+            output_contract={"required_fields": fields})  # fmt: skip
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "failed_contract"}, WAIT, host=host)
+        first_tip = run_git(origin, "rev-parse", "jarvis-r1")
+        code, _ = cli(ws, "retry", "r1")
+        assert code == 0
+        wait_until(
+            lambda: len(rows(conn, "SELECT 1 FROM run_git WHERE checked_at IS NOT NULL")) == 2,
+            WAIT,
+            "the second attempt to be checked",
+            host.log,
+        )
+    attempts = rows(conn, "SELECT attempt, start_commit FROM run_git ORDER BY attempt")
+    assert [a["attempt"] for a in attempts] == [1, 2]
+    assert attempts[1]["start_commit"] == first_tip
+
+
+def test_a_host_killed_while_it_makes_a_worktree_leaves_nothing_half_made(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path, tmp_path: Path
+) -> None:
+    # A hook git runs inside `git worktree add` holds it there, so the kill lands mid-way.
+    marker = tmp_path / "in-worktree-add"
+    hook = origin / ".git" / "hooks" / "post-checkout"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f'if [ ! -e "{marker}" ]; then echo "$PPID $$" > "{marker}.tmp"; '
+        f'mv "{marker}.tmp" "{marker}"; sleep 600; fi\n'
+    )
+    hook.chmod(0o755)
+    configure(ws, origin)
+    enqueue(store, "r1")
+    with running_host(ws) as host:
+        wait_until(marker.exists, WAIT, "git to be inside worktree add", host.log)
+        git_pid, hook_pid = (int(p) for p in marker.read_text().split())
+        # The host and everything it started die at once, as in a machine's OOM kill.
+        for pid in (host.pid, git_pid, hook_pid):
+            os.kill(pid, signal.SIGKILL)
+        host.kill()
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "failed"}, WAIT, host=host)
+        assert "host restarted" in run_row(conn, "r1")["state_reason"]
+        code, _ = cli(ws, "retry", "r1")
+        assert code == 0
+        wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
+    listed = run_git(origin, "worktree", "list", "--porcelain")
+    assert "locked" not in listed and "prunable" not in listed
+    assert listed.count("worktree ") == 2  # the operator's own, and r1's
+    assert run_git(ws / "checkouts" / "r1", "rev-parse", "--abbrev-ref", "HEAD") == "jarvis-r1"
+
+
+def test_a_worktree_is_removed_after_the_grace_and_its_branch_stays(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
+) -> None:
+    configure(ws, origin, "[git]\nworktree_grace_s = 0\n")
+    enqueue(store, "r1")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
+        tip = run_git(origin, "rev-parse", "jarvis-r1")
+        code, _ = cli(ws, "approve", "r1")
+        assert code == 0
+        wait_until(lambda: not (ws / "checkouts" / "r1").exists(), WAIT, "the worktree to go",
+                   host.log)  # fmt: skip
+    assert run_git(origin, "rev-parse", "jarvis-r1") == tip
+    assert rows(conn, "SELECT removed_at FROM run_git")[0]["removed_at"] is not None
+    assert "jarvis-r1" not in run_git(origin, "worktree", "list")

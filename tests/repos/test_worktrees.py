@@ -1,0 +1,207 @@
+"""A worktree per run, on real git: made, refused, released, replaced and removed, losing
+nothing a worker left."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.repos.worktrees import (
+    WorktreeRefused,
+    list_worktrees,
+    prepare,
+    remove,
+    repository,
+)
+from tests.gitrepo import commit, make_repo, run_git
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "origin")
+
+
+@pytest.fixture
+def checkouts(tmp_path: Path) -> Path:
+    path = tmp_path / "ws" / "checkouts"
+    path.mkdir(parents=True)
+    return path
+
+
+def make(origin: Path, checkouts: Path, run_id: str = "r1", **given: object):  # type: ignore[no-untyped-def]
+    options: dict[str, object] = {
+        "name": "acme/app",
+        "run_id": run_id,
+        "attempt": 1,
+        "checkout": checkouts / run_id,
+        "branch": f"jarvis-{run_id}",
+        "base_ref": "main",
+        "intent": "fresh",
+        "live_runs": (),
+    }
+    options.update(given)
+    return prepare(origin, **options)  # type: ignore[arg-type]
+
+
+def branch_of(path: Path) -> str:
+    return run_git(path, "rev-parse", "--abbrev-ref", "HEAD")
+
+
+def test_a_run_gets_a_worktree_on_its_branch_from_the_base(origin: Path, checkouts: Path) -> None:
+    main = run_git(origin, "rev-parse", "main")
+    made = make(origin, checkouts)
+    assert made.path == checkouts / "r1"
+    assert branch_of(made.path) == "jarvis-r1"
+    assert made.base_commit == made.start_commit == main
+    assert (made.path / "src" / "app.py").read_text() == "VALUE = 1\n"
+    # The operator's own working tree did not move.
+    assert branch_of(origin) == "main"
+    assert [w.branch for w in list_worktrees(origin)] == ["main", "jarvis-r1"]
+
+
+def test_a_bare_repository_works_too(tmp_path: Path, checkouts: Path) -> None:
+    bare = make_repo(tmp_path / "bare.git", bare=True)
+    made = make(bare, checkouts)
+    assert (made.path / "README.md").is_file()
+
+
+def test_a_missing_base_is_refused_with_a_sentence(origin: Path, checkouts: Path) -> None:
+    with pytest.raises(WorktreeRefused) as refused:
+        make(origin, checkouts, base_ref="release")
+    assert refused.value.code == "no_base"
+    assert (
+        str(refused.value)
+        == "Repository acme/app has no 'release' to start branch 'jarvis-r1' from."
+    )
+    assert not (checkouts / "r1").exists()
+
+
+def test_a_bad_branch_name_is_refused(origin: Path, checkouts: Path) -> None:
+    with pytest.raises(WorktreeRefused) as refused:
+        make(origin, checkouts, branch="two..dots")
+    assert refused.value.code == "bad_branch"
+
+
+def test_a_branch_a_live_run_has_checked_out_is_refused(origin: Path, checkouts: Path) -> None:
+    make(origin, checkouts, "r1", branch="shared")
+    with pytest.raises(WorktreeRefused) as refused:
+        make(origin, checkouts, "r2", branch="shared", live_runs={"r1"})
+    assert refused.value.code == "branch_in_use"
+    assert "checked out by run r1, which is still live" in str(refused.value)
+    assert branch_of(checkouts / "r1") == "shared"  # untouched
+    assert not (checkouts / "r2").exists()
+
+
+def test_a_branch_checked_out_in_someones_working_tree_is_not_taken(
+    origin: Path, checkouts: Path
+) -> None:
+    with pytest.raises(WorktreeRefused) as refused:
+        make(origin, checkouts, branch="main")
+    assert refused.value.code == "branch_in_use"
+    assert f"checked out at {origin}" in str(refused.value)
+
+
+def test_a_branch_left_by_a_run_that_is_over_is_released_keeping_its_changes(
+    origin: Path, checkouts: Path
+) -> None:
+    make(origin, checkouts, "r1", branch="shared")
+    (checkouts / "r1" / "draft.txt").write_text("unfinished\n")
+    made = make(origin, checkouts, "r2", branch="shared", live_runs=set())
+    assert branch_of(made.path) == "shared"
+    assert not (checkouts / "r1").exists()
+    stashes = run_git(origin, "stash", "list")
+    assert "jarvis: run r1 left this; released for r2" in stashes
+    assert run_git(origin, "show", "--name-only", "--format=", "stash@{0}^3") == "draft.txt"
+
+
+def test_a_continue_retry_starts_where_the_branch_was_left(origin: Path, checkouts: Path) -> None:
+    first = make(origin, checkouts)
+    tip = commit(first.path, {"src/app.py": "VALUE = 2\n"})
+    (first.path / "scratch.txt").write_text("left uncommitted\n")
+    again = make(origin, checkouts, attempt=2, intent="continue")
+    assert again.start_commit == tip
+    assert (again.path / "src" / "app.py").read_text() == "VALUE = 2\n"
+    assert not (again.path / "scratch.txt").exists()
+    assert "jarvis: run r1 left this before attempt 2" in run_git(origin, "stash", "list")
+
+
+def test_a_fresh_retry_starts_from_the_base_and_keeps_the_old_tip(
+    origin: Path, checkouts: Path
+) -> None:
+    first = make(origin, checkouts)
+    tip = commit(first.path, {"src/app.py": "VALUE = 2\n"})
+    again = make(origin, checkouts, attempt=2, intent="fresh")
+    assert again.start_commit == run_git(origin, "rev-parse", "main")
+    assert run_git(origin, "rev-parse", "refs/jarvis/r1/before-attempt-2") == tip
+
+
+def test_a_folder_that_is_not_a_worktree_is_moved_aside_not_deleted(
+    origin: Path, checkouts: Path
+) -> None:
+    (checkouts / "r1").mkdir()
+    (checkouts / "r1" / "notes.txt").write_text("the old way\n")
+    made = make(origin, checkouts)
+    assert (made.path / ".git").is_file()
+    (aside,) = (checkouts / ".aside").iterdir()
+    assert aside.name.startswith("r1-")
+    assert (aside / "notes.txt").read_text() == "the old way\n"
+
+
+def test_a_half_made_worktree_is_cleared_before_the_next_attempt(
+    origin: Path, checkouts: Path
+) -> None:
+    # What a kill -9 during `git worktree add` leaves: a registration still locked as
+    # initializing, and a folder holding part of the files.
+    made = make(origin, checkouts)
+    (origin / ".git" / "worktrees" / "r1" / "locked").write_text("initializing")
+    (made.path / "src" / "app.py").unlink()
+    again = make(origin, checkouts, attempt=2)
+    assert (again.path / "src" / "app.py").is_file()
+    assert len(list_worktrees(origin)) == 2
+
+
+def test_remove_keeps_the_branch_and_stashes_what_was_uncommitted(
+    origin: Path, checkouts: Path
+) -> None:
+    made = make(origin, checkouts)
+    tip = commit(made.path, {"new.py": "x = 1\n"})
+    (made.path / "new.py").write_text("x = 2\n")
+    stash = remove(origin, made.path, "jarvis: run r1 left this uncommitted")
+    assert stash is not None
+    assert not made.path.exists()
+    assert run_git(origin, "rev-parse", "jarvis-r1") == tip
+    assert [w.branch for w in list_worktrees(origin)] == ["main"]
+    assert "x = 2" in run_git(origin, "show", f"{stash}:new.py")
+
+
+def test_a_repository_by_url_is_cloned_once(tmp_path: Path, origin: Path) -> None:
+    clone = tmp_path / "ws" / "repos" / "acme" / "app"
+    url = f"file://{origin}"
+    first = repository("acme/app", None, url, clone)
+    assert first == clone
+    assert run_git(first, "rev-parse", "--is-bare-repository") == "true"
+    commit(origin, {"later.txt": "x\n"})
+    marker = first / "jarvis-test-marker"
+    marker.write_text("same clone\n")
+    assert repository("acme/app", None, url, clone) == first and marker.exists()
+
+
+def test_a_clone_that_fails_says_why_and_leaves_nothing(tmp_path: Path) -> None:
+    clone = tmp_path / "ws" / "repos" / "acme" / "app"
+    with pytest.raises(WorktreeRefused) as refused:
+        repository("acme/app", None, f"file://{tmp_path}/missing", clone)
+    assert refused.value.code == "repo_unreachable"
+    assert "cloning file://" in str(refused.value)
+    assert list(clone.parent.iterdir()) == []
+
+
+def test_a_path_that_is_not_a_repository_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(WorktreeRefused, match="is not a git repository"):
+        repository("acme/app", tmp_path / "plain", None, tmp_path / "clone")
+
+
+def test_a_folder_inside_a_repository_is_not_that_repository(origin: Path) -> None:
+    with pytest.raises(WorktreeRefused, match="is not a git repository"):
+        repository("acme/app", origin / "src", None, origin.parent / "clone")
