@@ -112,6 +112,10 @@ FINDINGS: Final[Mapping[str, tuple[Level, str]]] = {
     "report_not_utf8": (Level.L2, "report.md is not UTF-8 text."),
     "report_empty": (Level.L1, "report.md is blank."),
     "patch_empty": (Level.L1, "status is ok but the patch changes nothing."),
+    "patch_differs": (
+        Level.L2,
+        "The worker's patch.diff differs from the diff git shows (the gate judged git's).",
+    ),
     # Stop conditions
     "blocked_with_patch": (
         Level.L3,
@@ -685,12 +689,43 @@ def _says_tests_not_run(report: str) -> bool:
     return TESTS_NOT_RUN.search(report) is not None
 
 
-def gate_results(request: bytes | str | dict[str, Any], results_dir: Path) -> RiskReport:
+def _signature(diff: ParsedDiff) -> dict[str, tuple[int, int]]:
+    """What a diff changes, as ``path → (additions, deletions)``: two diffs of one change agree
+    on it whatever their context lines, headers or file order."""
+    return {f.paths[-1]: (f.additions, f.deletions) for f in diff.files if f.paths}
+
+
+def _compare_patches(out: _Collector, worker: ParsedDiff, git: ParsedDiff) -> None:
+    mine, theirs = _signature(git), _signature(worker)
+    if mine == theirs:
+        return
+    differing = sorted(p for p in mine.keys() | theirs.keys() if mine.get(p) != theirs.get(p))
+    shown = ", ".join(preview(p, 80) for p in differing[:5])
+    more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
+    out.add(
+        "patch_differs",
+        f"patch.diff does not match what git shows for {len(differing)} file(s): {shown}{more}.",
+        "patch.diff",
+    )
+
+
+def gate_results(
+    request: bytes | str | dict[str, Any],
+    results_dir: Path,
+    *,
+    git_patch: str | None = None,
+    git_patch_too_large: bool = False,
+) -> RiskReport:
     """Gate a worker's results folder against its request.
 
     Args:
         request: The request as JSON bytes or text, or an already-parsed object.
         results_dir: The worker's results folder (``work/results/<task_id>/``).
+        git_patch: The change as git shows it (merge base to the branch's head), when the
+            supervisor can read the repository: the gate then judges it rather than the
+            worker's own ``patch.diff``, which becomes optional and, where present, is compared
+            (a difference is a finding).
+        git_patch_too_large: git's diff was over `PATCH_CAP` and was not read whole.
 
     Returns:
         The verdict. Never raises on bad input: an invalid request, a missing or hostile
@@ -721,7 +756,14 @@ def gate_results(request: bytes | str | dict[str, Any], results_dir: Path) -> Ri
     report_read = _read_artifact(results_dir, "report.md", REPORT_CAP)
     patch_read = _read_artifact(results_dir, "patch.diff", PATCH_CAP)
     _artifact_problem(out, "report.md", report_read, REPORT_CAP, required=True)
-    _artifact_problem(out, "patch.diff", patch_read, PATCH_CAP, required=True)
+    from_git = git_patch is not None or git_patch_too_large
+    if not (from_git and patch_read.state == "missing"):
+        _artifact_problem(out, "patch.diff", patch_read, PATCH_CAP, required=not from_git)
+    if git_patch_too_large:
+        out.add(
+            "artifact_too_large",
+            f"The diff git shows is over the {PATCH_CAP:,}-byte cap, so it was not read.",
+        )
     status = _load_status(out, _read_artifact(results_dir, "status.json", STATUS_CAP), task_id)
 
     report_text: str | None = None
@@ -745,8 +787,15 @@ def gate_results(request: bytes | str | dict[str, Any], results_dir: Path) -> Ri
         _add_secrets(out, scan_text(read.data.decode("utf-8", "replace"), log))
 
     diff: ParsedDiff | None = None
-    if patch_read.state == "ok":
+    patch_text: str | None = None
+    if git_patch is not None:
+        patch_text = git_patch
+        if patch_read.state == "ok":
+            worker_diff = parse_diff(patch_read.data.decode("utf-8", "replace"))
+            _compare_patches(out, worker_diff, parse_diff(git_patch))
+    elif patch_read.state == "ok" and not git_patch_too_large:
         patch_text = patch_read.data.decode("utf-8", "replace")
+    if patch_text is not None:
         diff = parse_diff(patch_text)
         for problem in diff.problems[:5]:
             out.add(

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.contracts.completion import extract_completion
+from core.contracts.risk_gate import PATCH_CAP
 from core.criteria.run_criteria import checkout_dir
 from core.host.config import HostConfig
 from core.lifecycle import RunState
 from core.repos import records
 from core.repos.claims import ClaimCheck, check_claims
-from core.repos.git import GitError, git
+from core.repos.git import GitError, git, resolve_commit
+from core.repos.patches import read_patch
 from core.repos.worktrees import Worktree, prepare, remove, repository
 from core.store.sqlite_store import Row, SqliteStore
 
@@ -132,3 +135,53 @@ def prune(config: HostConfig, workspace_root: Path) -> None:
                 git(["worktree", "prune"], cwd=folder)
             except GitError as exc:
                 log.warning("repository %s: %s", name, exc)
+
+
+@dataclass(frozen=True)
+class OpenClawChange:
+    """What git shows of an OpenClaw run's branch, for the scope and risk gate."""
+
+    repo_dir: Path | None
+    """The configured repository the request's ``repo.path`` names; None when none does."""
+    patch: str | None = None
+    too_large: bool = False
+    merge_base: str | None = None
+    head: str | None = None
+    problem: str = ""
+    """Why git's diff could not be read (no such branch, no base), for the gate's detail."""
+
+
+def openclaw_change(config: HostConfig, workspace_root: Path, request: Any) -> OpenClawChange:
+    """The diff git shows for an OpenClaw request whose ``repo.path`` is a configured repository.
+
+    The path comes from the request, so it is only ever compared with the repositories the
+    operator configured, never opened on its own.
+    """
+    spec = request.get("repo") if isinstance(request, dict) else None
+    if not isinstance(spec, dict) or not isinstance(spec.get("path"), str):
+        return OpenClawChange(None)
+    named = Path(spec["path"])
+    if not named.is_absolute():
+        return OpenClawChange(None)
+    repo_dir = next(
+        (
+            folder
+            for name, repo in config.repos.items()
+            if (folder := repo.source_dir(workspace_root, name)).resolve() == named.resolve()
+        ),
+        None,
+    )
+    if repo_dir is None or not repo_dir.is_dir():
+        return OpenClawChange(None)
+    base_ref, branch = str(spec.get("base_ref") or ""), str(spec.get("target_branch") or "")
+    head = resolve_commit(repo_dir, f"refs/heads/{branch}")
+    base = resolve_commit(repo_dir, f"refs/heads/{base_ref}") or resolve_commit(repo_dir, base_ref)
+    if head is None or base is None:
+        missing = f"branch {branch!r}" if head is None else f"base {base_ref!r}"
+        return OpenClawChange(repo_dir, problem=f"the repository has no {missing}")
+    try:
+        merge_base = git(["merge-base", base, head], cwd=repo_dir).out.strip()
+        patch, too_large = read_patch(repo_dir, merge_base, head, PATCH_CAP)
+    except GitError as exc:
+        return OpenClawChange(repo_dir, problem=str(exc))
+    return OpenClawChange(repo_dir, patch, too_large, merge_base, head)

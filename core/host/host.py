@@ -378,7 +378,12 @@ class Host:
             self._refuse_link(link)
         # OpenClaw requests and results live outside the IPC tree and are swept, not watched.
         ingest_requests(self.store, self.workspace.root, self.layout.errors_dir)
-        gate_finished_results(self.store, self.workspace.root)
+        gate_finished_results(
+            self.store,
+            self.workspace.root,
+            lambda request: checkouts.openclaw_change(self.config, self.workspace.root, request),
+            unchecked_may_review=self.config.git.unverified_may_review,
+        )
 
     def _refuse_link(self, link: Path) -> None:
         """Move aside a folder of the IPC tree that is a symbolic link, never entering it.

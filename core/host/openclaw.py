@@ -17,8 +17,9 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.contracts.names import run_id_problem
 from core.contracts.openclaw_request import validate_request
@@ -28,7 +29,12 @@ from core.host.refusals import record_reason
 from core.ipc.files import quarantine
 from core.lifecycle import Action, RunState
 from core.moves import HOST, apply_move
+from core.repos.records import record_diff
 from core.store.sqlite_store import SqliteStore
+from core.text import inert
+
+if TYPE_CHECKING:
+    from core.host.checkouts import OpenClawChange
 
 SOURCE = "openclaw"
 """The source lane of runs made from requests, and the lane they run on."""
@@ -125,8 +131,21 @@ def _target_branch(doc: dict[str, Any]) -> str | None:
     return branch if isinstance(branch, str) else None
 
 
-def gate_finished_results(store: SqliteStore, workspace_root: Path) -> int:
-    """Gate every running OpenClaw run whose results folder has its status.json."""
+def gate_finished_results(
+    store: SqliteStore,
+    workspace_root: Path,
+    change_of: Callable[[Any], OpenClawChange] | None = None,
+    *,
+    unchecked_may_review: bool = True,
+) -> int:
+    """Gate every running OpenClaw run whose results folder has its status.json.
+
+    Args:
+        change_of: what git shows of a request's branch (`core.host.checkouts.openclaw_change`);
+            when the request's repository is configured, the gate judges git's diff.
+        unchecked_may_review: whether a run whose change git could not show may still reach
+            review (marked unverified).
+    """
     gated = 0
     for run in store.rows(
         "SELECT run_id, dispatch_json FROM runs WHERE source_lane = ? AND state = ?",
@@ -136,7 +155,20 @@ def gate_finished_results(store: SqliteStore, workspace_root: Path) -> int:
         if not (folder / "status.json").is_file():
             continue
         request = json.loads(run["dispatch_json"])["openclaw_request"]
-        report = gate_results(request, folder)
+        change = change_of(request) if change_of is not None else None
+        from_git = change is not None and (change.patch is not None or change.too_large)
+        if change is not None and from_git:
+            report = gate_results(request, folder, git_patch=change.patch,
+                                  git_patch_too_large=change.too_large)  # fmt: skip
+            span = f"{(change.merge_base or '')[:12]}..{(change.head or '')[:12]}"
+            git_gate = ("git_diff", 1, "passed", f"judged the diff git shows: {span}")
+        else:
+            report = gate_results(request, folder)
+            if change is not None and change.repo_dir is not None:
+                git_gate = ("git_diff", 0, "failed", f"git shows no change: {change.problem}")
+            else:
+                git_gate = ("git_diff", int(unchecked_may_review), "not_checked",
+                            "not checked: the request's repository is not configured")  # fmt: skip
         with store.transaction() as tx:
             current = tx.get_run(run["run_id"])
             if current is None or current["state"] != RunState.RUNNING.value:
@@ -162,7 +194,17 @@ def gate_finished_results(store: SqliteStore, workspace_root: Path) -> int:
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     [run["run_id"], attempt, name, int(passed), detail, tx.now],
                 )
-            blocked = report.risk >= Level.L3
+            name, passed_git, status, detail = git_gate
+            tx.execute(
+                "INSERT INTO gate_results (run_id, attempt, name, passed, detail, evaluated_at, "
+                "status) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [run["run_id"], attempt, name, passed_git, inert(detail), tx.now, status],
+            )
+            if change is not None and change.repo_dir is not None and change.head:
+                record_diff(tx, run["run_id"], attempt, str(change.repo_dir),
+                            change.merge_base or "", change.head,
+                            (report.files_changed, report.additions, report.deletions))  # fmt: skip
+            blocked = report.risk >= Level.L3 or not passed_git
             apply_move(
                 tx,
                 current,
@@ -171,9 +213,20 @@ def gate_finished_results(store: SqliteStore, workspace_root: Path) -> int:
                 reason=f"risk {summary}",
                 changes={
                     "risk_summary": summary,
-                    "state_reason": f"risk gate blocked the merge: {summary}" if blocked else None,
+                    "state_reason": _blocked_reason(summary, report.risk, detail)
+                    if blocked
+                    else None,
                     "finished_at": tx.now,
+                    "unverified": detail.removeprefix("not checked: ")
+                    if status == "not_checked"
+                    else None,
                 },
             )
             gated += 1
     return gated
+
+
+def _blocked_reason(summary: str, risk: Level, git_detail: str) -> str:
+    if risk >= Level.L3:
+        return f"risk gate blocked the merge: {summary}"
+    return f"git_diff: {git_detail}"

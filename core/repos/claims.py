@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from core.repos.git import GitError, git, resolve_commit, split_z, toplevel
+from core.repos.patches import PATCH_OPTIONS
 
 GIT_GATES = ("commit_exists", "commit_on_branch", "files_match_diff")
 """The git gates, in the order the gate panel shows them (after the completion's own)."""
@@ -123,11 +124,11 @@ def changes_between(repo: Path, base: str, head: str) -> list[FileChange]:
     """The files that differ between two commits, renames counted as a deletion and an addition
     (so both paths are among the files a worker must claim)."""
     statuses = split_z(
-        git(["diff", "--no-renames", "--name-status", "-z", base, head, "--"], cwd=repo).out
+        git(["diff", *PATCH_OPTIONS, "--name-status", "-z", base, head, "--"], cwd=repo).out
     )
     counts: dict[str, tuple[int | None, int | None]] = {}
     numstat = split_z(
-        git(["diff", "--no-renames", "--numstat", "-z", base, head, "--"], cwd=repo).out
+        git(["diff", *PATCH_OPTIONS, "--numstat", "-z", base, head, "--"], cwd=repo).out
     )
     for entry in numstat:
         added, deleted, path = (entry.split("\t", 2) + ["", ""])[:3]

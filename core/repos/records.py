@@ -133,3 +133,28 @@ def mark_removed(store: SqliteStore, run_id: str, attempt: int, stash: str | Non
         if stash:
             payload["stash"] = stash
         tx.touch_run(run_id, changes={}, kind="worktree", payload=payload, actor="host")
+
+
+def record_diff(
+    tx: Transaction,
+    run_id: str,
+    attempt: int,
+    repo_dir: str,
+    merge_base: str,
+    head: str,
+    stat: tuple[int, int, int],
+) -> None:
+    """Keep where an attempt's change is in a repository (an OpenClaw run's branch), so its
+    diff can be shown like any run's."""
+    files, additions, deletions = stat
+    tx.execute(
+        "INSERT INTO run_git (run_id, attempt, repo_dir, checkout, head_commit, merge_base, "
+        "diff_files, diff_additions, diff_deletions, checked_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (run_id, attempt) DO UPDATE SET repo_dir = excluded.repo_dir, "
+        "head_commit = excluded.head_commit, merge_base = excluded.merge_base, "
+        "diff_files = excluded.diff_files, diff_additions = excluded.diff_additions, "
+        "diff_deletions = excluded.diff_deletions, checked_at = excluded.checked_at",
+        [run_id, attempt, repo_dir, repo_dir, head, merge_base, files, additions, deletions,
+         tx.now],
+    )  # fmt: skip

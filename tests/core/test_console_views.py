@@ -62,7 +62,7 @@ def test_table_rows_carry_steer_receipts_and_only_the_latest_attempts_gates(
     assert every == some
     assert every["r-run"]["steers"] == {"expired": 1, "pending": 1}
     assert every["r-run"]["gates"] is None
-    assert every["r-failed"]["gates"] == {"passed": 1, "total": 1}
+    assert every["r-failed"]["gates"] == {"passed": 1, "total": 1, "not_checked": 0}
     assert needs_attention(every["r-run"])  # running, but a steer went unheard
     assert needs_attention(every["r-failed"])
     make_run(store, "r-queued", RunState.QUEUED)
