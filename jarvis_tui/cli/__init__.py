@@ -285,6 +285,26 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p, acts=True)
     p.set_defaults(handler="criteria.verify")
 
+    p = commands.add_parser("repo", help="the repositories runs work in (jarvis.toml)")
+    repo = p.add_subparsers(dest="what", metavar="ACTION", required=True, parser_class=_Parser)
+    p = repo.add_parser("add", help="name a repository: a path on this host or a URL to clone")
+    p.add_argument("name", metavar="OWNER/NAME")
+    p.add_argument("source", metavar="PATH|URL")
+    p.add_argument("--base-ref", default=None, metavar="REF",
+                   help="what a run's worktree starts from (default: main)")  # fmt: skip
+    p.add_argument("--remote", default=None, metavar="NAME",
+                   help="the remote to push to after a merge (not used yet)")  # fmt: skip
+    p.add_argument("--replace", action="store_true", help="change a repository already named")
+    _workspace_flags(p)
+    p.set_defaults(handler="repo.add")
+    p = repo.add_parser("list", help="every repository, its source and whether it is here")
+    _workspace_flags(p)
+    p.set_defaults(handler="repo.list_repos")
+    p = repo.add_parser("remove", help="take a repository out of jarvis.toml")
+    p.add_argument("name", metavar="OWNER/NAME")
+    _workspace_flags(p)
+    p.set_defaults(handler="repo.remove")
+
     p = commands.add_parser("host", help="run the engine for a workspace until interrupted")
     p.add_argument("--poll", action="store_true", help="poll the IPC tree instead of inotify")
     p.add_argument("--verbose", action="store_true", help="log more")

@@ -129,7 +129,30 @@ def hostile_files(tmp: Path) -> dict[str, Path]:
     planner = tmp / "planner.txt"
     planner.write_text(f'```json\n{{"planner_schema_version": "{HOSTILE}"}}\n```{HOSTILE}')
     files["planner"] = planner
+    # Paths and URLs in jarvis.toml may hold what no terminal should act on; a name may not, and
+    # its refusal quotes it.
+    repo_ws = tmp / "repo_ws"
+    repo_ws.mkdir()
+    shown = toml_string(f"{BIDI}{SEPARATORS} [red]M[/] :warning:")
+    (repo_ws / "jarvis.toml").write_text(
+        f'[repos."acme/site"]\npath = "/srv/{shown}"\n'
+        f'[repos."acme/api"]\nurl = "https://x.test/{shown}"\nremote = "origin"\n'
+    )
+    files["repo_ws"] = repo_ws
+    bad_repo_ws = tmp / "bad_repo_ws"
+    bad_repo_ws.mkdir()
+    (bad_repo_ws / "jarvis.toml").write_text(
+        f'[repos."{toml_string(HOSTILE)}"]\npath = "/{toml_string(HOSTILE)}"\n'
+    )
+    files["bad_repo_ws"] = bad_repo_ws
     return files
+
+
+def toml_string(text: str) -> str:
+    """``text`` for inside a TOML basic string: every character but printable ASCII escaped."""
+    return "".join(
+        ch if " " <= ch <= "~" and ch not in '"\\' else f"\\u{ord(ch):04x}" for ch in text
+    )
 
 
 def commands(ws: Path, files: dict[str, Path]) -> dict[str, list[str | Path]]:
@@ -160,6 +183,10 @@ def commands(ws: Path, files: dict[str, Path]) -> dict[str, list[str | Path]]:
         "fingerprint": ["fingerprint", "--class", "timeout", "--code", ARG, "--step",
                         ARG, "--selector", ARG, "--url", f"https://x.test/{ARG}"],
         "samples": ["samples"],
+        "repo_list": ["repo", "list", "--workspace", files["repo_ws"]],
+        "repo_list_bad": ["repo", "list", "--workspace", files["bad_repo_ws"]],
+        "repo_add_bad_path": ["repo", "add", "acme/x", ARG, "--workspace", files["repo_ws"]],
+        "repo_remove_bad_name": ["repo", "remove", ARG, "--workspace", files["repo_ws"]],
         "unknown_command": [ARG],
         "bad_option": ["runs", ARG],
     }  # fmt: skip

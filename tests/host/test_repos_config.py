@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from core.host.config import (
     ConfigError,
+    HostConfig,
     RepoConfig,
     clone_dir,
     load_config,
@@ -16,6 +18,7 @@ from core.host.config import (
     ref_problem,
     repo_name_problem,
 )
+from tests.conftest import ROOT
 
 GOOD = """\
 [repos."acme/site"]
@@ -182,3 +185,18 @@ def test_a_hostile_repository_name_is_quoted_inert(tmp_path: Path) -> None:
 )
 def test_urls_are_told_from_paths(source: str, is_url: bool) -> None:
     assert looks_like_url(source) is is_url
+
+
+def test_the_reference_documents_every_key_and_its_example_loads(tmp_path: Path) -> None:
+    doc = (ROOT / "docs" / "configuration.md").read_text("utf-8")
+    for section, field in HostConfig.model_fields.items():
+        assert f"[{section}" in doc, section
+        model = field.annotation if section != "repos" else RepoConfig
+        assert isinstance(model, type) and issubclass(model, BaseModel)
+        for key in model.model_fields:
+            assert f"| `{key}` |" in doc, f"{section}.{key}"
+    example = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "jarvis.toml").write_text(example, "utf-8")
+    config = load_config(tmp_path)
+    assert set(config.model_fields_set) == set(HostConfig.model_fields)  # every section shown
+    assert config.repos["acme/api"].url and config.repos["acme/site"].path
