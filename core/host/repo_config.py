@@ -23,14 +23,12 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import InlineTable, Table
 from tomlkit.toml_document import TOMLDocument
 
-from core.contracts.errors import preview
 from core.host.config import CONFIG_NAME, ConfigError, RepoConfig, config_from_text
-from core.repos.git import GitError, git, toplevel
+from core.repos.git import repository_problem
 
 T = TypeVar("T")
 
 #: Paths are quoted whole in messages (a shortened one cannot be copied), still inert.
-_PATH_LIMIT = 4096
 
 
 class RepoRefused(Exception):
@@ -48,46 +46,6 @@ class RepoRefused(Exception):
 
 class ConfigWriteError(ConfigError):
     """``jarvis.toml`` could not be written; it is as it was."""
-
-
-def repository_problem(path: Path) -> str | None:
-    """Why ``path`` is not a git repository runs can start from, or None.
-
-    It must be the top folder of a clone or a bare repository: a folder inside a clone would make
-    every run's worktree start from the clone's top without saying so.
-    """
-    shown = preview(str(path), _PATH_LIMIT)
-    if not path.exists():
-        return f"{shown} does not exist."
-    if not path.is_dir():
-        return f"{shown} is not a folder."
-    try:
-        found = git(
-            ["rev-parse", "--is-bare-repository", "--show-prefix", "--git-dir"],
-            cwd=path,
-            check=False,
-        )
-    except GitError as exc:
-        return f"{shown} cannot be checked: {exc}"
-    if found.code != 0:
-        said = found.err.strip().splitlines()
-        if said and "not a git repository" not in said[-1]:
-            return f"{shown} is not a git repository (git said {preview(said[-1], 200)})."
-        return f"{shown} is not a git repository."
-    lines = found.out.splitlines()
-    if len(lines) != 3:
-        return f"{shown} is not a git repository (git rev-parse said {preview(found.out)})."
-    bare, prefix, git_dir = lines
-    if bare == "true":
-        if (path / git_dir).resolve() == path.resolve():
-            return None
-        inside = preview(str((path / git_dir).resolve()), _PATH_LIMIT)
-        return f"{shown} is inside the bare repository {inside}."
-    if prefix:
-        top = toplevel(path)
-        inside = preview(str(top) if top else "a repository", _PATH_LIMIT)
-        return f"{shown} is a folder inside {inside}, not the top of a repository."
-    return None
 
 
 def add_repo(workspace_root: Path, name: str, repo: RepoConfig, *, replace: bool = False) -> bool:

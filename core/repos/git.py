@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.contracts.errors import preview
+
 #: A git call that takes longer is ended: a hung git must not hang the host. Clones of large
 #: repositories take longer, so they pass their own limit.
 GIT_TIMEOUT_S = 120.0
@@ -158,3 +160,47 @@ def common_dir(folder: Path) -> Path | None:
 def split_z(text: str) -> list[str]:
     """The fields of git's ``-z`` output."""
     return [part for part in text.split("\0") if part]
+
+
+#: How much of a path a sentence quotes.
+_PATH_LIMIT = 4096
+
+
+def repository_problem(path: Path) -> str | None:
+    """Why ``path`` is not a git repository runs can start from, or None.
+
+    It must be the top folder of a clone or a bare repository: a folder inside a clone would make
+    every run's worktree start from the clone's top without saying so.
+    """
+    shown = preview(str(path), _PATH_LIMIT)
+    if not path.exists():
+        return f"{shown} does not exist."
+    if not path.is_dir():
+        return f"{shown} is not a folder."
+    try:
+        found = git(
+            ["rev-parse", "--is-bare-repository", "--show-prefix", "--git-dir"],
+            cwd=path,
+            check=False,
+        )
+    except GitError as exc:
+        return f"{shown} cannot be checked: {exc}"
+    if found.code != 0:
+        said = found.err.strip().splitlines()
+        if said and "not a git repository" not in said[-1]:
+            return f"{shown} is not a git repository (git said {preview(said[-1], 200)})."
+        return f"{shown} is not a git repository."
+    lines = found.out.splitlines()
+    if len(lines) != 3:
+        return f"{shown} is not a git repository (git rev-parse said {preview(found.out)})."
+    bare, prefix, git_dir = lines
+    if bare == "true":
+        if (path / git_dir).resolve() == path.resolve():
+            return None
+        inside = preview(str((path / git_dir).resolve()), _PATH_LIMIT)
+        return f"{shown} is inside the bare repository {inside}."
+    if prefix:
+        top = toplevel(path)
+        inside = preview(str(top) if top else "a repository", _PATH_LIMIT)
+        return f"{shown} is a folder inside {inside}, not the top of a repository."
+    return None

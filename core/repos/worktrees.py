@@ -20,7 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.repos.git import JARVIS_IDENTITY, GitError, git, resolve_commit, toplevel
+from core.repos.git import JARVIS_IDENTITY, GitError, git, repository_problem, resolve_commit
 
 #: Where a folder found in a run's checkout that is not a worktree is moved, under checkouts/.
 ASIDE = ".aside"
@@ -60,16 +60,9 @@ def repository(name: str, path: Path | None, url: str | None, clone_to: Path) ->
         WorktreeRefused: the path is not a repository, or the clone failed.
     """
     if path is not None:
-        if not path.is_dir():
-            raise WorktreeRefused(f"Repository {name}: {path} does not exist.", "repo_unreachable")
-        # The folder itself must be the repository: a folder that merely sits inside one (a
-        # mistyped path) would hand out worktrees of the wrong project.
-        bare = git(["rev-parse", "--is-bare-repository"], cwd=path, check=False).out.strip()
-        top = toplevel(path)
-        if bare != "true" and (top is None or top.resolve() != path.resolve()):
-            raise WorktreeRefused(
-                f"Repository {name}: {path} is not a git repository.", "repo_unreachable"
-            )
+        problem = repository_problem(path)
+        if problem:
+            raise WorktreeRefused(f"Repository {name}: {problem}", "repo_unreachable")
         return path
     assert url is not None
     target = clone_to

@@ -203,5 +203,5 @@ def test_a_path_that_is_not_a_repository_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_folder_inside_a_repository_is_not_that_repository(origin: Path) -> None:
-    with pytest.raises(WorktreeRefused, match="is not a git repository"):
+    with pytest.raises(WorktreeRefused, match="is a folder inside .*, not the top of a repository"):
         repository("acme/app", origin / "src", None, origin.parent / "clone")
