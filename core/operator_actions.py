@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.criteria.run_criteria import record_override
-from core.lifecycle import REASON_REQUIRED, Action, IllegalTransition, RunState
+from core.lifecycle import REASON_REQUIRED, TRANSITIONS, Action, IllegalTransition, RunState
 from core.moves import apply_move
+from core.repos.approval import carry_out_merge
 from core.run_views import run_summary
 from core.store.sqlite_store import Row, SqliteStore, Transaction
 
@@ -55,6 +56,8 @@ class ActionResult:
     run: Row | None
     refusal: Refusal | None = None
     steer_id: str | None = None
+    merge: dict[str, Any] | None = None
+    """What an approval did with the run's branch (`core.repos.merge.MergeOutcome`)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -64,6 +67,8 @@ class ActionResult:
         }
         if self.steer_id:
             data["steer_id"] = self.steer_id
+        if self.merge is not None:
+            data["merge"] = self.merge
         return data
 
 
@@ -129,17 +134,42 @@ def _move(
 
 
 def approve(
-    store: SqliteStore, run_id: str, operator: str, *, expected_version: int | None = None
+    store: SqliteStore,
+    run_id: str,
+    operator: str,
+    *,
+    expected_version: int | None = None,
+    merge: bool = True,
 ) -> ActionResult:
-    """``review_requested → done``."""
-    return _move(
-        store,
-        run_id,
-        Action.APPROVE,
-        operator,
-        expected_version=expected_version,
-        changes=lambda run, now: {"finished_at": now},
-    )
+    """``review_requested → done``, carrying out the run's merge mode.
+
+    A run with a branch in a configured repository is merged into its base when its merge mode
+    is ``auto-merge`` (and ``merge`` is true); ``recommend-only`` records the recommendation.
+    The merge happens under the store's write lock, before the move: a conflict (or a branch
+    that moved since its claims were checked) refuses the approval and changes nothing, and two
+    operators approving at once get one merge and one refusal.
+    """
+    with store.transaction() as tx:
+        run = tx.get_run(run_id)
+        if run is None:
+            return _refused("not_found", f"There is no run {run_id}.")
+        if expected_version is not None and run["version"] != expected_version:
+            return _refused(
+                "stale_version",
+                f"Run {run_id} changed since you looked at it (it is now {run['state']}, "
+                f"version {run['version']}, not {expected_version}); nothing was done.",
+                run,
+            )
+        state = RunState(run["state"])
+        if (state, Action.APPROVE) not in TRANSITIONS:
+            refusal = IllegalTransition(run_id, state, Action.APPROVE)
+            return _refused("illegal_transition", str(refusal), run)
+        outcome = carry_out_merge(tx, run, operator, merge=merge)
+        if outcome is not None and outcome.refused:
+            return ActionResult(False, run, Refusal(outcome.refused, outcome.note),
+                                merge=outcome.to_json())  # fmt: skip
+        updated = apply_move(tx, run, Action.APPROVE, operator, changes={"finished_at": tx.now})
+    return ActionResult(True, updated, merge=outcome.to_json() if outcome else None)
 
 
 def retry(

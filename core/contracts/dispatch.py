@@ -23,7 +23,7 @@ from core.contracts.errors import (
     sorted_errors,
 )
 from core.contracts.jsondoc import as_object
-from core.contracts.names import branch_problem, repo_problem, run_id_problem
+from core.contracts.names import branch_problem, ref_problem, repo_problem, run_id_problem
 from core.contracts.pydantic_errors import from_validation_error
 from core.contracts.screenshot_ban import screenshot_errors
 
@@ -55,6 +55,13 @@ def _repo(value: str) -> str:
 
 def _branch(value: str) -> str:
     _check(branch_problem(value))
+    return value
+
+
+def _base_branch(value: str) -> str:
+    problem = ref_problem(value)
+    if problem:
+        raise PydanticCustomError("base_branch_format", problem)
     return value
 
 
@@ -103,6 +110,8 @@ class JarvisDispatch(BaseModel):
     """The task, in words."""
     repo: Annotated[str, AfterValidator(_repo)]
     branch: Annotated[str, AfterValidator(_branch)]
+    base_branch: Annotated[str, AfterValidator(_base_branch)] | None = None
+    """Where the run's branch starts (default: the repository's configured ``base_ref``)."""
     acceptance_tests: NonEmptyTexts
     output_contract: OutputContract
     ui_impacting: bool | None = None

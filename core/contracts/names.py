@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from core.contracts.errors import preview
+
 RUN_ID_MAX = 64
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # ``steer/<run_id>.acked.json`` is the worker's acknowledgement file; a run id ending in
@@ -81,4 +83,32 @@ def relative_path_problem(value: str) -> tuple[str, str] | None:
         return "unsafe_path", "the path must be relative to the repository, not absolute."
     if ".." in path.parts:
         return "unsafe_path", "the path must not climb out of the repository with '..'."
+    return None
+
+
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+
+
+def ref_problem(ref: str) -> str | None:
+    """Why ``ref`` is not a safe git ref name (a branch, tag or remote name), or None.
+
+    git's own rules (``git check-ref-format``), and no leading ``-``, so the name can never be
+    read as an option of a git command it is passed to.
+    """
+    checks = (
+        (not ref, "it is empty"),
+        (ref.startswith("-"), "it starts with '-'"),
+        (_REF_FORBIDDEN.search(ref) is not None,
+         "it holds a space, a control character or one of ~ ^ : ? * [ \\"),
+        (".." in ref, "it holds '..'"),
+        ("@{" in ref or ref == "@", "it holds '@{' or is '@'"),
+        (ref.startswith("/") or ref.endswith("/") or "//" in ref,
+         "it starts or ends with '/', or holds '//'"),
+        (ref.endswith("."), "it ends with '.'"),
+        (any(p.startswith(".") or p.endswith(".lock") for p in ref.split("/")),
+         "a part of it starts with '.' or ends with '.lock'"),
+    )  # fmt: skip
+    for failed, why in checks:
+        if failed:
+            return f"{preview(ref)} is not a usable git ref name: {why}."
     return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,8 @@ def prepare_checkout(
         intent=str(run.get("context_intent") or "fresh"),
         live_runs=live,
     )
-    records.record_worktree(store, run_id, attempt, name, worktree)
+    records.record_worktree(store, run_id, attempt, name, worktree, merge_mode=repo.merge,
+                            push_remote=repo.remote)  # fmt: skip
     return checkout, worktree
 
 
@@ -149,6 +150,11 @@ class OpenClawChange:
     head: str | None = None
     problem: str = ""
     """Why git's diff could not be read (no such branch, no base), for the gate's detail."""
+    branch: str = ""
+    base_ref: str = ""
+    merge: str = "auto-merge"
+    """The repository's configured merge mode (the risk level may lower it)."""
+    remote: str | None = None
 
 
 def openclaw_change(config: HostConfig, workspace_root: Path, request: Any) -> OpenClawChange:
@@ -163,25 +169,28 @@ def openclaw_change(config: HostConfig, workspace_root: Path, request: Any) -> O
     named = Path(spec["path"])
     if not named.is_absolute():
         return OpenClawChange(None)
-    repo_dir = next(
+    found = next(
         (
-            folder
+            (folder, repo)
             for name, repo in config.repos.items()
             if (folder := repo.source_dir(workspace_root, name)).resolve() == named.resolve()
         ),
         None,
     )
-    if repo_dir is None or not repo_dir.is_dir():
+    if found is None or not found[0].is_dir():
         return OpenClawChange(None)
+    repo_dir, repo = found
     base_ref, branch = str(spec.get("base_ref") or ""), str(spec.get("target_branch") or "")
     head = resolve_commit(repo_dir, f"refs/heads/{branch}")
     base = resolve_commit(repo_dir, f"refs/heads/{base_ref}") or resolve_commit(repo_dir, base_ref)
     if head is None or base is None:
         missing = f"branch {branch!r}" if head is None else f"base {base_ref!r}"
         return OpenClawChange(repo_dir, problem=f"the repository has no {missing}")
+    where = OpenClawChange(repo_dir, branch=branch, base_ref=base_ref, merge=repo.merge,
+                           remote=repo.remote)  # fmt: skip
     try:
         merge_base = git(["merge-base", base, head], cwd=repo_dir).out.strip()
         patch, too_large = read_patch(repo_dir, merge_base, head, PATCH_CAP)
     except GitError as exc:
-        return OpenClawChange(repo_dir, problem=str(exc))
-    return OpenClawChange(repo_dir, patch, too_large, merge_base, head)
+        return replace(where, problem=str(exc))
+    return replace(where, patch=patch, too_large=too_large, merge_base=merge_base, head=head)

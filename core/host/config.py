@@ -11,7 +11,7 @@ import re
 import sys
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from core.contracts.errors import preview
+from core.contracts.names import ref_problem
 from core.contracts.patterns import SEARCH_TIMEOUT_S
 from core.contracts.pydantic_errors import from_validation_error
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
@@ -106,7 +107,6 @@ class CriteriaConfig(BaseModel):
 _REPO_PART = re.compile(r"[A-Za-z0-9._-]+")
 #: ``scheme://…`` or scp-like ``user@host:path``: what git clones from somewhere else.
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S|[^\s/@:]+@[^\s/:]+:")
-_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -122,31 +122,6 @@ def repo_name_problem(name: str) -> str | None:
         f"{preview(name)} is not a repository name: write it as owner/name, each part letters, "
         "digits, '.', '_' or '-' (and neither part '.' or '..')."
     )
-
-
-def ref_problem(ref: str) -> str | None:
-    """Why ``ref`` is not a safe git ref name (a branch, tag or remote name), or None.
-
-    git's own rules (``git check-ref-format``), and no leading ``-``, so the name can never be
-    read as an option of a git command it is passed to.
-    """
-    checks = (
-        (not ref, "it is empty"),
-        (ref.startswith("-"), "it starts with '-'"),
-        (_REF_FORBIDDEN.search(ref) is not None,
-         "it holds a space, a control character or one of ~ ^ : ? * [ \\"),
-        (".." in ref, "it holds '..'"),
-        ("@{" in ref or ref == "@", "it holds '@{' or is '@'"),
-        (ref.startswith("/") or ref.endswith("/") or "//" in ref,
-         "it starts or ends with '/', or holds '//'"),
-        (ref.endswith("."), "it ends with '.'"),
-        (any(p.startswith(".") or p.endswith(".lock") for p in ref.split("/")),
-         "a part of it starts with '.' or ends with '.lock'"),
-    )  # fmt: skip
-    for failed, why in checks:
-        if failed:
-            return f"{preview(ref)} is not a usable git ref name: {why}."
-    return None
 
 
 def looks_like_url(source: str) -> bool:
@@ -209,7 +184,11 @@ class RepoConfig(BaseModel):
     base_ref: Annotated[str, AfterValidator(_ref_name)] = "main"
     """The branch, tag or commit a run's worktree starts from."""
     remote: Annotated[str, AfterValidator(_ref_name)] | None = None
-    """The remote to push to after a merge (not used yet)."""
+    """The remote the base branch is pushed to after a merge on approval."""
+    merge: Literal["auto-merge", "recommend-only"] = "auto-merge"
+    """What approving a run does with its branch: merge it into ``base_ref``, or record the
+    recommendation and leave the branch for a person (an OpenClaw run's risk level may lower
+    ``auto-merge`` to ``recommend-only``, never raise it)."""
 
     @model_validator(mode="after")
     def _path_or_url(self) -> RepoConfig:

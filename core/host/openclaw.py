@@ -201,9 +201,15 @@ def gate_finished_results(
                 [run["run_id"], attempt, name, passed_git, inert(detail), tx.now, status],
             )
             if change is not None and change.repo_dir is not None and change.head:
-                record_diff(tx, run["run_id"], attempt, str(change.repo_dir),
-                            change.merge_base or "", change.head,
-                            (report.files_changed, report.additions, report.deletions))  # fmt: skip
+                # The risk level may lower the repository's merge mode, never raise it.
+                mode = report.merge_mode if change.merge == "auto-merge" else change.merge
+                record_diff(
+                    tx, run["run_id"], attempt, str(change.repo_dir), branch=change.branch,
+                    base_ref=change.base_ref, merge_base=change.merge_base or "",
+                    head=change.head,
+                    stat=(report.files_changed, report.additions, report.deletions),
+                    merge_mode=mode, push_remote=change.remote,
+                )  # fmt: skip
             blocked = report.risk >= Level.L3 or not passed_git
             apply_move(
                 tx,

@@ -129,7 +129,12 @@ def _edit(workspace_root: Path, change: Callable[[TOMLDocument, dict[str, RepoCo
 
 
 def _set_entry(doc: TOMLDocument, name: str, repo: RepoConfig) -> None:
-    values = {k: v for k, v in repo.model_dump().items() if v is not None}
+    # The merge mode is written only when it is not the default: a file says what was chosen.
+    values = {
+        k: v
+        for k, v in repo.model_dump().items()
+        if v is not None and not (k == "merge" and v == "auto-merge")
+    }
     repos: Any = doc.get("repos")
     if repos is None:
         repos = tomlkit.table(is_super_table=True)

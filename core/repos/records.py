@@ -13,31 +13,32 @@ from core.store.sqlite_store import SqliteStore, Transaction, iso
 
 
 def record_worktree(
-    store: SqliteStore, run_id: str, attempt: int, repo: str, worktree: Worktree
+    store: SqliteStore,
+    run_id: str,
+    attempt: int,
+    repo: str,
+    worktree: Worktree,
+    *,
+    merge_mode: str = "auto-merge",
+    push_remote: str | None = None,
 ) -> None:
-    """Note the attempt's worktree as made (or made again, after a host restart)."""
+    """Note the attempt's worktree as made (or made again, after a host restart), with what
+    approving it will do (its repository's merge mode and remote)."""
     with store.transaction() as tx:
         tx.execute(
             "INSERT INTO run_git (run_id, attempt, repo, repo_dir, checkout, branch, base_ref, "
-            "base_commit, start_commit, made_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "base_commit, start_commit, made_at, merge_mode, push_remote) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (run_id, attempt) DO UPDATE SET repo = excluded.repo, "
             "repo_dir = excluded.repo_dir, checkout = excluded.checkout, "
             "branch = excluded.branch, base_ref = excluded.base_ref, "
             "base_commit = excluded.base_commit, start_commit = excluded.start_commit, "
-            "made_at = excluded.made_at, removed_at = NULL",
-            [
-                run_id,
-                attempt,
-                repo,
-                str(worktree.repo_dir),
-                str(worktree.path),
-                worktree.branch,
-                worktree.base_ref,
-                worktree.base_commit,
-                worktree.start_commit,
-                tx.now,
-            ],
-        )
+            "made_at = excluded.made_at, removed_at = NULL, merge_mode = excluded.merge_mode, "
+            "push_remote = excluded.push_remote",
+            [run_id, attempt, repo, str(worktree.repo_dir), str(worktree.path), worktree.branch,
+             worktree.base_ref, worktree.base_commit, worktree.start_commit, tx.now, merge_mode,
+             push_remote],
+        )  # fmt: skip
         tx.touch_run(
             run_id,
             changes={},
@@ -140,21 +141,28 @@ def record_diff(
     run_id: str,
     attempt: int,
     repo_dir: str,
+    *,
+    branch: str,
+    base_ref: str,
     merge_base: str,
     head: str,
     stat: tuple[int, int, int],
+    merge_mode: str,
+    push_remote: str | None,
 ) -> None:
     """Keep where an attempt's change is in a repository (an OpenClaw run's branch), so its
-    diff can be shown like any run's."""
+    diff can be shown and approving it can carry out its merge mode, like any run's."""
     files, additions, deletions = stat
     tx.execute(
-        "INSERT INTO run_git (run_id, attempt, repo_dir, checkout, head_commit, merge_base, "
-        "diff_files, diff_additions, diff_deletions, checked_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "INSERT INTO run_git (run_id, attempt, repo_dir, checkout, branch, base_ref, "
+        "head_commit, merge_base, diff_files, diff_additions, diff_deletions, checked_at, "
+        "merge_mode, push_remote) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (run_id, attempt) DO UPDATE SET repo_dir = excluded.repo_dir, "
+        "branch = excluded.branch, base_ref = excluded.base_ref, "
         "head_commit = excluded.head_commit, merge_base = excluded.merge_base, "
         "diff_files = excluded.diff_files, diff_additions = excluded.diff_additions, "
-        "diff_deletions = excluded.diff_deletions, checked_at = excluded.checked_at",
-        [run_id, attempt, repo_dir, repo_dir, head, merge_base, files, additions, deletions,
-         tx.now],
+        "diff_deletions = excluded.diff_deletions, checked_at = excluded.checked_at, "
+        "merge_mode = excluded.merge_mode, push_remote = excluded.push_remote",
+        [run_id, attempt, repo_dir, repo_dir, branch, base_ref, head, merge_base, files,
+         additions, deletions, tx.now, merge_mode, push_remote],
     )  # fmt: skip

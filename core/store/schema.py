@@ -366,6 +366,12 @@ def _worktrees(db: Database) -> None:
             made_at TEXT,
             checked_at TEXT,
             removed_at TEXT,
+            -- What approval does with the branch: auto-merge | recommend-only (NULL: nothing,
+            -- no repository); the remote pushed to after a merge; what the approval did.
+            merge_mode TEXT,
+            push_remote TEXT,
+            merged_commit TEXT,
+            merge_note TEXT,
             PRIMARY KEY (run_id, attempt)
         );
         CREATE INDEX run_git_kept ON run_git (removed_at) WHERE removed_at IS NULL;

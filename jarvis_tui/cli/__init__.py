@@ -215,8 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="runs.show")
 
-    p = commands.add_parser("approve", help="review_requested → done")
+    p = commands.add_parser(
+        "approve", help="review_requested → done, merging the branch as its merge mode says"
+    )
     _action_flags(p)
+    p.add_argument(
+        "--no-merge", action="store_true", help="approve without merging the run's branch"
+    )
     p.set_defaults(handler="runs.approve")
 
     p = commands.add_parser("retry", help="failed | failed_contract → queued (retry_count + 1)")
@@ -293,7 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-ref", default=None, metavar="REF",
                    help="what a run's worktree starts from (default: main)")  # fmt: skip
     p.add_argument("--remote", default=None, metavar="NAME",
-                   help="the remote to push to after a merge (not used yet)")  # fmt: skip
+                   help="the remote to push the base branch to after a merge")  # fmt: skip
+    p.add_argument("--merge", default="auto-merge", choices=("auto-merge", "recommend-only"),
+                   help="what approving a run does with its branch")  # fmt: skip
     p.add_argument("--replace", action="store_true", help="change a repository already named")
     _workspace_flags(p)
     p.set_defaults(handler="repo.add")

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 from rich.text import Text
 
+from core.contracts.names import ref_problem
 from core.contracts.pydantic_errors import from_validation_error
 from core.host.config import (
     CONFIG_NAME,
@@ -21,7 +22,6 @@ from core.host.config import (
     RepoConfig,
     load_config,
     looks_like_url,
-    ref_problem,
     repo_name_problem,
 )
 from core.host.repo_config import ConfigWriteError, RepoRefused, add_repo, remove_repo
@@ -61,7 +61,8 @@ def _config_error(exc: ConfigError) -> UsageError:
 def _describe(repo: RepoConfig) -> str:
     source = f"path {repo.path}" if repo.path is not None else f"url {repo.url}"
     remote = f", remote {repo.remote}" if repo.remote else ""
-    return f"{source}, base ref {repo.base_ref}{remote}"
+    merge = "" if repo.merge == "auto-merge" else f", {repo.merge}"
+    return f"{source}, base ref {repo.base_ref}{remote}{merge}"
 
 
 def add(args: argparse.Namespace) -> int:
@@ -81,7 +82,9 @@ def add(args: argparse.Namespace) -> int:
         # that folder when the host reads it from the workspace.
         where = {"path": str(Path(source).expanduser().resolve())}
     try:
-        repo = RepoConfig(**where, base_ref=args.base_ref or "main", remote=args.remote)
+        repo = RepoConfig(
+            **where, base_ref=args.base_ref or "main", remote=args.remote, merge=args.merge
+        )
     except ValidationError as exc:  # a control character in the path or URL, say
         problems = "; ".join(e.message for e in from_validation_error(exc))
         raise UsageError("usage", problems) from None

@@ -271,6 +271,8 @@ def _act(args: argparse.Namespace, act: Act) -> int:
             out.print(verdict_line(True, f"{args.command} {result.run['run_id']}", ""))
             now = state_text(result.run["state"], bool(result.run["overridden"]))
             out.print(Text.assemble("  now ", now))
+            if result.merge:
+                out.print(Text.assemble("  ", data(result.merge["note"])))
         elif result.refusal:
             out.print(
                 verdict_line(False, f"refused ({result.refusal.code})", result.refusal.message)
@@ -281,7 +283,9 @@ def _act(args: argparse.Namespace, act: Act) -> int:
 def approve(args: argparse.Namespace) -> int:
     return _act(
         args,
-        lambda s, r, o: operator_actions.approve(s, r, o, expected_version=args.expect_version),
+        lambda s, r, o: operator_actions.approve(
+            s, r, o, expected_version=args.expect_version, merge=not args.no_merge
+        ),
     )
 
 

@@ -938,8 +938,11 @@ class MainScreen(Screen[None]):
         if result.ok and result.run is not None:
             state = result.run["state"]
             extra = f", retry {result.run['retry_count']}" if message.action == "retry" else ""
+            # What approving did with the branch (merged, recommended, left), in git's words.
+            merged = f" {shown(str(result.merge['note']))}" if result.merge else ""
             self.notify(
-                f"{_VERBS[message.action]} run {shown(message.run_id)}: now {state}{extra}.",
+                f"{_VERBS[message.action]} run {shown(message.run_id)}: now {state}{extra}."
+                f"{merged}",
                 title="Done",
                 markup=False,
             )

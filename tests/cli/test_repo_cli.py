@@ -41,7 +41,7 @@ def test_add_a_path_keeps_the_files_comments_and_the_file_loads(ws: Path, clone:
     assert result.json() == {
         "ok": True,
         "repo": {"name": "acme/site", "path": str(clone), "url": None, "base_ref": "main",
-                 "remote": None},
+                 "remote": None, "merge": "auto-merge"},
         "replaced": False, "config_path": str(ws / "jarvis.toml"), "refusal": None,
     }  # fmt: skip
     text = (ws / "jarvis.toml").read_text()
@@ -71,7 +71,8 @@ def test_add_a_url_and_a_bare_repository(tmp_path: Path, ws: Path) -> None:
                     "origin", "--workspace", ws, "--json")  # fmt: skip
     assert result.code == 0, result.stderr
     assert result.json()["repo"] == {"name": "acme/api", "path": None, "url": url,
-                                     "base_ref": "release/2", "remote": "origin"}  # fmt: skip
+                                     "base_ref": "release/2", "remote": "origin",
+                                     "merge": "auto-merge"}  # fmt: skip
     ssh = jarvis("repo", "add", "acme/ssh", "git@example.com:acme/ssh.git", "--workspace", ws)
     assert ssh.code == 0, ssh.stderr
     local_bare = jarvis("repo", "add", "acme/bare", bare, "--workspace", ws, "--json")
@@ -194,11 +195,11 @@ def test_list_shows_each_source_and_whether_it_is_here(tmp_path: Path, ws: Path)
     assert listed.json() == {
         "repos": [
             {"name": "acme/api", "path": None, "url": origin.as_uri(), "base_ref": "main",
-             "remote": None, "reachable": False},
+             "remote": None, "merge": "auto-merge", "reachable": False},
             {"name": "acme/gone", "path": "../gone", "url": None, "base_ref": "v1",
-             "remote": None, "reachable": False},
+             "remote": None, "merge": "auto-merge", "reachable": False},
             {"name": "acme/site", "path": str(site), "url": None, "base_ref": "main",
-             "remote": None, "reachable": True},
+             "remote": None, "merge": "auto-merge", "reachable": True},
         ],
         "config_path": str(ws / "jarvis.toml"),
     }  # fmt: skip
@@ -232,7 +233,7 @@ def test_remove_takes_the_entry_out_and_keeps_the_rest(ws: Path, clone: Path) ->
     assert removed.json() == {
         "ok": True,
         "repo": {"name": "acme/site", "path": str(clone), "url": None, "base_ref": "main",
-                 "remote": None},
+                 "remote": None, "merge": "auto-merge"},
         "config_path": str(ws / "jarvis.toml"), "refusal": None,
     }  # fmt: skip
     assert list(load_config(ws).repos) == ["acme/api"]
@@ -249,3 +250,12 @@ def test_remove_takes_the_entry_out_and_keeps_the_rest(ws: Path, clone: Path) ->
     assert gone_readable.stderr == (
         f"jarvis: acme/api is not a repository in {ws / 'jarvis.toml'}.\n"
     )
+
+
+def test_add_with_recommend_only_writes_the_merge_mode(ws: Path, clone: Path) -> None:
+    result = jarvis("repo", "add", "acme/site", clone, "--merge", "recommend-only",
+                    "--workspace", ws)  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert "recommend-only" in result.stdout
+    assert (ws / "jarvis.toml").read_text().endswith('merge = "recommend-only"\n')
+    assert load_config(ws).repos["acme/site"].merge == "recommend-only"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from core.contracts.names import ref_problem
 from core.host.config import (
     ConfigError,
     HostConfig,
@@ -15,7 +16,6 @@ from core.host.config import (
     clone_dir,
     load_config,
     looks_like_url,
-    ref_problem,
     repo_name_problem,
 )
 from tests.conftest import ROOT
@@ -66,7 +66,7 @@ def test_repositories_and_the_git_section_load(tmp_path: Path) -> None:
     assert RepoConfig(path="/abs").resolved_path(ws) == Path("/abs")
     assert api.to_json("acme/api.v2") == {
         "name": "acme/api.v2", "path": None, "url": "file:///srv/git/api.git",
-        "base_ref": "main", "remote": "origin",
+        "base_ref": "main", "remote": "origin", "merge": "auto-merge",
     }  # fmt: skip
 
 

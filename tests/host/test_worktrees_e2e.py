@@ -4,9 +4,12 @@ against git. Each kind of lie ends ``failed_contract`` on its gate, with the evi
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,6 +65,12 @@ def enqueue(store: SqliteStore, run_id: str, scenario: str = "ok", **changes: ob
     result = submit_dispatch(store, doc, source_lane="main", target_lane="jarvis-worker-1",
                              actor="test")  # fmt: skip
     assert result.outcome == "enqueued", result.to_json()
+
+
+def journal_rows(conn: sqlite3.Connection, run_id: str, kind: str) -> list[dict[str, object]]:
+    found = rows(conn, "SELECT payload FROM journal WHERE run_id = ? AND kind = ? ORDER BY seq",
+                 [run_id, kind])  # fmt: skip
+    return [json.loads(str(r["payload"])) for r in found]
 
 
 def gates(conn: sqlite3.Connection, run_id: str) -> dict[str, tuple[str, int, str]]:
@@ -264,3 +273,97 @@ def test_a_worktree_is_removed_after_the_grace_and_its_branch_stays(
     assert run_git(origin, "rev-parse", "jarvis-r1") == tip
     assert rows(conn, "SELECT removed_at FROM run_git")[0]["removed_at"] is not None
     assert "jarvis-r1" not in run_git(origin, "worktree", "list")
+
+
+# -- merge on approve -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bare_origin(tmp_path: Path) -> Path:
+    """A bare repository: no one's working tree holds main, so approval may move it."""
+    return make_repo(
+        tmp_path / "origin.git",
+        {"README.md": "# fleet engine\n", "src/fleet_engine/retry.py": "RETRIES = 1\n"},
+        bare=True,
+    )
+
+
+def reviewed(ws: Path, store: SqliteStore, conn: sqlite3.Connection, run_ids: list[str]) -> None:
+    for run_id in run_ids:
+        enqueue(store, run_id)
+    with running_host(ws) as host:
+        wait_for_states(conn, dict.fromkeys(run_ids, "review_requested"), WAIT, host=host)
+
+
+def test_approve_merges_the_branch_and_records_it(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, bare_origin: Path
+) -> None:
+    configure(ws, bare_origin)
+    reviewed(ws, store, conn, ["r1"])
+    head = run_git(bare_origin, "rev-parse", "jarvis-r1")
+    code, result = cli(ws, "approve", "r1")
+    assert code == 0 and result["ok"], result
+    assert result["merge"]["done"] == "fast_forward"
+    assert run_git(bare_origin, "rev-parse", "main") == head
+    assert run_row(conn, "r1")["state"] == "done"
+    (merged,) = journal_rows(conn, "r1", "merge")
+    assert (merged["mode"], merged["merged_commit"]) == ("auto-merge", head)
+    audit = rows(conn, "SELECT action, reason FROM audit WHERE run_id = 'r1' ORDER BY id")
+    assert [a["action"] for a in audit][-2:] == ["merge", "approve"]
+    assert rows(conn, "SELECT merged_commit FROM run_git")[0]["merged_commit"] == head
+
+
+def test_approve_no_merge_and_recommend_only_leave_the_base(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, bare_origin: Path
+) -> None:
+    configure(ws, bare_origin)
+    main = run_git(bare_origin, "rev-parse", "main")
+    reviewed(ws, store, conn, ["r1"])
+    code, result = cli(ws, "approve", "r1", "--no-merge")
+    assert code == 0 and result["merge"]["done"] == "not_merged"
+    assert run_git(bare_origin, "rev-parse", "main") == main
+
+    recommend = 'base_ref = "main"\nmerge = "recommend-only"\n'
+    toml = (ws / "jarvis.toml").read_text().replace('base_ref = "main"\n', recommend)
+    (ws / "jarvis.toml").write_text(toml)
+    reviewed(ws, store, conn, ["r2"])
+    code, result = cli(ws, "approve", "r2")
+    assert code == 0 and result["merge"]["done"] == "recommended"
+    assert "merging jarvis-r2 into main is recommended" in result["merge"]["note"]
+    assert run_git(bare_origin, "rev-parse", "main") == main
+
+
+def test_a_conflicting_approval_is_refused_and_changes_nothing(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, bare_origin: Path, tmp_path: Path
+) -> None:
+    configure(ws, bare_origin, concurrency=2)
+    reviewed(ws, store, conn, ["r1", "r2"])  # both change src/fleet_engine/retry.py
+    assert cli(ws, "approve", "r1")[1]["merge"]["done"] == "fast_forward"
+    main = run_git(bare_origin, "rev-parse", "main")
+    version = run_row(conn, "r2")["version"]
+    code, result = cli(ws, "approve", "r2")
+    assert code == 1 and result["refusal"]["code"] == "merge_conflict", result
+    assert "src/fleet_engine/retry.py" in result["refusal"]["message"]
+    assert run_git(bare_origin, "rev-parse", "main") == main
+    after = run_row(conn, "r2")
+    assert (after["state"], after["version"]) == ("review_requested", version)
+    assert journal_rows(conn, "r2", "merge") == []
+
+
+def test_two_operators_approving_at_once_get_one_merge_and_one_refusal(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, bare_origin: Path
+) -> None:
+    configure(ws, bare_origin)
+    reviewed(ws, store, conn, ["r1"])
+    command = [sys.executable, "-m", "jarvis_tui", "approve", "r1", "--json",
+               "--workspace", str(ws)]  # fmt: skip
+    racers = [
+        subprocess.Popen([*command, "--operator", name], stdout=subprocess.PIPE, text=True)
+        for name in ("ana", "ben")
+    ]
+    results = [json.loads(p.communicate(timeout=WAIT)[0]) for p in racers]
+    assert sorted(r["ok"] for r in results) == [False, True], results
+    (refused,) = [r for r in results if not r["ok"]]
+    assert refused["refusal"]["code"] == "illegal_transition"
+    assert len(journal_rows(conn, "r1", "merge")) == 1
+    assert len(rows(conn, "SELECT 1 FROM audit WHERE run_id = 'r1' AND action = 'approve'")) == 1

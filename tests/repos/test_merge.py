@@ -1,0 +1,123 @@
+"""Merge on approve, on real git: fast-forward, merge commit, conflict, a moved branch, a base in
+someone's working tree, a merge already done, and the push that follows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.repos.merge import merge_branch
+from core.repos.worktrees import prepare
+from tests.gitrepo import commit, make_repo, run_git
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "app.git", {"app.py": "a = 1\nb = 1\n"}, bare=True)
+
+
+def on_branch(repo: Path, branch: str, files: dict[str, str | None], tmp: Path) -> str:
+    """Commit ``files`` on ``branch`` of ``repo`` through a scratch worktree (then removed)."""
+    scratch = tmp / f"scratch-{branch.replace('/', '-')}"
+    exists = run_git(repo, "branch", "--list", branch)
+    if exists:
+        run_git(repo, "worktree", "add", "--quiet", str(scratch), branch)
+    else:
+        run_git(repo, "worktree", "add", "--quiet", "-b", branch, str(scratch), "main")
+    sha = commit(scratch, files, f"change on {branch}")
+    run_git(repo, "worktree", "remove", "--force", str(scratch))
+    return sha
+
+
+def merge(repo: Path, head: str, **given: object):  # type: ignore[no-untyped-def]
+    options: dict[str, object] = {"branch": "jarvis-r1", "base": "main", "head": head,
+                                  "run_id": "r1", "operator": "ops"}  # fmt: skip
+    options.update(given)
+    return merge_branch(repo, **options)  # type: ignore[arg-type]
+
+
+def test_a_branch_ahead_of_its_base_fast_forwards(bare: Path, tmp_path: Path) -> None:
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    outcome = merge(bare, head)
+    assert (outcome.done, outcome.refused) == ("fast_forward", None)
+    assert run_git(bare, "rev-parse", "main") == head == outcome.merged_commit
+
+
+def test_a_base_that_moved_on_gets_a_merge_commit_naming_run_and_approver(
+    bare: Path, tmp_path: Path
+) -> None:
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    base = on_branch(bare, "main", {"other.py": "x = 1\n"}, tmp_path)
+    outcome = merge(bare, head, operator="dana")
+    assert outcome.done == "merge_commit"
+    merged = run_git(bare, "rev-parse", "main")
+    assert merged == outcome.merged_commit
+    assert run_git(bare, "rev-list", "--parents", "-n", "1", merged).split()[1:] == [base, head]
+    message = run_git(bare, "log", "-1", "--format=%B", merged)
+    assert message.startswith("Merge branch 'jarvis-r1' into main")
+    assert "Run r1, approved by dana." in message
+    assert run_git(bare, "show", "main:app.py") == "a = 2\nb = 1"
+    assert run_git(bare, "show", "main:other.py") == "x = 1"
+
+
+def test_a_conflict_is_refused_and_nothing_changes(bare: Path, tmp_path: Path) -> None:
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    base = on_branch(bare, "main", {"app.py": "a = 3\nb = 1\n"}, tmp_path)
+    outcome = merge(bare, head)
+    assert outcome.refused == "merge_conflict" and outcome.done is None
+    assert outcome.conflicts == ["app.py"]
+    assert "1 file(s) conflict (app.py); nothing was merged" in outcome.note
+    assert run_git(bare, "rev-parse", "main") == base
+    assert run_git(bare, "rev-parse", "jarvis-r1") == head
+
+
+def test_a_branch_that_moved_since_its_check_is_refused(bare: Path, tmp_path: Path) -> None:
+    checked = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    on_branch(bare, "jarvis-r1", {"sneaky.py": "x = 1\n"}, tmp_path)
+    outcome = merge(bare, checked)
+    assert outcome.refused == "branch_moved"
+    assert f"the gates checked {checked[:12]}" in outcome.note
+    assert run_git(bare, "rev-parse", "main") != checked
+
+
+def test_a_base_checked_out_in_a_working_tree_is_not_moved(tmp_path: Path) -> None:
+    clone = make_repo(tmp_path / "clone")  # main is checked out here: someone works in it
+    checkouts = tmp_path / "checkouts"
+    made = prepare(clone, name="a/b", run_id="r1", attempt=1, checkout=checkouts / "r1",
+                   branch="jarvis-r1", base_ref="main", intent="fresh", live_runs=())  # fmt: skip
+    head = commit(made.path, {"new.py": "x = 1\n"})
+    before = run_git(clone, "rev-parse", "main")
+    outcome = merge(clone, head)
+    assert outcome.done == "recommended" and outcome.refused is None
+    assert f"main is checked out at {clone}" in outcome.note
+    assert run_git(clone, "rev-parse", "main") == before
+    assert run_git(clone, "status", "--porcelain") == ""
+
+
+def test_approving_again_after_an_interrupted_merge_finds_it_done(
+    bare: Path, tmp_path: Path
+) -> None:
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    assert merge(bare, head).done == "fast_forward"
+    again = merge(bare, head)
+    assert (again.done, again.refused) == ("already_merged", None)
+
+
+def test_the_base_is_pushed_after_the_merge(bare: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    run_git(tmp_path, "clone", "--quiet", "--bare", str(bare), str(remote))
+    run_git(bare, "remote", "add", "upstream", str(remote))
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    outcome = merge(bare, head, remote="upstream")
+    assert outcome.pushed is True and "Pushed main to upstream." in outcome.note
+    assert run_git(remote, "rev-parse", "main") == head
+
+
+def test_a_failed_push_is_said_and_the_merge_stands(bare: Path, tmp_path: Path) -> None:
+    run_git(bare, "remote", "add", "upstream", str(tmp_path / "nowhere.git"))
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    outcome = merge(bare, head, remote="upstream")
+    assert outcome.done == "fast_forward" and outcome.pushed is False
+    assert "Pushing main to upstream failed" in outcome.note
+    assert run_git(bare, "rev-parse", "main") == head
