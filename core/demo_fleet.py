@@ -49,7 +49,12 @@ from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
 
 #: Scenario → cards in a deck of twenty: every scenario comes up in every twenty dispatches.
-DECK = {"ok": 10, "slow": 3, "fail_contract": 2, "crash": 2, "verify_fail": 2, "hang": 1}
+DECK = {
+    "ok": 10, "slow": 3, "fail_contract": 2, "crash": 2, "verify_fail": 2, "hang": 1,
+    # The demo's projects are real repositories: some workers lie about what they committed,
+    # and the git gates show the evidence.
+    "lie_files": 1, "lie_unclaimed": 1, "lie_commit": 1, "stale_commit": 1, "uncommitted": 1,
+}  # fmt: skip
 SOURCES = ("main", "main", "main", "main", "andy-developer")
 DEFAULT_INTERVAL_S = 1.5
 DEFAULT_BURST = len(WORKER_LANES)

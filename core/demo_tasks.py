@@ -21,7 +21,7 @@ class DemoTask:
     task_type: str
     repo: str
     slug: str
-    """The branch is ``jarvis-<slug>``."""
+    """The branch is ``jarvis-<slug>-<the run's number>``."""
     text: str
     tests: tuple[str, ...]
     ui: bool = False
@@ -124,7 +124,8 @@ def build_dispatch(
         "context_intent": "fresh",
         "input": text,
         "repo": task.repo,
-        "branch": f"jarvis-{task.slug}",
+        # One branch per run: two runs of one task at once would otherwise want one branch.
+        "branch": f"jarvis-{task.slug}-{run_id.rsplit('-', 1)[-1]}",
         "acceptance_tests": list(task.tests),
         "output_contract": contract,
         # A simulated worker changes no real code, so the universal checklist (tests, lint,

@@ -36,9 +36,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from core.demo_repos import make_demo_repos, repos_config
 from core.demo_seed import SeedError, seed_new_workspace
 from core.host.launcher import child_env, log_tail, parent_death_signal, processes_with_env
 from core.host.lock import HostLock
+from core.repos.git import GitError
 from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.cli.demo_leftovers import make_temporary, remove_leftovers
 from jarvis_tui.cli.inputs import UsageError
@@ -263,7 +265,13 @@ def run(args: argparse.Namespace) -> int:
     signals = _Signals(procs, give_up)
     signals.install()
     try:
-        (root / "jarvis.toml").write_text(DEMO_CONFIG, "utf-8")
+        # Real repositories for the demo's projects: each run gets a worktree of one, its
+        # simulated worker really commits, and approving a run merges it.
+        try:
+            repos = make_demo_repos(root)
+        except (GitError, OSError) as exc:
+            raise UsageError("demo_repos_failed", f"The demo's repositories: {exc}") from None
+        (root / "jarvis.toml").write_text(DEMO_CONFIG + repos_config(repos, root), "utf-8")
         try:
             report = seed_new_workspace(root)
         except SeedError as exc:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import jarvis
+from tests.gitrepo import run_git
 from tests.host.hostkit import wait_until
 from tests.processes import HANG_GUARD_S, PipedProcess
 
@@ -212,3 +213,43 @@ def test_jarvis_alone_opens_the_console(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(tui, "run", fake)
     assert run([]) == 0
     assert seen == [(None, "jarvis-dark", False)]
+
+
+def _verified_run(ws: Path) -> str | None:
+    """A live run whose three git gates all passed: real commits on a real worktree."""
+    try:
+        conn = sqlite3.connect(f"file:{ws / 'jarvis.db'}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = conn.execute(
+                "SELECT run_id FROM gate_results WHERE name IN "
+                "('commit_exists', 'commit_on_branch', 'files_match_diff') AND status = 'passed' "
+                "GROUP BY run_id, attempt HAVING COUNT(*) = 3"
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return rows[0][0] if rows else None
+
+
+def test_the_demo_works_on_real_repositories(tmp_path: Path) -> None:
+    ws = tmp_path / "demo"
+    with start_demo("--workspace", str(ws), "--no-console", "120", "--interval", "0.3") as demo:
+        run_id = wait_until(lambda: _verified_run(ws), LIVE_TIMEOUT_S,
+                            "a live run whose claims git confirmed")  # fmt: skip
+        demo.send_signal(signal.SIGTERM)
+        _, err = demo.communicate()
+    assert demo.returncode == 128 + signal.SIGTERM, err
+    assert_nothing_left(ws)
+    repos = sorted(p.name for p in (ws / "demo-repos").iterdir())
+    assert repos == ["billing-api.git", "fleet-dashboard.git", "fleet-engine.git",
+                     "infra-tools.git"]  # fmt: skip
+    conn = sqlite3.connect(ws / "jarvis.db")
+    try:
+        repo_dir, branch, head = conn.execute(
+            "SELECT repo_dir, branch, head_commit FROM run_git WHERE run_id = ?", [run_id]
+        ).fetchone()
+    finally:
+        conn.close()
+    # The worker's commit is on its branch in the demo's bare repository.
+    assert run_git(Path(repo_dir), "rev-parse", f"refs/heads/{branch}") == head

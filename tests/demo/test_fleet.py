@@ -19,7 +19,7 @@ from core.host.ingest import Ingestor
 from core.ipc.layout import IpcLayout
 from core.lifecycle import Action
 from core.moves import host_move
-from core.simworker import LIES, SCENARIOS, scenario_of
+from core.simworker import SCENARIOS, scenario_of
 from core.store.sqlite_store import SqliteStore
 from tests.host.hostkit import wait_until
 from tests.processes import HANG_GUARD_S, PipedProcess
@@ -55,8 +55,7 @@ def test_the_fleet_dispatches_every_scenario_and_stops_on_sigterm(tmp_path: Path
         assert validate_dispatch(doc["payload"]).valid, doc
     scenarios = [scenario_of(d["payload"]) for d in docs]
     assert all(unknown is None for _, unknown in scenarios)
-    # The lies need a real repository to lie about; the demo's projects have none yet.
-    assert {name for name, _ in scenarios} == set(SCENARIOS) - LIES
+    assert {name for name, _ in scenarios} == set(SCENARIOS)
     assert sum(name == "ok" for name, _ in scenarios) > len(docs) / 3  # mostly ok
     assert len({d["payload"]["run_id"] for d in docs}) == len(docs)
 
