@@ -15,6 +15,7 @@ reach review is the workspace's policy (``[git] unverified_may_review``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,8 @@ from typing import Any, Literal
 
 from core.repos.git import GitError, git, resolve_commit, split_z, toplevel
 from core.repos.patches import PATCH_OPTIONS
+
+_SHA = re.compile(r"[0-9a-fA-F]{6,40}")
 
 GIT_GATES = ("commit_exists", "commit_on_branch", "files_match_diff")
 """The git gates, in the order the gate panel shows them (after the completion's own)."""
@@ -211,12 +214,16 @@ def _check(
     bases: Sequence[str],
 ) -> ClaimCheck:
     claimed_sha = completion.get("commit_sha")
-    sha = resolve_commit(repo, claimed_sha) if isinstance(claimed_sha, str) else None
+    # Only a hexadecimal sha is looked up: "main", "HEAD" or "v1.2" name commits too, and a
+    # claim that is a moving name is no claim about what was committed.
+    is_sha = isinstance(claimed_sha, str) and _SHA.fullmatch(claimed_sha) is not None
+    sha = resolve_commit(repo, claimed_sha) if is_sha and isinstance(claimed_sha, str) else None
     if sha is None:
-        cited = claimed_sha if isinstance(claimed_sha, str) else "nothing"
+        cited = repr(claimed_sha) if isinstance(claimed_sha, str) else "nothing"
+        why = "names no commit in the repository" if is_sha else "is not a commit sha"
         return ClaimCheck(
             [
-                GitGate("commit_exists", "failed", f"{cited} names no commit in the repository"),
+                GitGate("commit_exists", "failed", f"{cited} {why}"),
                 *_not_evaluated("the claimed commit does not exist")[1:],
             ],
             repo,

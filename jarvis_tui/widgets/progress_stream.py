@@ -82,6 +82,14 @@ def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
             f"⚙ worker started (pid {payload.get('pid')}, {shown(payload.get('lane') or '')})",
             style="dim",
         )
+    elif kind == "worktree":
+        line.append_text(_worktree_text(payload))
+    elif kind == "merge":
+        done = str(payload.get("done") or "")
+        style = "green" if done in ("fast_forward", "merge_commit", "already_merged") else "yellow"
+        line.append(f"⑂ {shown(done.replace('_', ' ') or 'merge')}", style=style)
+        line.append(f" — {one_line(payload.get('note') or '', 200)}")
+        line.append(f"  by {shown(entry.get('actor') or '')}", style="dim")
     elif kind == "quarantined":
         line.append(f"⛔ refused file: {shown(payload.get('code') or '?')}", style="bold yellow")
         line.append(f" — {one_line(payload.get('message') or '', 160)}")
@@ -94,6 +102,21 @@ def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
     else:
         line.append(f"{shown(kind or '?')} {one_line(payload)}", style="dim")
     return line
+
+
+def _worktree_text(payload: dict[str, Any]) -> Text:
+    """A worktree made for an attempt, or removed after the run."""
+    if payload.get("removed"):
+        text = Text("⑂ worktree removed (the branch stays)", style="dim")
+        if payload.get("stash"):
+            text.append(f"; uncommitted changes stashed as {shown(payload['stash'])[:12]}")
+        return text
+    start = shown(str(payload.get("start_commit") or ""))[:12]
+    return Text(
+        f"⑂ worktree on {shown(payload.get('branch') or '?')} from "
+        f"{shown(payload.get('base') or '?')} at {start} (attempt {payload.get('attempt')})",
+        style="dim",
+    )
 
 
 def _criteria_found(payload: dict[str, Any]) -> str:

@@ -57,7 +57,7 @@ def test_a_commit_that_does_not_exist_fails_and_stops_the_rest(repo: Path) -> No
     found = gates(check)
     assert found["commit_exists"] == (
         "failed",
-        "0123456789abcdef0123456789abcdef01234567 names no commit in the repository",
+        "'0123456789abcdef0123456789abcdef01234567' names no commit in the repository",
     )
     assert found["commit_on_branch"][0] == "failed"
     assert "not evaluated" in found["files_match_diff"][1]
@@ -159,3 +159,9 @@ def test_an_option_looking_sha_is_not_read_as_an_option(repo: Path, tmp_path: Pa
     check = check_claims(repo, claims(repo, commit_sha=f"--output={target}"), branch="work")
     assert gates(check)["commit_exists"][0] == "failed"
     assert not target.exists()
+
+
+@pytest.mark.parametrize("name", ["HEAD", "main", "work", "HEAD~1", "work^{commit}"])
+def test_a_name_that_resolves_is_still_no_commit_sha(repo: Path, name: str) -> None:
+    check = check_claims(repo, claims(repo, commit_sha=name), branch="work", bases=["main"])
+    assert gates(check)["commit_exists"] == ("failed", f"{name!r} is not a commit sha")
