@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import make_repo, run_git
 from tests.host.hostkit import cli, run_row, running_host, wait_until
 
 pytestmark = pytest.mark.slow
@@ -49,6 +50,9 @@ def _run_the_example(ws: Path) -> None:
 def test_the_readme_host_example_ends_review_requested(ws: Path) -> None:
     _run_the_example(ws)
     assert _state(ws) == "review_requested"
+    # No repository is configured: the README says the run is unverified, not passed.
+    code, shown = cli(ws, "show", RUN)
+    assert code == 0 and shown["run"]["unverified"] == "no repository in the run's checkout"
     code, shown = cli(ws, "criteria", RUN)
     assert code == 0
     assert (shown["universal_criteria"], shown["criteria"]) == (False, [])
@@ -81,3 +85,19 @@ def _describe(ws: Path) -> str:
 def _row_factory(conn: sqlite3.Connection) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def test_the_readme_real_repository_example_merges_on_approve(ws: Path, tmp_path: Path) -> None:
+    bare = make_repo(tmp_path / "fleet-engine.git", bare=True)
+    code, added = cli(ws, "repo", "add", "acme-labs/fleet-engine", str(bare))
+    assert code == 0, added
+    _run_the_example(ws)
+    assert _state(ws) == "review_requested", _describe(ws)
+    code, shown = cli(ws, "show", RUN)
+    assert shown["run"]["unverified"] is None
+    names = ("commit_exists", "commit_on_branch", "files_match_diff")
+    git_gates = [g for g in shown["run"]["gates"] if g["name"] in names]
+    assert [g["status"] for g in git_gates] == ["passed"] * 3, git_gates
+    code, approved = cli(ws, "approve", RUN)
+    assert code == 0 and approved["merge"]["done"] == "fast_forward", approved
+    assert run_git(bare, "rev-parse", "main") == run_git(bare, "rev-parse", "jarvis-retry-counter")
