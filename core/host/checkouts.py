@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+import queue
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 from core.contracts.completion import extract_completion
 from core.contracts.risk_gate import PATCH_CAP
 from core.criteria.run_criteria import checkout_dir
-from core.host.config import HostConfig
+from core.host.config import HostConfig, RepoConfig
 from core.lifecycle import RunState
 from core.repos import records
 from core.repos.claims import ClaimCheck, check_claims
@@ -45,47 +47,116 @@ def base_branch_of(run: Row) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def prepare_checkout(
-    store: SqliteStore, config: HostConfig, workspace_root: Path, run: Row
-) -> tuple[Path, Worktree | None]:
-    """The run's checkout, made ready for this attempt: a worktree, or an empty folder.
+@dataclass(frozen=True)
+class CheckoutJob:
+    """A worktree to make for a run's attempt: everything the git work needs, read beforehand,
+    so it can run on a thread of its own (a worktree of a large repository takes seconds)."""
 
-    Raises:
-        WorktreeRefused: the worktree cannot be made (the sentence says why).
-    """
-    run_id = str(run["run_id"])
-    checkout = checkout_dir(workspace_root, run_id)
+    run_id: str
+    attempt: int
+    name: str
+    repo: RepoConfig
+    branch: str
+    base_ref: str
+    intent: str
+    live: frozenset[str]
+
+
+def checkout_job(store: SqliteStore, config: HostConfig, run: Row) -> CheckoutJob | None:
+    """The worktree the run's attempt needs; None when its repository is not configured."""
     name = str(run.get("dispatch_repo") or "")
     repo = config.repos.get(name)
     if repo is None:
-        checkout.mkdir(parents=True, exist_ok=True)
-        return checkout, None
-    repo_dir = repository(
-        name, repo.resolved_path(workspace_root), repo.url, repo.source_dir(workspace_root, name)
-    )
-    attempt = int(run["retry_count"]) + 1
-    live = {
+        return None
+    run_id = str(run["run_id"])
+    live = frozenset(
         r["run_id"]
         for r in store.rows(
             f"SELECT run_id FROM runs WHERE state IN ({', '.join('?' for _ in LIVE)}) "
             "AND run_id != ?",
             [*LIVE, run_id],
         )
-    }
-    worktree = prepare(
-        repo_dir,
-        name=name,
+    )
+    return CheckoutJob(
         run_id=run_id,
-        attempt=attempt,
-        checkout=checkout,
-        branch=str(run.get("dispatch_branch") or f"jarvis/{run_id}"),
+        attempt=int(run["retry_count"]) + 1,
+        name=name,
+        repo=repo,
+        branch=str(run.get("dispatch_branch") or f"jarvis-{run_id}"),
         base_ref=base_branch_of(run) or repo.base_ref,
         intent=str(run.get("context_intent") or "fresh"),
-        live_runs=live,
+        live=live,
     )
-    records.record_worktree(store, run_id, attempt, name, worktree, merge_mode=repo.merge,
-                            push_remote=repo.remote)  # fmt: skip
-    return checkout, worktree
+
+
+def make_worktree(workspace_root: Path, job: CheckoutJob) -> Worktree:
+    """Make the job's worktree (git only: no store, safe on any thread).
+
+    Raises:
+        WorktreeRefused: the worktree cannot be made (the sentence says why).
+    """
+    repo = job.repo
+    repo_dir = repository(
+        job.name,
+        repo.resolved_path(workspace_root),
+        repo.url,
+        repo.source_dir(workspace_root, job.name),
+    )
+    return prepare(
+        repo_dir,
+        name=job.name,
+        run_id=job.run_id,
+        attempt=job.attempt,
+        checkout=checkout_dir(workspace_root, job.run_id),
+        branch=job.branch,
+        base_ref=job.base_ref,
+        intent=job.intent,
+        live_runs=job.live,
+    )
+
+
+def record_made(store: SqliteStore, job: CheckoutJob, worktree: Worktree) -> None:
+    records.record_worktree(store, job.run_id, job.attempt, job.name, worktree,
+                            merge_mode=job.repo.merge, push_remote=job.repo.remote)  # fmt: skip
+
+
+class Preparer:
+    """Makes worktrees one at a time on a thread of its own, so the host's loop keeps ingesting
+    and supervising meanwhile. One at a time: git serialises work on one repository anyway,
+    and runs start in the order they were scheduled."""
+
+    def __init__(self, workspace_root: Path) -> None:
+        self.workspace_root = workspace_root
+        self._jobs: queue.SimpleQueue[CheckoutJob] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[tuple[CheckoutJob, Worktree | Exception]] = (
+            queue.SimpleQueue()
+        )
+        self._thread: threading.Thread | None = None
+
+    def submit(self, job: CheckoutJob) -> None:
+        if self._thread is None:
+            # A daemon: a host stopping does not wait for a checkout of a large repository;
+            # whatever git leaves half made, the run's next attempt clears.
+            self._thread = threading.Thread(target=self._work, name="worktrees", daemon=True)
+            self._thread.start()
+        self._jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                result: Worktree | Exception = make_worktree(self.workspace_root, job)
+            except Exception as exc:  # reported to the loop, which fails the run with it
+                result = exc
+            self._done.put((job, result))
+
+    def finished(self) -> list[tuple[CheckoutJob, Worktree | Exception]]:
+        out = []
+        while True:
+            try:
+                out.append(self._done.get_nowait())
+            except queue.Empty:
+                return out
 
 
 def check_completion(

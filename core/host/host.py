@@ -50,7 +50,7 @@ from core.host.workers import (
 from core.ipc.layout import IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
-from core.repos.worktrees import WorktreeRefused
+from core.repos.worktrees import Worktree
 from core.store.sqlite_store import SqliteStore
 from core.text import inert
 from core.workspace import Workspace, lane_problem
@@ -86,6 +86,10 @@ class Host:
         """The storage fault being waited out, if any (`core.host.faults`)."""
         self._next_sweep = 0.0
         self._catch_up_due = False
+        self._preparer = checkouts.Preparer(workspace.root)
+        self._preparing: dict[str, tuple[dict[str, Any], WorkerPaths]] = {}
+        """Runs whose worktree is being made, with what their worker will be given."""
+        self._ready: dict[str, tuple[checkouts.CheckoutJob, Worktree | Exception]] = {}
 
     # -- the host's own lifecycle ------------------------------------------------------------
 
@@ -215,6 +219,7 @@ class Host:
             self.sweep()
             checkouts.tidy(self.store, self.config, self.workspace.root)
             self._next_sweep = time.monotonic() + interval
+        self._take_prepared()
         self._reap()
         self._verify()
         self._schedule()
@@ -500,6 +505,8 @@ class Host:
         busy: dict[str, int] = {}
         for worker in self.workers.values():
             busy[worker.lane] = busy.get(worker.lane, 0) + 1
+        for run, _ in self._preparing.values():
+            busy[run["lane"]] = busy.get(run["lane"], 0) + 1
         queued = self.store.rows(
             "SELECT run_id, lane FROM runs WHERE state = ? ORDER BY updated_at, run_id LIMIT 200",
             [RunState.QUEUED.value],
@@ -533,13 +540,45 @@ class Host:
             log_dir=self.workspace.root / "logs" / run_id,
         )
         paths.progress_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            checkout, _ = checkouts.prepare_checkout(
-                self.store, self.config, self.workspace.root, run
-            )
-        except WorktreeRefused as exc:
-            record_failure(self.store, run_id, "start_failed", f"the worker did not start: {exc}")
-            return False
+        job = checkouts.checkout_job(self.store, self.config, run)
+        if job is not None:
+            # The worktree is made off the loop; the worker starts when it is ready.
+            self._preparing[run_id] = (run, paths)
+            self._preparer.submit(job)
+            return True
+        checkout = run_criteria.checkout_dir(self.workspace.root, run_id)
+        checkout.mkdir(parents=True, exist_ok=True)
+        return self._launch(run, paths, checkout)
+
+    def _take_prepared(self) -> None:
+        """Start the workers whose worktrees are ready; fail the runs whose could not be made.
+
+        A result stays in `_ready` until its effect is committed: a storage fault on the way
+        leaves it there for the next tick.
+        """
+        assert self.store is not None
+        for job, result in self._preparer.finished():
+            self._ready[job.run_id] = (job, result)
+        for run_id, (job, result) in list(self._ready.items()):
+            run, paths = self._preparing[run_id]
+            if isinstance(result, Exception):
+                why = str(result) or type(result).__name__
+                record_failure(self.store, run_id, "start_failed",
+                               f"the worker did not start: {why}")  # fmt: skip
+            else:
+                current = self.store.get_run(run_id)
+                running = current is not None and current["state"] == RunState.RUNNING.value
+                # Already launched when a storage fault interrupted this after the start.
+                if current is not None and running and run_id not in self.workers:
+                    checkouts.record_made(self.store, job, result)
+                    self._launch(current, paths, result.path)
+                # else: cancelled while its worktree was made; the worktree waits for tidying
+            del self._ready[run_id]
+            del self._preparing[run_id]
+
+    def _launch(self, run: dict[str, Any], paths: WorkerPaths, checkout: Path) -> bool:
+        assert self.store is not None
+        run_id, lane = str(run["run_id"]), str(run["lane"])
         env = worker_env(
             os.environ,
             run_id=run_id,
@@ -654,6 +693,17 @@ class Host:
 
     def _shutdown(self) -> None:
         """Tell every worker to stop, give them the grace period, then end their runs."""
+        if self.store is not None:
+            for run_id in list(self._preparing):
+                try:
+                    record_failure(self.store, run_id, "host_shutdown",
+                                   "the host shut down while this run's worktree was being "
+                                   "made")  # fmt: skip
+                except Exception as exc:
+                    if io_fault(exc) is None:
+                        raise
+                    # The run stays running in the store; the next host settles it.
+                self._preparing.pop(run_id, None)
         verifier = self._verifier
         if verifier is not None:
             # `stopping` is set: its command or pattern search is being killed; a verifier

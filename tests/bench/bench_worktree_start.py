@@ -5,10 +5,10 @@ Run on demand (not part of the test suite); takes about a minute:
 
     .venv/bin/python tests/bench/bench_worktree_start.py [--runs 40] [--files 10000]
 
-For each configuration a real host runs with a high concurrency, so no run waits for a lane;
-runs are dispatched one at a time, each once the previous one's worker has started, and the
-latency is the store's own record: the run's ``created`` journal row to its ``worker`` row
-(host notices the run, makes the checkout, starts the process). Ratios are ours / baseline (how
+For each configuration a real host runs; runs are dispatched one at a time, each once the
+previous one has ended its attempt (so no other run's git work competes), and the latency is
+the store's own record: the run's ``created`` journal row to its ``worker`` row (the host
+notices the run, makes the checkout, starts the process). Ratios are ours / baseline (how
 many times longer a worktree start takes).
 """
 
@@ -108,18 +108,25 @@ def latencies(repo: Path | None, runs: int) -> list[float]:
             doc.pop("request_id", None)
             submit_dispatch(store, doc, source_lane="main", target_lane=LANE, actor="bench")
             deadline = time.monotonic() + 120
+            latency: float | None = None
             while True:
-                rows = conn.execute(
-                    "SELECT kind, at FROM journal WHERE run_id = ? AND kind IN "
-                    "('created', 'worker')",
-                    [run_id],
-                ).fetchall()
-                times = dict(rows)
-                if "worker" in times:
-                    found.append(stamp(times["worker"]) - stamp(times["created"]))
-                    break
+                if latency is None:
+                    rows = conn.execute(
+                        "SELECT kind, at FROM journal WHERE run_id = ? AND kind IN "
+                        "('created', 'worker')",
+                        [run_id],
+                    ).fetchall()
+                    times = dict(rows)
+                    if "worker" in times:
+                        latency = stamp(times["worker"]) - stamp(times["created"])
+                (state,) = conn.execute(
+                    "SELECT state FROM runs WHERE run_id = ?", [run_id]
+                ).fetchone()
+                if latency is not None and state != "running":
+                    found.append(latency)
+                    break  # the next run starts on a quiet host: no other run's git work
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"{run_id} did not start")
+                    raise RuntimeError(f"{run_id} did not end its attempt")
                 time.sleep(0.005)
     finally:
         conn.close()

@@ -367,3 +367,25 @@ def test_two_operators_approving_at_once_get_one_merge_and_one_refusal(
     assert refused["refusal"]["code"] == "illegal_transition"
     assert len(journal_rows(conn, "r1", "merge")) == 1
     assert len(rows(conn, "SELECT 1 FROM audit WHERE run_id = 'r1' AND action = 'approve'")) == 1
+
+
+def test_the_host_works_on_while_a_worktree_is_being_made(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path, tmp_path: Path
+) -> None:
+    # A hook holds `git worktree add` for r1 until the test lets it go: meanwhile another run
+    # (its repository not configured) is started, supervised and gated to its end.
+    inside, release = tmp_path / "inside", tmp_path / "release"
+    hook = origin / ".git" / "hooks" / "post-checkout"
+    hook.write_text(
+        f'#!/bin/sh\ntouch "{inside}"\nwhile [ ! -e "{release}" ]; do sleep 0.05; done\n'
+    )
+    hook.chmod(0o755)
+    configure(ws, origin, concurrency=2)
+    enqueue(store, "r1")
+    with running_host(ws) as host:
+        wait_until(inside.exists, WAIT, "git to be inside r1's worktree add", host.log)
+        enqueue(store, "r2", repo="acme-labs/elsewhere")
+        wait_for_states(conn, {"r2": "review_requested", "r1": "running"}, WAIT, host=host)
+        assert run_row(conn, "r1")["worker_pid"] is None  # its worker waits for the worktree
+        release.touch()
+        wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
