@@ -54,6 +54,7 @@ DECK = {
     # The demo's projects are real repositories: some workers lie about what they committed,
     # and the git gates show the evidence.
     "lie_files": 1, "lie_unclaimed": 1, "lie_commit": 1, "stale_commit": 1, "uncommitted": 1,
+    "leak_secret": 1,
 }  # fmt: skip
 SOURCES = ("main", "main", "main", "main", "andy-developer")
 DEFAULT_INTERVAL_S = 1.5

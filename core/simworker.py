@@ -14,7 +14,8 @@ When its checkout (``JARVIS_CHECKOUT``) is a git repository, it really edits the
 commits them on its branch, and its completion cites that commit. Some scenarios then lie, for
 the git gates to catch: ``lie_files`` claims a file it did not touch, ``lie_unclaimed`` changes
 a file it does not claim, ``lie_commit`` cites a commit that does not exist, ``stale_commit``
-cites its first commit after making a second, and ``uncommitted`` leaves a change uncommitted.
+cites its first commit after making a second, ``uncommitted`` leaves a change uncommitted, and
+``leak_secret`` commits an access key.
 
 Environment (see docs/ipc.md): ``JARVIS_RUN_ID``, ``JARVIS_LANE``, ``JARVIS_DISPATCH``,
 ``JARVIS_PROGRESS_DIR``, ``JARVIS_STEER_FILE`` and ``JARVIS_ACK_FILE`` are required;
@@ -63,9 +64,15 @@ SCENARIOS = (
     "lie_commit",
     "stale_commit",
     "uncommitted",
+    "leak_secret",
 )
-#: Scenarios whose completion lies about the repository; the git gates catch each.
-LIES = frozenset({"lie_files", "lie_unclaimed", "lie_commit", "stale_commit", "uncommitted"})
+#: Scenarios whose completion lies about the repository (or whose commit leaks a key); the git
+#: gates catch each.
+LIES = frozenset(
+    {"lie_files", "lie_unclaimed", "lie_commit", "stale_commit", "uncommitted", "leak_secret"}
+)
+#: AWS's documented example key: what a careless worker's commit leaks in ``leak_secret``.
+EXAMPLE_AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 #: Who the simulated worker's commits are by.
 SIM_IDENTITY = {
     "GIT_AUTHOR_NAME": "Jarvis simulated worker",
@@ -555,6 +562,12 @@ def commit_work(
         touched.append(extra)
         note = f"changed {extra} without claiming it"
     write_checkout(str(repo), {"files_changed": touched}, task)
+    if scenario == "leak_secret":
+        settings = "config/settings.py"
+        (repo / "config").mkdir(exist_ok=True)
+        (repo / settings).write_text(f'AWS_ACCESS_KEY_ID = "{EXAMPLE_AWS_KEY}"\n')
+        claimed.append(settings)
+        note = f"committed an access key in {settings}"
     sha = _commit(repo, f"{_clip(task.text, 60)}\n\nRun {task.run_id}.")
     if scenario == "stale_commit":
         (repo / f".{task.keyword}-followup").write_text(f"follow-up for {task.run_id}\n")

@@ -6,7 +6,8 @@ Three gates follow the completion's own (docs/contracts.md):
 - ``commit_on_branch`` — that commit is the head of the run's branch, and the worktree holds
   nothing uncommitted (the gate lists what it holds);
 - ``files_match_diff`` — ``files_changed`` is exactly the set of files that differ between the
-  merge base (of the base and the commit) and the commit.
+  merge base (of the base and the commit) and the commit;
+- ``secrets_in_diff`` — the lines that change adds hold no secret.
 
 A checkout with no repository in it cannot be checked: its gates say "not checked: no
 repository" and carry the status ``not_checked``, never ``passed``. Whether such a run may still
@@ -22,11 +23,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from core.repos.git import GitError, git, resolve_commit, split_z, toplevel
-from core.repos.patches import PATCH_OPTIONS
+from core.repos.patches import PATCH_OPTIONS, read_patch
 
 _SHA = re.compile(r"[0-9a-fA-F]{6,40}")
 
-GIT_GATES = ("commit_exists", "commit_on_branch", "files_match_diff")
+GIT_GATES = ("commit_exists", "commit_on_branch", "files_match_diff", "secrets_in_diff")
 """The git gates, in the order the gate panel shows them (after the completion's own)."""
 
 Status = Literal["passed", "failed", "not_checked"]
@@ -263,17 +264,15 @@ def _check(
 
     base = _base_for(repo, base_commit, bases)
     if base is None:
-        gates.append(
-            GitGate(
-                "files_match_diff", "not_checked", "not checked: no base branch to compare with"
+        for name in ("files_match_diff", "secrets_in_diff"):
+            gates.append(
+                GitGate(name, "not_checked", "not checked: no base branch to compare with")
             )
-        )
         return ClaimCheck(gates, repo, sha)
     merge_base = git(["merge-base", base, sha], cwd=repo, check=False).out.strip() or None
     if merge_base is None:
-        gates.append(
-            GitGate("files_match_diff", "failed", f"{sha[:12]} shares no history with the base")
-        )
+        for name in ("files_match_diff", "secrets_in_diff"):
+            gates.append(GitGate(name, "failed", f"{sha[:12]} shares no history with the base"))
         return ClaimCheck(gates, repo, sha)
     files = changes_between(repo, merge_base, sha)
     changed = {f.path for f in files}
@@ -295,4 +294,26 @@ def _check(
                 f"{len(changed)} file(s), as claimed, since {merge_base[:12]}",
             )
         )
+    gates.append(_secrets_gate(repo, merge_base, sha, len(files)))
     return ClaimCheck(gates, repo, sha, merge_base, files)
+
+
+def _secrets_gate(repo: Path, base: str, head: str, count: int) -> GitGate:
+    """Whether the lines the change adds hold a secret (the worker's own output is scanned
+    apart): a key committed to a branch is leaked however the completion reads."""
+    # Here, not at the top: approving a run imports this module, and the console imports the
+    # approval at start; the scanners' tables and pydantic cost its first paint.
+    from core.contracts.diffparse import parse_diff
+    from core.contracts.risk_gate import PATCH_CAP
+    from core.contracts.secrets_scan import scan_diff
+
+    patch, too_large = read_patch(repo, base, head, PATCH_CAP)
+    if too_large:
+        return GitGate("secrets_in_diff", "failed",
+                       f"the diff is over {PATCH_CAP:,} bytes, so it was not scanned")  # fmt: skip
+    findings = scan_diff(parse_diff(patch))
+    if not findings:
+        return GitGate("secrets_in_diff", "passed", f"no secret in the lines {count} file(s) add")
+    shown = "; ".join(f"{f.kind} in {f.path} line {f.line}" for f in findings[:3])
+    more = f" and {len(findings) - 3} more" if len(findings) > 3 else ""
+    return GitGate("secrets_in_diff", "failed", f"{shown}{more} (masked wherever shown)")

@@ -43,7 +43,7 @@ from tests.processes import HANG_GUARD_S
 
 pytestmark = pytest.mark.slow
 
-GATE_COUNT = 12  # the completion's nine, then the three git gates
+GATE_COUNT = 13  # the completion's nine, then the four git gates
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
 #: (scenario, lane) for the fleet test: every scenario, several lanes, two runs on most lanes.

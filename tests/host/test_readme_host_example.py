@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from core.repos.claims import GIT_GATES
 from tests.gitrepo import make_repo, run_git
 from tests.host.hostkit import cli, run_row, running_host, wait_until
 
@@ -95,9 +96,8 @@ def test_the_readme_real_repository_example_merges_on_approve(ws: Path, tmp_path
     assert _state(ws) == "review_requested", _describe(ws)
     code, shown = cli(ws, "show", RUN)
     assert shown["run"]["unverified"] is None
-    names = ("commit_exists", "commit_on_branch", "files_match_diff")
-    git_gates = [g for g in shown["run"]["gates"] if g["name"] in names]
-    assert [g["status"] for g in git_gates] == ["passed"] * 3, git_gates
+    git_gates = [g for g in shown["run"]["gates"] if g["name"] in GIT_GATES]
+    assert [g["status"] for g in git_gates] == ["passed"] * len(GIT_GATES), git_gates
     code, approved = cli(ws, "approve", RUN)
     assert code == 0 and approved["merge"]["done"] == "fast_forward", approved
     assert run_git(bare, "rev-parse", "main") == run_git(bare, "rev-parse", "jarvis-retry-counter")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.intake import submit_dispatch
+from core.repos.claims import GIT_GATES
 from core.run_views import table_rows
 from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import dispatch_doc
@@ -97,10 +98,9 @@ def test_an_honest_worker_reaches_review_on_its_own_worktree(
     with running_host(ws) as host:
         wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
     found = gates(conn, "r1")
-    assert len(found) == COMPLETION_GATES + 3
-    git_gates = {k: v for k, v in found.items() if k in ("commit_exists", "commit_on_branch",
-                                                            "files_match_diff")}  # fmt: skip
-    assert [v[0] for v in git_gates.values()] == ["passed"] * 3, found
+    assert len(found) == COMPLETION_GATES + len(GIT_GATES)
+    git_gates = {k: v for k, v in found.items() if k in GIT_GATES}
+    assert [v[0] for v in git_gates.values()] == ["passed"] * len(GIT_GATES), found
     checkout = ws / "checkouts" / "r1"
     tip = run_git(origin, "rev-parse", "jarvis-r1")
     assert run_git(checkout, "rev-parse", "HEAD") == tip
@@ -123,6 +123,7 @@ LIES = {
     "lie_commit": ("commit_exists", "names no commit in the repository"),
     "stale_commit": ("commit_on_branch", "the head of jarvis-"),
     "uncommitted": ("commit_on_branch", "path(s) are uncommitted:"),
+    "leak_secret": ("secrets_in_diff", "AWS access key id in config/settings.py line 1"),
 }
 
 
@@ -145,9 +146,12 @@ def test_each_lie_fails_on_its_gate_with_evidence_two_runs_at_once(
         assert gate in run_row(conn, run_id)["state_reason"]
         # Each lie is caught by git alone: the completion's own gates all pass.
         assert all(v[1] for k, v in found.items() if k not in LIES_GATES), (scenario, found)
+    # The key the worker committed is in no gate, no reason and no journal row.
+    assert not rows(conn, "SELECT 1 FROM gate_results WHERE detail LIKE '%AKIAIOSFODNN7%'")
+    assert not rows(conn, "SELECT 1 FROM journal WHERE payload LIKE '%AKIAIOSFODNN7%'")
 
 
-LIES_GATES = {"commit_exists", "commit_on_branch", "files_match_diff"}
+LIES_GATES = set(GIT_GATES)
 
 
 def test_a_run_without_a_configured_repository_is_unverified_not_passed(
@@ -164,13 +168,15 @@ def test_a_run_without_a_configured_repository_is_unverified_not_passed(
     code, shown = cli(ws, "show", "r1")
     assert code == 0 and shown["run"]["unverified"] == "no repository in the run's checkout"
     git_gates = [g for g in shown["run"]["gates"] if g["name"] in LIES_GATES]
-    assert [(g["status"], g["passed"]) for g in git_gates] == [("not_checked", False)] * 3
+    assert [(g["status"], g["passed"]) for g in git_gates] == [("not_checked", False)] * len(
+        GIT_GATES
+    )
     code, listed = cli(ws, "runs")
     (run,) = listed["runs"]
     assert run["unverified"] == "no repository in the run's checkout"
     # The console's run table counts them apart: nothing failed, three not checked.
     (row,) = table_rows(store, ["r1"])
-    assert row["gates"] == {"passed": 9, "total": 12, "not_checked": 3}
+    assert row["gates"] == {"passed": 9, "total": 13, "not_checked": 4}
 
 
 def test_the_workspace_may_refuse_review_without_a_repository(

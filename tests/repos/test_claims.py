@@ -126,7 +126,7 @@ def test_no_base_to_compare_with_is_not_checked(tmp_path: Path) -> None:
 def test_no_repository_is_not_checked_never_passed(tmp_path: Path) -> None:
     (tmp_path / "checkout").mkdir()
     check = check_claims(tmp_path / "checkout", {"commit_sha": "abc1234"}, branch="x")
-    assert [g.status for g in check.gates] == ["not_checked"] * 3
+    assert [g.status for g in check.gates] == ["not_checked"] * len(GIT_GATES)
     assert not any(g.passed for g in check.gates)
     assert check.unchecked
     assert check.gates[0].detail == "not checked: no repository in the run's checkout"
@@ -150,7 +150,7 @@ def test_the_one_repository_a_worker_cloned_inside_its_checkout_is_found(tmp_pat
 
 def test_no_parseable_completion_is_not_evaluated(repo: Path) -> None:
     check = check_claims(repo, None, branch="work")
-    assert [g.status for g in check.gates] == ["failed"] * 3
+    assert [g.status for g in check.gates] == ["failed"] * len(GIT_GATES)
     assert all("not evaluated" in g.detail for g in check.gates)
 
 
@@ -165,3 +165,28 @@ def test_an_option_looking_sha_is_not_read_as_an_option(repo: Path, tmp_path: Pa
 def test_a_name_that_resolves_is_still_no_commit_sha(repo: Path, name: str) -> None:
     check = check_claims(repo, claims(repo, commit_sha=name), branch="work", bases=["main"])
     assert gates(check)["commit_exists"] == ("failed", f"{name!r} is not a commit sha")
+
+
+def test_a_secret_the_change_adds_fails_and_is_never_quoted(repo: Path) -> None:
+    key = "AKIAIOSFODNN7EXAMPLE"
+    sha = commit(repo, {"config/settings.py": f'AWS_ACCESS_KEY_ID = "{key}"\n'})
+    files = ["src/app.py", "tests/test_app.py", "config/settings.py"]
+    check = check_claims(repo, claims(repo, commit_sha=sha, files_changed=files), branch="work",
+                         bases=["main"])  # fmt: skip
+    status, detail = gates(check)["secrets_in_diff"]
+    assert status == "failed"
+    assert detail.startswith("AWS access key id in config/settings.py line 1")
+    assert key not in detail
+    assert gates(check)["files_match_diff"][0] == "passed"
+
+
+def test_a_secret_the_change_removes_is_not_a_finding(repo: Path) -> None:
+    run_git(repo, "switch", "--quiet", "main")
+    commit(repo, {"old.py": 'KEY = "AKIAIOSFODNN7EXAMPLE"\n'})
+    run_git(repo, "switch", "--quiet", "work")
+    run_git(repo, "merge", "--quiet", "--no-edit", "main")
+    sha = commit(repo, {"old.py": None})
+    files = ["src/app.py", "tests/test_app.py"]
+    check = check_claims(repo, claims(repo, commit_sha=sha, files_changed=files), branch="work",
+                         bases=["main"])  # fmt: skip
+    assert gates(check)["secrets_in_diff"][0] == "passed"
