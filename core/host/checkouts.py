@@ -25,7 +25,7 @@ from core.repos import records
 from core.repos.claims import ClaimCheck, check_claims
 from core.repos.git import GitError, git, resolve_commit
 from core.repos.patches import read_patch
-from core.repos.worktrees import Worktree, prepare, remove, repository
+from core.repos.worktrees import Worktree, prepare, refresh, remove, repository
 from core.store.sqlite_store import Row, SqliteStore
 
 log = logging.getLogger("jarvis.host")
@@ -102,6 +102,11 @@ def make_worktree(workspace_root: Path, job: CheckoutJob) -> Worktree:
         repo.url,
         repo.source_dir(workspace_root, job.name),
     )
+    if repo.url is not None:
+        # A clone follows its origin: the run starts from the base as it is there now.
+        why = refresh(repo_dir, job.base_ref)
+        if why:
+            log.warning("repository %s: %s stays where it was: %s", job.name, job.base_ref, why)
     return prepare(
         repo_dir,
         name=job.name,

@@ -52,6 +52,17 @@ class Worktree:
     start_commit: str
 
 
+def refresh(clone: Path, base: str) -> str | None:
+    """Bring a clone's ``base`` up to its origin's (fast-forward only); why not, or None.
+
+    A clone made from a URL would otherwise start every run from the commit it was cloned at.
+    A base that Jarvis merged into and did not push has moved on from the origin's: it stays.
+    """
+    result = git(["fetch", "--quiet", "origin", f"refs/heads/{base}:refs/heads/{base}"],
+                 cwd=clone, check=False, timeout=CLONE_TIMEOUT_S)  # fmt: skip
+    return None if result.code == 0 else " ".join(result.err.split())[:300] or "fetch failed"
+
+
 def repository(name: str, path: Path | None, url: str | None, clone_to: Path) -> Path:
     """The repository for ``name``: its configured path, or its clone at ``clone_to`` (made on
     first use).

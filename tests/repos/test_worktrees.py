@@ -11,6 +11,7 @@ from core.repos.worktrees import (
     WorktreeRefused,
     list_worktrees,
     prepare,
+    refresh,
     remove,
     repository,
 )
@@ -205,3 +206,18 @@ def test_a_path_that_is_not_a_repository_is_refused(tmp_path: Path) -> None:
 def test_a_folder_inside_a_repository_is_not_that_repository(origin: Path) -> None:
     with pytest.raises(WorktreeRefused, match="is a folder inside .*, not the top of a repository"):
         repository("acme/app", origin / "src", None, origin.parent / "clone")
+
+
+def test_a_clone_follows_its_origin_base_fast_forward_only(tmp_path: Path, origin: Path) -> None:
+    clone = repository("acme/app", None, f"file://{origin}", tmp_path / "clone")
+    later = commit(origin, {"later.txt": "x\n"})
+    assert refresh(clone, "main") is None
+    assert run_git(clone, "rev-parse", "main") == later
+    # A base moved on here (merged, not pushed) is not thrown away by a fetch.
+    scratch = tmp_path / "scratch"
+    run_git(clone, "worktree", "add", "--quiet", str(scratch), "main")
+    mine = commit(scratch, {"mine.txt": "x\n"})
+    run_git(clone, "worktree", "remove", str(scratch))
+    commit(origin, {"theirs.txt": "x\n"})
+    assert refresh(clone, "main") is not None
+    assert run_git(clone, "rev-parse", "main") == mine
