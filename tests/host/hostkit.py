@@ -89,9 +89,10 @@ class HostProcess:
         interval: str = FAST_INTERVAL,
         log_name: str = "host.log",
         extra_args: Sequence[str] = (),
+        log_dir: Path | None = None,
     ) -> None:
         self.ws = ws
-        self.log_path = ws.parent / f"{ws.name}-{log_name}"
+        self.log_path = (log_dir or ws.parent) / f"{ws.name}-{log_name}"
         env = dict(os.environ)
         env.pop("JARVIS_POLL", None)  # the mode is the test's choice, not the environment's
         env["JARVIS_SIM_INTERVAL_MS"] = interval

@@ -121,7 +121,10 @@ def test_a_full_disk_is_waited_out_and_every_event_ingested_once(small_disk: Pat
     dispatch(store, RUN)
     store.close()
 
-    host = HostProcess(ws)
+    # The host's log lives off the small disk: on it, the line saying the disk is full could
+    # not be written whenever the log's last page had no room left.
+    logs = small_disk.parent
+    host = HostProcess(ws, log_dir=logs)
     try:
         host.wait_started()
         # Round 1: the disk fills while files wait; the host waits too, then takes them in.
@@ -158,7 +161,7 @@ def test_a_full_disk_is_waited_out_and_every_event_ingested_once(small_disk: Pat
         host.stop()
 
     filler.unlink()
-    again = HostProcess(ws, log_name="host-2.log")
+    again = HostProcess(ws, log_name="host-2.log", log_dir=logs)
     try:
         again.wait_started()
         everything = list(range(1, FIRST + SECOND + 1))
