@@ -154,6 +154,8 @@ class CriterionResult(BaseModel):
     passed: bool
     output: str
     duration_ms: Annotated[int, Field(ge=0)] | None = None
+    not_checked: bool = False
+    """Ours: the criterion was not run (a command with no repository to run it in)."""
 
 
 class VerificationResults(BaseModel):

@@ -141,6 +141,9 @@ class VerifyPolicy:
         default_factory=lambda: DEFAULT_SUBCOMMANDS, hash=False
     )
     """Tools allowed only with one of these first arguments (see the module docstring)."""
+    unchecked_may_pass: bool = True
+    """Whether a command criterion not run, because the checkout holds no repository, lets the
+    run through (marked unverified); ``[git] unverified_may_review``."""
 
 
 DEFAULT_POLICY: Final = VerifyPolicy()

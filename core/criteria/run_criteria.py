@@ -225,12 +225,19 @@ def verify_run(
     command's process group); a cancelled verification comes back marked ``cancelled``.
     """
     from core.criteria.verify import verify_all
+    from core.repos.claims import find_repository
 
     checkout = checkout_dir(workspace_root, str(run["run_id"]))
     checkout.mkdir(parents=True, exist_ok=True)
     clock = now or (lambda: datetime.fromisoformat(store.now()))
     return verify_all(
-        criteria_of(run), checkout, policy_for(run, policy), now=clock, supervision=supervision
+        criteria_of(run),
+        checkout,
+        policy_for(run, policy),
+        now=clock,
+        supervision=supervision,
+        # Tests or a linter run in a folder with no code would fail, or pass, for nothing.
+        has_repository=find_repository(checkout) is not None,
     )
 
 
@@ -252,10 +259,13 @@ def leftover_command_groups(store: SqliteStore) -> list[tuple[str, int]]:
 
 
 def _failing(verification: Verification) -> list[str]:
+    lenient = verification.unchecked_may_pass
     return [
         str(o.criterion.get("description") or o.criterion.get("type"))
         for o in verification.outcomes
-        if not o.passed and o.status != "needs_approval"
+        if not o.passed
+        and o.status != "needs_approval"
+        and not (o.status == "not_checked" and lenient)
     ]
 
 
@@ -283,6 +293,11 @@ def record(
         "failed": failing,
         "pending_approval": verification.pending_approval,
     }
+    if verification.unchecked:
+        # Not run for want of a repository: said wherever the run is shown.
+        tx.touch_run(run_id, changes={"unverified": "no repository in the run's checkout"},
+                     kind="verification", payload={"status": "not_checked",
+                     "count": len(verification.unchecked)}, actor=HOST)  # fmt: skip
     if not decide or current["state"] != RunState.RUNNING.value:
         tx.touch_run(run_id, changes={}, kind="verification",
                      payload={"status": "recorded", **summary}, actor=HOST)  # fmt: skip

@@ -89,7 +89,9 @@ PATTERN_MARGIN: Final = 8192
 cut to be seen whole (an RSA private key block is about 3 KB) before the text is cut."""
 _EXCERPT: Final = 200
 
-Status = Literal["passed", "failed", "timed_out", "error", "needs_approval"]
+Status = Literal["passed", "failed", "timed_out", "error", "needs_approval", "not_checked"]
+#: Why a command criterion was not run: nothing in the checkout to run it on.
+NO_REPOSITORY = "not checked: no repository in the run's checkout"
 CommandCriterion = TestPass | CommandSuccess | NoLintErrors
 FileCriterion = ContentMatch | ChangelogUpdated | BacklogUpdated
 Model = FileExists | FileCriterion | CommandCriterion
@@ -132,10 +134,21 @@ class Verification:
     cancelled: bool = False
     """Stopped before the end (the host is shutting down): the outcomes decide nothing."""
 
+    unchecked_may_pass: bool = True
+    """Whether criteria not checked (no repository) let the verification pass."""
+
+    @property
+    def unchecked(self) -> list[CriterionOutcome]:
+        return [o for o in self.outcomes if o.status == "not_checked"]
+
     @property
     def passed(self) -> bool:
-        """Every criterion passed and nothing waits for approval."""
-        return not self.pending_approval and all(o.passed for o in self.outcomes)
+        """Every criterion passed (or, by the policy, was not checked) and nothing waits for
+        approval. A criterion not checked is never itself reported as passed."""
+        return not self.pending_approval and all(
+            o.passed or (o.status == "not_checked" and self.unchecked_may_pass)
+            for o in self.outcomes
+        )
 
     def results(self, verified_at: datetime | None = None) -> dict[str, Any]:
         """The dispatch record's ``verification_results`` (validated, JSON-ready)."""
@@ -148,6 +161,7 @@ class Verification:
                     "passed": o.passed,
                     "output": o.output,
                     "duration_ms": o.duration_ms,
+                    **({"not_checked": True} if o.status == "not_checked" else {}),
                 }
                 for o in self.outcomes
             ],
@@ -429,14 +443,28 @@ def verify_criterion(
     )
 
 
+def _not_run(criterion: Mapping[str, Any] | Model) -> CriterionOutcome | None:
+    """The outcome of a command criterion in a checkout with no repository: not run."""
+    model = _parse(criterion)
+    if not isinstance(model, CommandCriterion):
+        return None
+    return CriterionOutcome(_shown(criterion), "not_checked", False, NO_REPOSITORY, 0)
+
+
 def verify_all(
     criteria: Sequence[Mapping[str, Any] | Model],
     repo: Path,
     policy: VerifyPolicy = DEFAULT_POLICY,
     now: Callable[[], datetime] = _utc_now,
     supervision: Supervision | None = None,
+    *,
+    has_repository: bool = True,
 ) -> Verification:
     """Check every criterion in order; the result says which wait for approval.
+
+    Args:
+        has_repository: whether ``repo`` holds a repository; when it does not, the commands of
+            command criteria (tests, lint, builds) are not run in it: they are "not checked".
 
     When ``supervision`` is cancelled, stops at once and returns a `Verification` marked
     ``cancelled`` (the criterion that was stopped is not judged).
@@ -446,7 +474,8 @@ def verify_all(
     for criterion in criteria:
         if cancel is not None and cancel.is_set():
             return Verification(outcomes=outcomes, verified_at=now(), cancelled=True)
-        outcomes.append(verify_criterion(criterion, repo, policy, supervision))
+        not_run = None if has_repository else _not_run(criterion)
+        outcomes.append(not_run or verify_criterion(criterion, repo, policy, supervision))
     if cancel is not None and cancel.is_set():
         return Verification(outcomes=outcomes[:-1], verified_at=now(), cancelled=True)
     pending: list[str] = []
@@ -454,4 +483,9 @@ def verify_all(
         key = outcome.command_key
         if outcome.status == "needs_approval" and key is not None and key not in pending:
             pending.append(key)
-    return Verification(outcomes=outcomes, pending_approval=pending, verified_at=now())
+    return Verification(
+        outcomes=outcomes,
+        pending_approval=pending,
+        verified_at=now(),
+        unchecked_may_pass=policy.unchecked_may_pass,
+    )

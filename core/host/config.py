@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -239,6 +240,11 @@ class HostConfig(BaseModel):
     )
     """Repositories by ``owner/name``."""
     git: GitConfig = Field(default_factory=GitConfig)
+
+    def verify_policy(self) -> VerifyPolicy:
+        """How acceptance criteria are verified: ``[criteria]``, and whether a command not
+        run for want of a repository lets a run through (``[git] unverified_may_review``)."""
+        return replace(self.criteria.policy(), unchecked_may_pass=self.git.unverified_may_review)
 
 
 class ConfigError(Exception):

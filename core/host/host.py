@@ -481,7 +481,7 @@ class Host:
                 ended=lambda _pgid: run_criteria.record_command_group(store, run_id, None),
             )
             result = run_criteria.verify_run(
-                store, self.workspace.root, run, self.config.criteria.policy(), supervision=watch
+                store, self.workspace.root, run, self.config.verify_policy(), supervision=watch
             )
             if result.cancelled:
                 log.info("verifying run %s stopped: the host is shutting down", run_id)

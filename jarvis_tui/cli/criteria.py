@@ -317,9 +317,15 @@ def _tail(output: str) -> str:
 def _print_results(run_id: str, results: Mapping[str, Any], run: Row | None) -> None:
     out = console()
     items = [r for r in results.get("criteria_results", []) if isinstance(r, Mapping)]
-    failed = [r for r in items if not r.get("passed") and not _waiting(r)]
+    failed = [r for r in items if not r.get("passed") and not _waiting(r)
+              and not r.get("not_checked")]  # fmt: skip
+    unchecked = [r for r in items if r.get("not_checked")]
     waiting = [r for r in items if _waiting(r)]
-    if results.get("passed"):
+    if results.get("passed") and unchecked:
+        passed = len(items) - len(unchecked)
+        note = f"{passed} passed, {len(unchecked)} not checked (no repository)"
+        out.print(verdict_line(True, f"verified {run_id}", note))
+    elif results.get("passed"):
         out.print(verdict_line(True, f"verified {run_id}", f"{len(items)} criteria passed"))
     else:
         parts = [f"{len(failed)} of {len(items)} failed"] if failed else []
@@ -336,6 +342,8 @@ def _print_results(run_id: str, results: Mapping[str, Any], run: Row | None) -> 
         criterion = criterion if isinstance(criterion, Mapping) else {}
         if item.get("passed"):
             mark = Text("✓", style="green")
+        elif item.get("not_checked"):
+            mark = Text("?", style="yellow")
         elif _waiting(item):
             mark = Text("…", style="yellow")
         else:
@@ -392,7 +400,7 @@ def verify(args: argparse.Namespace) -> int:
     with open_store(args, access="write") as store:
         root = store.path.parent
         try:
-            policy = load_config(root).criteria.policy()
+            policy = load_config(root).verify_policy()
         except ConfigError as exc:
             raise UsageError("config_unusable", str(exc)) from None
         refusal = _approve(store, args) if args.approve is not None else None

@@ -819,7 +819,7 @@ class MainScreen(Screen[None]):
         root = self.feed.db_path.parent
         problem: str | None = None
         try:
-            policy = load_config(root).criteria.policy()
+            policy = load_config(root).verify_policy()
         except (ConfigError, OSError) as exc:
             # The host would refuse such a file; verifying with the defaults (a smaller
             # allowlist: more commands wait for approval, none runs that would not) still

@@ -201,10 +201,13 @@ def _criteria_heading(text: Text, detail: dict[str, Any], verification: dict[str
         text.append(f"  {_VERIFICATION_STATES[state]}", style="bold yellow")
     elif verification:
         passed = sum(1 for r in results if r.get("passed"))
-        text.append(
-            f"  {passed} of {len(results)} passed",
-            style="green" if verification.get("passed") else "bold red",
-        )
+        unchecked = sum(1 for r in results if r.get("not_checked"))
+        style = "green" if verification.get("passed") else "bold red"
+        if verification.get("passed") and unchecked:
+            style = "yellow"  # through, but not everything was checked
+        text.append(f"  {passed} of {len(results)} passed", style=style)
+        if unchecked:
+            text.append(f", {unchecked} not checked", style="yellow")
     else:
         text.append("  not verified yet", style="dim")
     if verification:
@@ -221,6 +224,8 @@ def _criterion_row(
         mark, style, note = "…", "dim", "not verified yet"
     elif result.get("passed"):
         mark, style, note = "✓", "green", ""
+    elif result.get("not_checked"):
+        mark, style, note = "?", "yellow", "not checked"
     elif (command := criterion_command(criterion)) is not None and command.key in waiting:
         mark, style, note = "…", "bold yellow", "waits for approval"
     else:

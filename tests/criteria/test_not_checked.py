@@ -1,0 +1,36 @@
+"""Command criteria in a checkout with no repository are not run: "not checked", never passed,
+and by the workspace's policy either let the run through or fail it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.criteria.allowlist import VerifyPolicy
+from core.criteria.verify import NO_REPOSITORY, verify_all
+
+TESTS = {"type": "test_pass", "description": "tests pass", "command": ["pytest", "-q"]}
+EXISTS = {"type": "file_exists", "description": "notes", "path": "NOTES.md"}
+
+
+def test_commands_are_not_run_but_file_checks_are(tmp_path: Path) -> None:
+    (tmp_path / "NOTES.md").write_text("x\n")
+    done = verify_all([TESTS, EXISTS], tmp_path, has_repository=False)
+    tests, exists = done.outcomes
+    assert (tests.status, tests.passed, tests.output) == ("not_checked", False, NO_REPOSITORY)
+    assert tests.duration_ms == 0  # nothing ran
+    assert exists.status == "passed"
+    assert done.passed and done.unchecked == [tests]
+    (shown, _) = done.results()["criteria_results"]
+    assert shown == {"criterion": TESTS, "passed": False, "output": NO_REPOSITORY,
+                     "duration_ms": 0, "not_checked": True}  # fmt: skip
+
+
+def test_by_policy_a_criterion_not_checked_fails_the_verification(tmp_path: Path) -> None:
+    strict = VerifyPolicy(unchecked_may_pass=False)
+    done = verify_all([TESTS], tmp_path, strict, has_repository=False)
+    assert not done.passed
+
+
+def test_with_a_repository_the_command_runs(tmp_path: Path) -> None:
+    done = verify_all([{**TESTS, "command": ["true"]}], tmp_path, has_repository=True)
+    assert done.outcomes[0].status != "not_checked"
