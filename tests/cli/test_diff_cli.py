@@ -90,6 +90,9 @@ def test_show_json_carries_the_diff_size(ws: Path) -> None:
     assert run["diff_stat"] == {"files": 4, "additions": 68, "deletions": 2}
     none = jarvis("show", "r-running", "--json", "--workspace", ws).json()["run"]
     assert none["diff_stat"] is None
+    readable = jarvis("show", "r-review", "--workspace", ws).stdout
+    assert "  diff: 4 file(s) +68 -2  (jarvis diff r-review)" in readable
+    assert "diff:" not in jarvis("show", "r-running", "--workspace", ws).stdout
 
 
 def test_the_diff_is_read_from_the_repository_after_its_worktree_is_gone(
