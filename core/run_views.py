@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
 from core.store.sqlite_store import Row, SqliteStore
 
@@ -104,11 +105,25 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
         "WHERE run_id = ? ORDER BY attempt",
         [run_id],
     )
+    detail["diff_stat"] = diff_stat(store, run_id)
     detail["quarantined"] = quarantined_files(store, run_id=run_id, limit=REFUSALS_SHOWN)
     detail["quarantined_count"] = int(
         store.rows("SELECT COUNT(*) AS n FROM quarantined_files WHERE run_id = ?", [run_id])[0]["n"]
     )
     return detail
+
+
+def diff_stat(store: SqliteStore, run_id: str) -> dict[str, int] | None:
+    """The size of the run's diff as git showed it when its latest checked attempt's completion
+    was checked (``files``, ``additions``, ``deletions``), or None when no attempt's was."""
+    checked = latest_checked(store, run_id)
+    if not checked or checked.get("diff_files") is None:
+        return None
+    return {
+        "files": int(checked["diff_files"]),
+        "additions": int(checked.get("diff_additions") or 0),
+        "deletions": int(checked.get("diff_deletions") or 0),
+    }
 
 
 #: A run's refused files shown with it, newest first; a lane that floods one is counted.

@@ -53,6 +53,7 @@ class JarvisCommands(Provider):
                             severity="warning", markup=False),
                 )  # fmt: skip
         yield "Run: Details", "key enter", main.action_details
+        yield f"Run: Diff {run_id}", "key d", main.action_diff
         yield "View: Needs a human (attention)", "key !", main.action_attention
         for key, state in STATE_KEYS.items():
             label = state or "every state"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.host.launcher import host_status
 from core.run_views import (
@@ -24,6 +24,10 @@ from core.run_views import (
 )
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.run_model import search_text
+
+if TYPE_CHECKING:
+    from core.repos.claims import FileChange
+    from core.repos.diff import DiffRefusal, DiffSource, PatchPage
 
 #: More journal entries than this since the last read: re-read everything instead (a console
 #: that was suspended for a while catches up in one read, not thousands of small ones).
@@ -65,6 +69,20 @@ class RunView:
     """The run's newest journal entries, oldest first."""
     peers: list[dict[str, Any]] = field(default_factory=list)
     """Its failure fingerprints and how many other runs share each."""
+
+
+@dataclass
+class DiffOpening:
+    """What the diff screen shows first: where the run's diff is (or why there is none), its
+    files, those a gate's finding names, and the patch's first page."""
+
+    run_id: str
+    source: DiffSource | None
+    refusal: DiffRefusal | None
+    files: list[FileChange] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    """Paths of ``files`` named by a finding of the latest attempt's gates, in diff order."""
+    first: PatchPage | None = None
 
 
 def host_pid(workspace_root: Path) -> int | None:
@@ -150,6 +168,37 @@ class StoreFeed:
             )
         finally:
             store.close()
+
+    def diff_opening(self, run_id: str, *, page_lines: int) -> DiffOpening:
+        """Where ``run_id``'s diff is, its files and findings, and its first ``page_lines``
+        lines (git is read for those only); a refusal's sentence when there is none to show."""
+        # Imported here: the console's first paint does not need git.
+        from core.repos.diff import (
+            DiffRefusal,
+            diff_files,
+            finding_files,
+            patch_page,
+            run_diff_source,
+        )
+        from core.repos.git import GitError
+
+        store = self._open()
+        try:
+            found = run_diff_source(store, run_id)
+            detail = None if isinstance(found, DiffRefusal) else run_detail(store, run_id, events=0)
+        finally:
+            store.close()
+        if isinstance(found, DiffRefusal):
+            return DiffOpening(run_id, None, found)
+        gates = (detail or {}).get("gates") or []
+        try:
+            files = diff_files(found.repo, found.base, found.head)
+            first = patch_page(found.repo, found.base, found.head, 0, page_lines)
+        except GitError as exc:
+            refusal = DiffRefusal("no_diff", f"git could not read run {run_id}'s diff: {exc}")
+            return DiffOpening(run_id, None, refusal)
+        findings = finding_files(gates, [f.path for f in files])
+        return DiffOpening(run_id, found, None, files, findings, first)
 
     def all_journal(self, *, limit: int) -> list[dict[str, Any]]:
         """The newest journal entries of every run, oldest first."""

@@ -5,14 +5,17 @@ None bubbles: the screen that read the store is the one that applies the read.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.message import Message
 
 from core.criteria import run_criteria
 from core.operator_actions import ActionResult
-from jarvis_tui.feed import FeedRead, RunView
+from jarvis_tui.feed import DiffOpening, FeedRead, RunView
 from jarvis_tui.run_actions import PendingCommand
+
+if TYPE_CHECKING:
+    from core.repos.diff import PatchIndex, PatchSearch
 
 
 @dataclass
@@ -77,6 +80,48 @@ class CriteriaActed(Message):
     """Why ``jarvis.toml`` could not be used, when verification fell back to the default policy."""
     state_before: str | None = None
     """The run's state when the operator pressed the key (verifying only)."""
+
+
+@dataclass
+class DiffOpened(Message):
+    """A run's diff was found (its files, findings and first page), or why there is none."""
+
+    bubble: ClassVar[bool] = False
+
+    opening: DiffOpening
+
+
+@dataclass
+class DiffIndexed(Message):
+    """The diff's patch was counted: its length and where each file starts."""
+
+    bubble: ClassVar[bool] = False
+
+    index: PatchIndex
+
+
+@dataclass
+class DiffPageRead(Message):
+    """One page of the diff's patch was read."""
+
+    bubble: ClassVar[bool] = False
+
+    page: int
+    lines: list[str]
+    more: bool
+    """The patch goes on after this page."""
+
+
+@dataclass
+class DiffSearched(Message):
+    """A search of the whole patch finished; a newer search makes this one worthless."""
+
+    bubble: ClassVar[bool] = False
+
+    search: PatchSearch
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, DiffSearched)
 
 
 #: (tab id, panel id, label) for the folded layout.

@@ -75,6 +75,10 @@ _SEP = r"[ \t]*(?::=|=>|=(?!=)|:)[ \t]*"
 #: PEM private key markers; "BEGIN ... PRIVATE KEY" alone is reported even without a body.
 _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+#: The same markers, for text masked line by line (a patch read as a stream), where a key's
+#: body lines carry no marker of their own and only the lines around them say what they are.
+PEM_BEGIN: Final = _PEM_BEGIN
+PEM_END: Final = _PEM_END
 
 #: Ordered: when two rules cover overlapping text, the earlier (more specific) one is reported.
 #: Token rules have no word-boundary assertions on purpose: a token glued to other text is still

@@ -13,9 +13,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from core.contracts.errors import preview
 
@@ -111,6 +113,87 @@ def git(
         said = " ".join(done.stderr.split())[:ERROR_CHARS] or f"exit code {done.returncode}"
         raise GitError(f"`git {args[0]}` failed: {said}", done.returncode, said)
     return GitResult(done.returncode, done.stdout, done.stderr)
+
+
+def _not_started(cwd: Path, exc: OSError) -> GitError:
+    if isinstance(exc, FileNotFoundError) and exc.filename in ("git", None):
+        return GitError("git is not installed (no `git` on PATH).")
+    if isinstance(exc, FileNotFoundError | NotADirectoryError):
+        return GitError(f"{cwd} is not a folder.")
+    return GitError(f"git could not be started in {cwd}: {exc.strerror or exc}.")
+
+
+class GitStream:
+    """``git ARGS`` whose output is read as git writes it, for output too large to hold.
+
+    The environment is `git`'s. Nothing is read before the caller asks: git blocks on a full
+    pipe, so a reader that stops early has cost git only what it read plus a pipe's buffer.
+    `stop` ends git (SIGKILL: a read-only command holds no lock) and may be called at any time;
+    `finish`, once the output is read to its end, checks how git ended.
+
+    Raises:
+        GitError: git could not be started.
+    """
+
+    def __init__(self, args: Sequence[str], *, cwd: Path) -> None:
+        self.args = list(args)
+        # git's messages go to a file, not a pipe nobody reads while the output is: a pipe
+        # that fills would block git, and git would block the reader.
+        self._err: IO[bytes] = tempfile.TemporaryFile()
+        try:
+            self._proc = subprocess.Popen(
+                ["git", *args],
+                cwd=cwd,
+                env=git_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=self._err,
+            )
+        except OSError as exc:
+            self._err.close()
+            raise _not_started(cwd, exc) from None
+        assert self._proc.stdout is not None
+        self._out: IO[bytes] = self._proc.stdout
+        self.stopped = False
+        """`stop` ended git before it had written all its output."""
+
+    @property
+    def returncode(self) -> int | None:
+        """git's exit code once it has ended (negative: the signal that ended it)."""
+        return self._proc.returncode
+
+    def readline(self, limit: int) -> bytes:
+        """The next line of output with its line feed, at most ``limit`` bytes of it (a longer
+        line comes in pieces); empty at the end."""
+        return self._out.readline(limit)
+
+    def finish(self, timeout: float = GIT_TIMEOUT_S) -> None:
+        """Wait for git to end after its output was read to the end.
+
+        Raises:
+            GitError: git failed (its message quoted), or did not end within ``timeout``.
+        """
+        try:
+            code = self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise GitError(f"`git {self.args[0]}` did not end and was stopped.") from None
+        self._out.close()
+        self._err.seek(0)
+        said = " ".join(self._err.read(ERROR_CHARS * 4).decode("utf-8", "replace").split())
+        self._err.close()
+        if code != 0:
+            said = said[:ERROR_CHARS] or f"exit code {code}"
+            raise GitError(f"`git {self.args[0]}` failed: {said}", code, said)
+
+    def stop(self) -> None:
+        """End git now if it still runs, and let go of its pipes."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self.stopped = True
+        self._out.close()
+        self._proc.wait()
+        self._err.close()
 
 
 def is_full_sha(value: str) -> bool:

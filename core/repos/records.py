@@ -67,6 +67,17 @@ def latest_git(store: SqliteStore | Transaction, run_id: str) -> dict[str, Any]:
     return dict(rows[0]) if rows else {}
 
 
+def latest_checked(store: SqliteStore | Transaction, run_id: str) -> dict[str, Any]:
+    """The ``run_git`` row of the run's latest attempt whose completion was checked against a
+    commit and a merge base (the attempt with a diff to show), or an empty dict."""
+    rows = store.rows(
+        "SELECT * FROM run_git WHERE run_id = ? AND checked_at IS NOT NULL "
+        "AND head_commit IS NOT NULL AND merge_base IS NOT NULL ORDER BY attempt DESC LIMIT 1",
+        [run_id],
+    )
+    return dict(rows[0]) if rows else {}
+
+
 def record_check(
     tx: Transaction, run_id: str, attempt: int, checkout: str, check: ClaimCheck
 ) -> None:

@@ -215,6 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="runs.show")
 
+    p = commands.add_parser("diff", help="what a run changed: its files, then the patch")
+    p.add_argument("run_id", metavar="RUN_ID")
+    p.add_argument("--stat", action="store_true", help="only the files and their line counts")
+    _workspace_flags(p)
+    p.set_defaults(handler="diff.run")
+
     p = commands.add_parser(
         "approve", help="review_requested → done, merging the branch as its merge mode says"
     )

@@ -219,6 +219,18 @@ def show(args: argparse.Namespace) -> int:
     if detail.get("unverified"):
         # The claims of its completion could not be checked against git: say so up front.
         out.print(Text.assemble(("  ? unverified: ", "bold yellow"), data(detail["unverified"])))
+    stat = detail.get("diff_stat")
+    if stat:
+        out.print(
+            Text.assemble(
+                ("  diff: ", "dim"),
+                f"{stat['files']} file(s) ",
+                (f"+{stat['additions']}", "green"),
+                " ",
+                (f"-{stat['deletions']}", "red"),
+                (f"  (jarvis diff {detail['run_id']})", "dim"),
+            )
+        )
     if detail.get("secrets_found"):
         # The values are masked everywhere they are kept; the kinds say what may need rotating.
         kinds = ", ".join(detail["secrets_found"])

@@ -26,6 +26,7 @@ HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("v", "Verify a run's acceptance criteria again in its checkout (results recorded)"),
             ("A", "Allow the command a run's verification waits on (shows the exact argv)"),
             ("enter", "Everything about the run: dispatch, gates, steers, audit"),
+            ("d", "The run's diff: files, then the patch (/ search, n N, f a finding's file)"),
         ),
     ),
     (

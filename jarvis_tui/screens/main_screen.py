@@ -191,6 +191,16 @@ class MainScreen(Screen[None]):
             priority=True,
         ),
         Binding("exclamation_mark", "attention", "Attention", id="view.attention"),
+        # After the view keys: at 80 columns the bar has no room left for it (help lists it),
+        # and the run keys and the filter keep theirs.
+        Binding(
+            "d",
+            "diff",
+            "Diff",
+            id="run.diff",
+            tooltip="The selected run's diff: its files, then the patch",
+            priority=True,
+        ),
         Binding("question_mark,f1", "help", "Help", id="help", tooltip="Every key"),
         Binding("S", "sort_next", "Sort", id="view.sort", show=False),
         Binding("R", "sort_reverse", "Reverse sort", id="view.reverse", show=False),
@@ -613,7 +623,7 @@ class MainScreen(Screen[None]):
         if name in RUN_ACTIONS:
             # None: shown in the footer, dimmed; pressing it says why (`on_key`).
             return True if availability(name, self.action_subject(name)).enabled else None
-        if action == "details":
+        if action in ("details", "diff"):
             return True if self.selected_row() else None
         if action == "back_to_runs":
             return self._back_possible()  # else escape goes on to whatever has the focus
@@ -752,6 +762,15 @@ class MainScreen(Screen[None]):
     def action_details(self) -> None:
         if self.view is not None and self.view.run_id == self.run_on_show:
             self.app.push_screen(RunDetailsScreen(self.view))
+
+    def action_diff(self) -> None:
+        row = self.selected_row()
+        if row is None:
+            return
+        # Imported here: the console's first paint does not need the diff's modules.
+        from jarvis_tui.modals.diff_screen import DiffScreen
+
+        self.app.push_screen(DiffScreen(self.feed, str(row["run_id"])))
 
     def action_help(self) -> None:
         from jarvis_tui.modals.help_screen import HelpScreen

@@ -62,6 +62,15 @@ def _run_header(detail: dict[str, Any]) -> Text:
         if not _offered(action, detail, can.enabled):
             continue
         text.append(f"{key} {label.lower()}  ", style="bold" if can.enabled else "dim strike")
+    stat = detail.get("diff_stat")
+    if stat:
+        # Only a run with a checked diff: `d` on any other run says why there is none.
+        files = int(stat["files"])
+        text.append("d diff ", style="bold")
+        text.append(
+            f"{files} file{'s' if files != 1 else ''} +{stat['additions']} -{stat['deletions']}",
+            style="dim",
+        )
     return text
 
 
