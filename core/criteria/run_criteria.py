@@ -236,8 +236,9 @@ def verify_run(
         policy_for(run, policy),
         now=clock,
         supervision=supervision,
-        # Tests or a linter run in a folder with no code would fail, or pass, for nothing.
-        has_repository=find_repository(checkout) is not None,
+        # Tests or a linter run in an empty folder would fail, or pass, for nothing. Files a
+        # worker left without git (a downloaded tarball) are still code to run them on.
+        has_repository=find_repository(checkout) is not None or any(checkout.iterdir()),
     )
 
 
@@ -295,7 +296,7 @@ def record(
     }
     if verification.unchecked:
         # Not run for want of a repository: said wherever the run is shown.
-        tx.touch_run(run_id, changes={"unverified": "no repository in the run's checkout"},
+        tx.touch_run(run_id, changes={"unverified": "the run's checkout is empty"},
                      kind="verification", payload={"status": "not_checked",
                      "count": len(verification.unchecked)}, actor=HOST)  # fmt: skip
     if not decide or current["state"] != RunState.RUNNING.value:

@@ -91,7 +91,7 @@ _EXCERPT: Final = 200
 
 Status = Literal["passed", "failed", "timed_out", "error", "needs_approval", "not_checked"]
 #: Why a command criterion was not run: nothing in the checkout to run it on.
-NO_REPOSITORY = "not checked: no repository in the run's checkout"
+NO_REPOSITORY = "not checked: the run's checkout is empty (no repository, no files)"
 CommandCriterion = TestPass | CommandSuccess | NoLintErrors
 FileCriterion = ContentMatch | ChangelogUpdated | BacklogUpdated
 Model = FileExists | FileCriterion | CommandCriterion
@@ -463,8 +463,9 @@ def verify_all(
     """Check every criterion in order; the result says which wait for approval.
 
     Args:
-        has_repository: whether ``repo`` holds a repository; when it does not, the commands of
-            command criteria (tests, lint, builds) are not run in it: they are "not checked".
+        has_repository: whether ``repo`` holds anything to run commands on (a repository, or
+            files a worker left); when it does not, the commands of command criteria (tests,
+            lint, builds) are not run in an empty folder: they are "not checked".
 
     When ``supervision`` is cancelled, stops at once and returns a `Verification` marked
     ``cancelled`` (the criterion that was stopped is not judged).

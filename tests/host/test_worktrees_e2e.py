@@ -395,22 +395,3 @@ def test_the_host_works_on_while_a_worktree_is_being_made(
         assert run_row(conn, "r1")["worker_pid"] is None  # its worker waits for the worktree
         release.touch()
         wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
-
-
-TEST_CRITERION = {"type": "test_pass", "description": "The test suite passes",
-                  "command": ["pytest", "-q"]}  # fmt: skip
-
-
-def test_a_command_criterion_with_no_repository_is_not_run_and_not_passed(
-    ws: Path, store: SqliteStore, conn: sqlite3.Connection
-) -> None:
-    configure(ws, None)
-    enqueue(store, "r1", acceptance_criteria=[TEST_CRITERION])
-    with running_host(ws) as host:
-        wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
-    code, shown = cli(ws, "show", "r1")
-    assert code == 0
-    (result,) = shown["run"]["verification"]["criteria_results"]
-    assert (result["passed"], result["not_checked"]) == (False, True)
-    assert result["output"] == "not checked: no repository in the run's checkout"
-    assert run_row(conn, "r1")["unverified"] == "no repository in the run's checkout"
