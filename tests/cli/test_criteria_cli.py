@@ -263,7 +263,8 @@ def test_approve_is_refused_unless_a_command_waits(ws: Path) -> None:
 
 
 def test_a_waiting_command_is_approved_then_verified(ws: Path) -> None:
-    checkout(ws, "waiting-1")
+    # What the worker left: commands are run on it (an empty checkout runs none).
+    (checkout(ws, "waiting-1") / "app.py").write_text("x = 1\n")
     store = SqliteStore(ws / "jarvis.db")
     try:  # where the host leaves a run whose gates passed: verification is due
         with store.transaction() as tx:

@@ -36,6 +36,10 @@ def _gates_passed(store: SqliteStore, run_id: str) -> None:
 
 
 def _verify(store: SqliteStore, run_id: str) -> dict[str, Any]:
+    # What the worker left in its checkout: commands run on it (an empty checkout runs none).
+    folder = run_criteria.checkout_dir(store.path.parent, run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "worker-left-this.txt").write_text("work\n")
     run = run_criteria.begin(store, run_id)
     assert run is not None
     verification = run_criteria.verify_run(store, store.path.parent, run, POLICY)
