@@ -518,10 +518,12 @@ def write_checkout(checkout: str | None, completion: Mapping[str, Any], task: Ta
         if not target.is_relative_to(root):
             continue
         text, append = _file_text(name, task, today)
+        # A file the repository already has is added to, as an edit would, not replaced.
+        grows = append or target.is_file()
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("a" if append else "w", encoding="utf-8") as out:
-                out.write(text)
+            with target.open("a" if grows else "w", encoding="utf-8") as out:
+                out.write(text if append or not grows else f"\n{text}")
         except OSError:
             continue  # a file that cannot be written is simply missing at verification
 
