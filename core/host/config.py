@@ -6,6 +6,7 @@ file; `config_from_text` validates text the same way before anyone writes it (``
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -29,6 +30,12 @@ from core.contracts.names import ref_problem
 from core.contracts.patterns import SEARCH_TIMEOUT_S
 from core.contracts.pydantic_errors import from_validation_error
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
+from core.host.worker_profiles import (
+    RESERVED,
+    LaneConfig,
+    WorkerProfile,
+    profile_name_problem,
+)
 
 POLL_ENV = "JARVIS_POLL"
 CONFIG_NAME = "jarvis.toml"
@@ -40,6 +47,22 @@ def _default_command() -> list[str]:
     return [sys.executable, "-m", "core.simworker"]
 
 
+def _lane_name(value: str) -> str:
+    from core.workspace import lane_problem
+
+    problem = lane_problem(value)
+    if problem:
+        raise PydanticCustomError("bad_lane_name", problem)
+    return value
+
+
+def _profile_name(value: str) -> str:
+    problem = profile_name_problem(value)
+    if problem:
+        raise PydanticCustomError("bad_profile_name", problem)
+    return value
+
+
 class WorkersConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -48,6 +71,35 @@ class WorkersConfig(BaseModel):
     concurrency: Annotated[int, Field(ge=1, le=64)] = 1
     lane_concurrency: dict[str, Annotated[int, Field(ge=0, le=64)]] = Field(default_factory=dict)
     """Per-lane overrides; 0 pauses a lane."""
+    default: str | None = None
+    """The profile of every lane that names none; absent: ``command``."""
+    profiles: dict[Annotated[str, AfterValidator(_profile_name)], WorkerProfile] = Field(
+        default_factory=dict
+    )
+    """``[workers.NAME]`` tables (written as sub-tables of ``[workers]``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_profiles(cls, data: Any) -> Any:
+        # `[workers.claude]` arrives as a key of [workers]: every table that is not one of its
+        # own keys is a profile.
+        if not isinstance(data, dict):
+            return data
+        own = {k: v for k, v in data.items() if k in RESERVED or not isinstance(v, dict)}
+        tables = {k: v for k, v in data.items() if k not in own}
+        if tables:
+            own["profiles"] = {**(own.get("profiles") or {}), **tables}
+        return own
+
+    @model_validator(mode="after")
+    def _default_exists(self) -> WorkersConfig:
+        if self.default is not None and self.default not in self.profiles:
+            raise PydanticCustomError(
+                "unknown_profile",
+                "default names {name}, but there is no [workers.{name}].",
+                {"name": self.default},
+            )
+        return self
 
     def limit_for(self, lane: str) -> int:
         return self.lane_concurrency.get(lane, self.concurrency)
@@ -240,6 +292,46 @@ class HostConfig(BaseModel):
     )
     """Repositories by ``owner/name``."""
     git: GitConfig = Field(default_factory=GitConfig)
+    lanes: dict[Annotated[str, AfterValidator(_lane_name)], LaneConfig] = Field(
+        default_factory=dict
+    )
+    """``[lanes."NAME"]``: which worker profile works each lane."""
+
+    @model_validator(mode="after")
+    def _lanes_name_profiles(self) -> HostConfig:
+        for lane, chosen in self.lanes.items():
+            if chosen.worker not in self.workers.profiles:
+                raise PydanticCustomError(
+                    "unknown_profile",
+                    "lane {lane} names worker {name}, but there is no [workers.{name}].",
+                    {"lane": lane, "name": chosen.worker},
+                )
+        return self
+
+    def profile_for(self, lane: str) -> tuple[str, WorkerProfile] | None:
+        """The profile that works ``lane``'s runs: its own, else the default; None: the plain
+        ``[workers] command``."""
+        chosen = self.lanes.get(lane)
+        name = chosen.worker if chosen is not None else self.workers.default
+        if name is None:
+            return None
+        return name, self.workers.profiles[name]
+
+    def worker_command(self, lane: str) -> list[str]:
+        """What the host runs for a run on ``lane``."""
+        found = self.profile_for(lane)
+        return self.workers.command if found is None else found[1].worker_command(found[0])
+
+    def worker_env(self, lane: str) -> dict[str, str]:
+        """What a run on ``lane`` adds to the worker's environment: its profile (for the
+        adapter, ``JARVIS_WORKER_PROFILE``) and the profile's own variables."""
+        found = self.profile_for(lane)
+        if found is None:
+            return {}
+        name, profile = found
+        # Not its env: those values (an API key, say) reach the agent as themselves, once.
+        doc = {"name": name, **profile.model_dump(exclude={"env"})}
+        return {**profile.env, "JARVIS_WORKER_PROFILE": json.dumps(doc, sort_keys=True)}
 
     def verify_policy(self) -> VerifyPolicy:
         """How acceptance criteria are verified: ``[criteria]``, and whether a command not

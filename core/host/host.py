@@ -44,6 +44,7 @@ from core.host.workers import (
     WorkerPaths,
     WorkerProcess,
     is_worker_of,
+    program_from,
     start_worker,
     worker_env,
 )
@@ -588,11 +589,12 @@ class Host:
             paths=paths,
         )
         # The worker works in the run's checkout, knowing what will be verified there.
+        env.update(self.config.worker_env(lane))
         env["JARVIS_CHECKOUT"] = str(checkout)
         env["JARVIS_CRITERIA"] = json.dumps(run_criteria.criteria_of(run))
         try:
             worker = start_worker(
-                self.config.workers.command,
+                program_from(self.config.worker_command(lane), self.workspace.root),
                 run_id=run_id,
                 lane=lane,
                 env=env,

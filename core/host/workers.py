@@ -161,6 +161,15 @@ def worker_env(
     return env
 
 
+def program_from(command: Sequence[str], workspace_root: Path) -> list[str]:
+    """``command`` with a relative program path (``./bin/worker``) made the workspace's: the
+    worker runs in its checkout, but jarvis.toml is written from the workspace."""
+    program = command[0]
+    if os.sep in program and not os.path.isabs(program):
+        return [str(workspace_root / program), *command[1:]]
+    return list(command)
+
+
 def start_worker(
     command: Sequence[str],
     *,

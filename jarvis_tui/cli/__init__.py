@@ -296,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p, acts=True)
     p.set_defaults(handler="criteria.verify")
 
+    p = commands.add_parser(
+        "workers", help="the worker profiles (jarvis.toml): lanes, programs found, versions"
+    )
+    _workspace_flags(p)
+    p.set_defaults(handler="workers.run")
+
     p = commands.add_parser("repo", help="the repositories runs work in (jarvis.toml)")
     repo = p.add_subparsers(dest="what", metavar="ACTION", required=True, parser_class=_Parser)
     p = repo.add_parser("add", help="name a repository: a path on this host or a URL to clone")

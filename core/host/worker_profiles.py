@@ -1,0 +1,108 @@
+"""Worker profiles: which program works a lane's runs — a coding agent, or any command.
+
+```toml
+[workers]
+default = "claude"                 # the profile of every lane that names none (else: command)
+
+[workers.claude]
+agent = "claude-code"              # claude-code | codex | opencode | aider | command
+command = ["claude"]               # optional: the executable and fixed arguments
+model = "sonnet"
+env = { ANTHROPIC_BASE_URL = "http://127.0.0.1:8080" }
+
+[lanes."jarvis-worker-2"]
+worker = "claude"
+```
+
+An agent profile runs the agent through Jarvis's adapter (`python -m core.agents.runner`), which
+speaks the worker protocol (docs/ipc.md) on the agent's behalf; a ``command`` profile runs its
+command as a worker itself, as ``[workers] command`` does.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+Agent = Literal["claude-code", "codex", "opencode", "aider", "command"]
+
+#: The executable each agent is found as, when its profile names no ``command``.
+DEFAULT_EXECUTABLES: dict[str, list[str]] = {
+    "claude-code": ["claude"],
+    "codex": ["codex"],
+    "opencode": ["opencode"],
+    "aider": ["aider"],
+}
+
+_PROFILE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Keys of ``[workers]`` itself; a profile cannot take one of these names.
+RESERVED = frozenset({"command", "concurrency", "lane_concurrency", "default", "profiles"})
+
+
+def profile_name_problem(name: str) -> str | None:
+    if name in RESERVED:
+        return f"{name!r} is a key of [workers], not a profile name."
+    if not _PROFILE.fullmatch(name):
+        return (
+            f"{name!r} is not a profile name: 1-64 lowercase letters, digits, '-' or '_', "
+            "starting with a letter or digit."
+        )
+    return None
+
+
+def _env_names(env: dict[str, str]) -> dict[str, str]:
+    for name in env:
+        if not _ENV_NAME.fullmatch(name) or name.startswith("JARVIS_"):
+            raise PydanticCustomError(
+                "bad_env_name",
+                "{name} cannot be set by a profile: names are letters, digits and '_', and "
+                "JARVIS_* belong to the host.",
+                {"name": repr(name)},
+            )
+    return env
+
+
+class WorkerProfile(BaseModel):
+    """``[workers.NAME]``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: Agent
+    command: Annotated[list[str], Field(min_length=1)] | None = None
+    """The executable and fixed arguments (default: the agent's own name, found on PATH)."""
+    model: str | None = None
+    env: Annotated[dict[str, str], AfterValidator(_env_names)] = Field(default_factory=dict)
+    """More environment variables for the agent (its API endpoint, say)."""
+
+    @model_validator(mode="after")
+    def _command_needs_one(self) -> WorkerProfile:
+        if self.agent == "command" and self.command is None:
+            raise PydanticCustomError(
+                "command_required", "a profile with agent = 'command' must set command."
+            )
+        return self
+
+    def executable(self) -> list[str]:
+        """The agent's program and fixed arguments, as it is looked up."""
+        return list(self.command or DEFAULT_EXECUTABLES[self.agent])
+
+    def worker_command(self, name: str) -> list[str]:
+        """What the host runs for a run of this profile: the command itself, or the adapter
+        that runs the agent on the worker protocol's behalf."""
+        if self.agent == "command":
+            return self.executable()
+        return [sys.executable, "-m", "core.agents.runner", "--profile", name]
+
+
+class LaneConfig(BaseModel):
+    """``[lanes."NAME"]``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    worker: str
+    """The profile that works this lane's runs."""

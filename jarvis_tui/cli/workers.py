@@ -1,0 +1,87 @@
+"""``jarvis workers``: the worker profiles a workspace's ``jarvis.toml`` names, which lanes use
+each, and whether each program is here (and its version)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.text import Text
+
+from core.host.config import CONFIG_NAME, ConfigError, load_config
+from core.host.worker_check import check_program
+from core.workspace import Workspace, WorkspaceError
+from jarvis_tui.cli.inputs import UsageError
+from jarvis_tui.cli.output import console, emit_json, escape
+
+#: The name shown for the plain ``[workers] command`` when no profile is the default.
+PLAIN = "(command)"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        root = Workspace.resolve(args.workspace, create=False).root
+    except WorkspaceError as exc:
+        raise UsageError(exc.code, str(exc)) from None
+    try:
+        config = load_config(root)
+    except ConfigError as exc:
+        raise UsageError("config_unusable", str(exc)) from None
+    lanes_of: dict[str, list[str]] = {}
+    for lane, chosen in sorted(config.lanes.items()):
+        lanes_of.setdefault(chosen.worker, []).append(lane)
+    rows: list[dict[str, Any]] = []
+    default = config.workers.default
+    if default is None:
+        check = check_program(config.workers.command, cwd=root)
+        rows.append(_row(PLAIN, "command", config.workers.command, None, [], True, check))
+    for name, profile in sorted(config.workers.profiles.items()):
+        check = check_program(profile.executable(), cwd=root)
+        row = _row(name, profile.agent, profile.executable(), profile.model,
+                   lanes_of.get(name, []), name == default, check)  # fmt: skip
+        # The names only: values (an API key, say) are not for a listing.
+        row["env"] = sorted(profile.env)
+        rows.append(row)
+    if args.json:
+        emit_json({"workers": rows, "config_path": str(root / CONFIG_NAME)})
+        return 0
+    out = console()
+    for row in rows:
+        state = ("found", "green") if row["found"] else ("not found", "bold red")
+        line = Text.assemble(
+            ("  " + escape(row["name"]).ljust(14), "bold"), " ", escape(row["agent"]).ljust(12),
+            " ", state, "  ", escape(row["version"] or row["problem"] or ""),
+        )  # fmt: skip
+        out.print(line, soft_wrap=True)
+        where = ["default"] if row["default"] else []
+        where += [escape(lane) for lane in row["lanes"]]
+        detail = f"    {' '.join(escape(a) for a in row['command'])}"
+        if row["model"]:
+            detail += f" · model {escape(row['model'])}"
+        if where:
+            detail += f" · lanes: {', '.join(where)}"
+        out.print(Text(detail, style="dim"), soft_wrap=True)
+    return 0
+
+
+def _row(
+    name: str,
+    agent: str,
+    command: list[str],
+    model: str | None,
+    lanes: list[str],
+    default: bool,
+    check: Any,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "agent": agent,
+        "command": command,
+        "model": model,
+        "lanes": lanes,
+        "default": default,
+        "found": check.path is not None,
+        "path": check.path,
+        "version": check.version,
+        "problem": check.problem,
+    }

@@ -1,0 +1,54 @@
+"""`jarvis workers`: each profile, the lanes it works, whether its program is here and which
+version — never the values of its environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.cli.conftest import jarvis
+
+
+def test_profiles_with_programs_found_and_not(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "bin").mkdir(parents=True)
+    agent = ws / "bin" / "fake-agent"
+    agent.write_text("#!/bin/sh\necho 'fake-agent 1.2.3 (\x1b[31mred\x1b[0m)'\n")
+    agent.chmod(0o755)
+    (ws / "jarvis.toml").write_text(
+        '[workers]\ndefault = "mine"\n'
+        '[workers.mine]\nagent = "claude-code"\ncommand = ["./bin/fake-agent"]\n'
+        'env = { ANTHROPIC_API_KEY = "sk-ant-not-for-listing" }\n'
+        '[workers.gone]\nagent = "aider"\ncommand = ["no-such-agent-here"]\n'
+        '[lanes."jarvis-worker-3"]\nworker = "gone"\n'
+    )
+    listed = jarvis("workers", "--workspace", ws, "--json")
+    assert listed.code == 0, listed.stderr
+    rows = {row["name"]: row for row in listed.json()["workers"]}
+    assert set(rows) == {"mine", "gone"}
+    mine, gone = rows["mine"], rows["gone"]
+    assert (mine["found"], mine["default"], mine["env"]) == (True, True, ["ANTHROPIC_API_KEY"])
+    assert mine["version"] == "fake-agent 1.2.3 (\\x1b[31mred\\x1b[0m)"  # inert
+    assert (gone["found"], gone["lanes"]) == (False, ["jarvis-worker-3"])
+    assert gone["problem"] == "no-such-agent-here is not found"
+    assert "sk-ant-not-for-listing" not in listed.stdout
+    readable = jarvis("workers", "--workspace", ws)
+    assert readable.code == 0
+    assert "\x1b" not in readable.stdout and "sk-ant-not-for-listing" not in readable.stdout
+    assert "not found" in readable.stdout and "lanes: jarvis-worker-3" in readable.stdout
+
+
+def test_without_profiles_the_plain_command_is_listed(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    listed = jarvis("workers", "--workspace", ws, "--json")
+    (row,) = listed.json()["workers"]
+    assert (row["name"], row["agent"], row["found"]) == ("(command)", "command", True)
+    assert row["version"].startswith("Python 3.")
+
+
+def test_a_bad_config_is_a_usage_error(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "jarvis.toml").write_text("[workers]\ndefault = 'ghost'\n")
+    result = jarvis("workers", "--workspace", ws)
+    assert result.code == 2 and "ghost" in result.stderr
