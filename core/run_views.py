@@ -11,6 +11,7 @@ from typing import Any
 
 from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
+from core.run_usage import run_usage
 from core.store.sqlite_store import Row, SqliteStore
 
 SUMMARY_FIELDS = (
@@ -64,6 +65,7 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
         "WHERE run_id = ? ORDER BY attempt, id",
         [run_id],
     )
+    detail["usage"] = run_usage(store, run_id)
     for gate in detail["gates"]:
         # A gate that could not be checked is never reported as passed, even where the
         # workspace let the run through without it (`[git] unverified_may_review`).

@@ -268,6 +268,22 @@ class RepoConfig(BaseModel):
         return {"name": name, **self.model_dump()}
 
 
+class BudgetsConfig(BaseModel):
+    """``[budgets]``: what one run, or the whole workspace, may spend (as agents report it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_tokens: Annotated[int, Field(ge=1)] | None = None
+    """Tokens in and out of one attempt."""
+    run_cost_usd: Annotated[float, Field(gt=0)] | None = None
+    """Cost of one attempt, in US dollars."""
+    workspace_cost_usd: Annotated[float, Field(gt=0)] | None = None
+    """Cost of every run of the workspace together; once crossed, running runs are stopped and
+    no new run starts until the cap is raised."""
+    interrupt_grace_s: Annotated[float, Field(ge=0)] = 10.0
+    """SIGINT first (an agent may wrap up), then SIGTERM after this."""
+
+
 class GitConfig(BaseModel):
     """``[git]``: worktrees of runs in configured repositories."""
 
@@ -292,6 +308,7 @@ class HostConfig(BaseModel):
     )
     """Repositories by ``owner/name``."""
     git: GitConfig = Field(default_factory=GitConfig)
+    budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     lanes: dict[Annotated[str, AfterValidator(_lane_name)], LaneConfig] = Field(
         default_factory=dict
     )

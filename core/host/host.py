@@ -52,6 +52,7 @@ from core.ipc.layout import IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
 from core.repos.worktrees import Worktree
+from core.run_usage import attempt_usage, workspace_usage
 from core.store.sqlite_store import SqliteStore
 from core.text import inert
 from core.workspace import Workspace, lane_problem
@@ -91,6 +92,9 @@ class Host:
         self._preparing: dict[str, tuple[dict[str, Any], WorkerPaths]] = {}
         """Runs whose worktree is being made, with what their worker will be given."""
         self._ready: dict[str, tuple[checkouts.CheckoutJob, Worktree | Exception]] = {}
+        self._budget_notes: dict[str, str] = {}
+        """Why a run being stopped for its budget is stopped (for its failure's reason)."""
+        self._budget_said = False
 
     # -- the host's own lifecycle ------------------------------------------------------------
 
@@ -508,6 +512,12 @@ class Host:
             busy[worker.lane] = busy.get(worker.lane, 0) + 1
         for run, _ in self._preparing.values():
             busy[run["lane"]] = busy.get(run["lane"], 0) + 1
+        if self._workspace_over_budget():
+            if not self._budget_said:
+                log.warning("the workspace is over its cost budget: no new run starts")
+                self._budget_said = True
+            return
+        self._budget_said = False
         queued = self.store.rows(
             "SELECT run_id, lane FROM runs WHERE state = ? ORDER BY updated_at, run_id LIMIT 200",
             [RunState.QUEUED.value],
@@ -572,12 +582,18 @@ class Host:
                 # Already launched when a storage fault interrupted this after the start.
                 if current is not None and running and run_id not in self.workers:
                     checkouts.record_made(self.store, job, result)
-                    self._launch(current, paths, result.path)
+                    self._launch(current, paths, result.path, result)
                 # else: cancelled while its worktree was made; the worktree waits for tidying
             del self._ready[run_id]
             del self._preparing[run_id]
 
-    def _launch(self, run: dict[str, Any], paths: WorkerPaths, checkout: Path) -> bool:
+    def _launch(
+        self,
+        run: dict[str, Any],
+        paths: WorkerPaths,
+        checkout: Path,
+        worktree: Worktree | None = None,
+    ) -> bool:
         assert self.store is not None
         run_id, lane = str(run["run_id"]), str(run["lane"])
         env = worker_env(
@@ -592,6 +608,9 @@ class Host:
         env.update(self.config.worker_env(lane))
         env["JARVIS_CHECKOUT"] = str(checkout)
         env["JARVIS_CRITERIA"] = json.dumps(run_criteria.criteria_of(run))
+        if worktree is not None:
+            # Where the branch started: what an agent's adapter diffs against.
+            env["JARVIS_BASE_COMMIT"] = worktree.base_commit
         try:
             worker = start_worker(
                 program_from(self.config.worker_command(lane), self.workspace.root),
@@ -631,7 +650,17 @@ class Host:
                 [RunState.RUNNING.value, *self.workers],
             )
         }
+        over = self._over_budget()
         for run_id, worker in list(self.workers.items()):
+            if run_id in over:
+                worker.interrupt("budget_exceeded")
+                self._budget_notes.setdefault(run_id, over[run_id])
+            if (
+                worker.interrupt_sent_at is not None
+                and worker.term_sent_at is None
+                and now - worker.interrupt_sent_at > self.config.budgets.interrupt_grace_s
+            ):
+                worker.terminate(worker.stop_requested or "budget_exceeded")
             if run_id in ended:
                 worker.terminate("cancelled")  # an operator ended the run: stop its worker
             elif now - worker.started > timeouts.hard_limit_s:
@@ -643,6 +672,40 @@ class Host:
             code = worker.process.poll()
             if code is not None:
                 self._finish(worker, code)
+
+    def _over_budget(self) -> dict[str, str]:
+        """Running runs past a budget (`[budgets]`), each with the sentence that says which."""
+        assert self.store is not None
+        budgets = self.config.budgets
+        if not self.workers or (
+            budgets.run_tokens is None
+            and budgets.run_cost_usd is None
+            and budgets.workspace_cost_usd is None
+        ):
+            return {}
+        over: dict[str, str] = {}
+        for run_id, used in attempt_usage(self.store, list(self.workers)).items():
+            tokens = int(used["tokens_in"]) + int(used["tokens_out"])
+            cost = float(used["cost_usd"])
+            if budgets.run_tokens is not None and tokens > budgets.run_tokens:
+                over[run_id] = f"{tokens:,} tokens used, over the run budget of "
+                over[run_id] += f"{budgets.run_tokens:,}"
+            elif budgets.run_cost_usd is not None and cost > budgets.run_cost_usd:
+                over[run_id] = (
+                    f"${cost:.4f} spent, over the run budget of ${budgets.run_cost_usd:g}"
+                )
+        if budgets.workspace_cost_usd is not None:
+            total = float(workspace_usage(self.store)["cost_usd"])
+            if total > budgets.workspace_cost_usd:
+                why = f"the workspace has spent ${total:.4f}, over its budget of "
+                why += f"${budgets.workspace_cost_usd:g}"
+                over.update({run_id: why for run_id in self.workers if run_id not in over})
+        return over
+
+    def _workspace_over_budget(self) -> bool:
+        assert self.store is not None
+        cap = self.config.budgets.workspace_cost_usd
+        return cap is not None and float(workspace_usage(self.store)["cost_usd"]) > cap
 
     def _finish(self, worker: WorkerProcess, code: int) -> None:
         """Record how the worker's attempt ended, then forget the worker.
@@ -668,6 +731,10 @@ class Host:
         elif reason == "host_shutdown":
             record_failure(self.store, worker.run_id, "host_shutdown",
                            "the host shut down while this run was running")  # fmt: skip
+        elif reason == "budget_exceeded":
+            why = self._budget_notes.pop(worker.run_id, "a budget was crossed")
+            record_failure(self.store, worker.run_id, "budget_exceeded",
+                           f"budget_exceeded: stopped, {why}")  # fmt: skip
         elif reason == "cancelled":
             pass  # the operator's cancel already ended the run
         else:

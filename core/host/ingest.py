@@ -35,6 +35,7 @@ from core.ipc.payloads import (
 )
 from core.operator_actions import steer_in
 from core.run_secrets import flag_secrets
+from core.run_usage import record_usage
 from core.store.sqlite_store import SqliteStore, Transaction
 
 Outcome = Literal["ingested", "replayed", "quarantined", "ignored", "gone"]
@@ -302,6 +303,8 @@ class Ingestor:
         )
         if kinds:
             flag_secrets(tx, event.run_id, kinds, source="progress", actor=event.lane)
+        if parsed.usage is not None:
+            record_usage(tx, event.run_id, attempt, parsed.seq, parsed.usage)
 
     def _ack(self, tx: Transaction, event: Event, data: bytes) -> None:
         assert event.run_id is not None

@@ -30,6 +30,7 @@ FAILURES: dict[str, tuple[str, str]] = {
     "start_failed": ("capability_rejected", "WORKER_START_FAILED"),
     "host_restart": ("interaction_failed", "HOST_RESTART"),
     "host_shutdown": ("interaction_failed", "HOST_SHUTDOWN"),
+    "budget_exceeded": ("cost_rejected", "BUDGET_EXCEEDED"),
 }
 _STEP = "worker"
 

@@ -77,6 +77,7 @@ class WorkerProcess:
     stop_requested: str | None = None
     """Why the host is ending it (timeout, cancel, shutdown), or None."""
     term_sent_at: float | None = None
+    interrupt_sent_at: float | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -126,6 +127,15 @@ class WorkerProcess:
         if self.term_sent_at is None:
             self.term_sent_at = time.monotonic()
             _signal_group(self.process.pid, signal.SIGTERM)
+
+    def interrupt(self, reason: str) -> None:
+        """Ask the worker to wrap up (SIGINT, as a person's ctrl-c); `terminate` follows after a
+        grace if it does not."""
+        if self.stop_requested is None:
+            self.stop_requested = reason
+        if self.interrupt_sent_at is None and self.term_sent_at is None:
+            self.interrupt_sent_at = time.monotonic()
+            _signal_group(self.process.pid, signal.SIGINT)
 
     def kill(self) -> None:
         _signal_group(self.process.pid, signal.SIGKILL)

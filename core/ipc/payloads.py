@@ -83,6 +83,16 @@ SteerId = Annotated[Text, Field(max_length=STEER_ID_MAX)]
 _STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+class Usage(BaseModel):
+    """What the agent has used so far in this attempt (cumulative), where it reports it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+    tokens_in: Annotated[int, Field(ge=0, le=STORE_INT_MAX)] = 0
+    tokens_out: Annotated[int, Field(ge=0, le=STORE_INT_MAX)] = 0
+    cost_usd: Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)] = 0.0
+
+
 class ProgressEvent(BaseModel):
     """``progress/<run_id>/<timestamp>-<seq>.json``: one step of a worker's run."""
 
@@ -98,6 +108,8 @@ class ProgressEvent(BaseModel):
     summary: Annotated[str, Field(max_length=TEXT_MAX)]
     """Shown to operators; control characters are escaped on display, not here."""
     tool_used: str | None = None
+    usage: Usage | None = None
+    """Tokens and cost of the attempt so far (cumulative: the latest event's figures stand)."""
     seq: Annotated[int, Field(ge=1), AfterValidator(_storable)]
     """Positive (at most `STORE_INT_MAX`), increasing within an attempt; the host keys the
     event by (run, attempt, seq)."""

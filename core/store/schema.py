@@ -386,6 +386,27 @@ def _worktrees(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0009_usage")
+def _usage(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- Tokens and cost an agent reported, per attempt (its latest cumulative figures, by the
+        -- seq of the event that carried them); a run's totals are the sum over its attempts.
+        CREATE TABLE run_usage (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            tokens_in INTEGER NOT NULL,
+            tokens_out INTEGER NOT NULL,
+            cost_usd REAL NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, attempt)
+        );
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

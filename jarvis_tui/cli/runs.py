@@ -28,6 +28,7 @@ from core.run_secrets import found_kinds
 from core.run_views import journal_entry, run_detail, run_summary
 from core.store.opening import StoreError, fault
 from core.store.sqlite_store import SqliteStore
+from core.usage_text import usage_line
 from core.workspace import Workspace, WorkspaceError
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.cli.inputs import UsageError, read_input
@@ -216,6 +217,8 @@ def show(args: argparse.Namespace) -> int:
              "override_reason", "overridden_by", "created_at", "updated_at",
              "last_progress_summary", "commit_sha", "pr_url")  # fmt: skip
     out.print(fields((name, detail[name]) for name in names if detail.get(name) not in (None, "")))
+    if used := usage_line(detail.get("usage")):
+        out.print(Text.assemble(("  used  ", "dim"), used))
     if detail.get("unverified"):
         # The claims of its completion could not be checked against git: say so up front.
         out.print(Text.assemble(("  ? unverified: ", "bold yellow"), data(detail["unverified"])))

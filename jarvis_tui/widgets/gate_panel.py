@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
+from core.usage_text import usage_line
 from jarvis_tui.feed import RunView
 from jarvis_tui.run_actions import (
     CRITERIA_ACTIONS,
@@ -48,6 +49,8 @@ def _run_header(detail: dict[str, Any]) -> Text:
         f" · from {shown(detail.get('source_lane') or '')}",
         style="dim",
     )
+    if used := usage_line(detail.get("usage")):
+        text.append(f"\nused: {used}", style="dim")  # the agent's own report, every attempt
     if detail.get("overridden"):
         text.append("\noverridden: ", style="bold magenta")
         text.append(one_line(detail.get("override_reason") or "", 300))

@@ -29,7 +29,7 @@ def test_0002_keeps_progress_written_under_0001(tmp_path: Path) -> None:
     applied = [r["name"] for r in store.rows("SELECT name FROM _sqlite_migrations ORDER BY id")]
     assert applied == ["0001_initial", "0002_host", "0003_console_reads", "0004_criteria",
                        "0005_verification_process", "0006_worker_trouble",
-                       "0007_secrets_found", "0008_worktrees"]  # fmt: skip
+                       "0007_secrets_found", "0008_worktrees", "0009_usage"]  # fmt: skip
     (event,) = store.rows("SELECT run_id, attempt, seq, summary FROM progress_events")
     assert event == {"run_id": "r1", "attempt": 1, "seq": 7, "summary": "kept across the upgrade"}
     assert store.get_run("r1")["worker_pid"] is None  # type: ignore[index]

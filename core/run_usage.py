@@ -1,0 +1,78 @@
+"""Tokens and cost a run's agent reported: kept per attempt, summed per run and per workspace.
+
+An agent's adapter reports cumulative figures for its attempt with its progress events
+(``usage``, docs/ipc.md); the event with the highest seq stands, so files ingested out of
+order never move a figure backwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from core.store.sqlite_store import SqliteStore, Transaction
+
+
+class UsageFigures(Protocol):
+    @property
+    def tokens_in(self) -> int: ...
+    @property
+    def tokens_out(self) -> int: ...
+    @property
+    def cost_usd(self) -> float: ...
+
+
+def record_usage(tx: Transaction, run_id: str, attempt: int, seq: int, usage: UsageFigures) -> None:
+    tx.execute(
+        "INSERT INTO run_usage (run_id, attempt, seq, tokens_in, tokens_out, cost_usd, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, attempt) DO UPDATE SET "
+        "seq = excluded.seq, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out, "
+        "cost_usd = excluded.cost_usd, updated_at = excluded.updated_at "
+        "WHERE excluded.seq > run_usage.seq",
+        [run_id, attempt, seq, usage.tokens_in, usage.tokens_out, usage.cost_usd, tx.now],
+    )
+
+
+def run_usage(store: SqliteStore | Transaction, run_id: str) -> dict[str, Any] | None:
+    """The run's totals over its attempts, or None when its agent reported nothing."""
+    rows = store.rows(
+        "SELECT COUNT(*) AS n, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out, "
+        "SUM(cost_usd) AS cost_usd FROM run_usage WHERE run_id = ?",
+        [run_id],
+    )
+    if not rows or not rows[0]["n"]:
+        return None
+    row = rows[0]
+    return {
+        "tokens_in": int(row["tokens_in"]),
+        "tokens_out": int(row["tokens_out"]),
+        "cost_usd": round(float(row["cost_usd"]), 6),
+    }
+
+
+def attempt_usage(store: SqliteStore | Transaction, run_ids: Sequence[str]) -> dict[str, Any]:
+    """Each running run's current attempt's figures (what its budget is checked against)."""
+    if not run_ids:
+        return {}
+    marks = ", ".join("?" for _ in run_ids)
+    rows = store.rows(
+        f"SELECT u.run_id, u.tokens_in, u.tokens_out, u.cost_usd FROM run_usage u "
+        f"JOIN runs r ON r.run_id = u.run_id AND u.attempt = r.retry_count + 1 "
+        f"WHERE u.run_id IN ({marks})",
+        list(run_ids),
+    )
+    return {r["run_id"]: r for r in rows}
+
+
+def workspace_usage(store: SqliteStore | Transaction) -> dict[str, Any]:
+    """Every run's figures together: the fleet's burn."""
+    row = store.rows(
+        "SELECT COALESCE(SUM(tokens_in), 0) AS tokens_in, "
+        "COALESCE(SUM(tokens_out), 0) AS tokens_out, "
+        "COALESCE(SUM(cost_usd), 0) AS cost_usd FROM run_usage"
+    )[0]
+    return {
+        "tokens_in": int(row["tokens_in"]),
+        "tokens_out": int(row["tokens_out"]),
+        "cost_usd": round(float(row["cost_usd"]), 6),
+    }

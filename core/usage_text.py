@@ -1,0 +1,25 @@
+"""Tokens and cost in words, the same in the CLI and the console."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def tokens(count: int) -> str:
+    """``950``, ``12.3k``, ``4.1M``."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def usage_line(usage: Mapping[str, Any] | None) -> str:
+    """``12.3k in · 2.1k out · $0.42``, or "" when nothing was reported."""
+    if not usage:
+        return ""
+    return (
+        f"{tokens(int(usage['tokens_in']))} in · {tokens(int(usage['tokens_out']))} out · "
+        f"${float(usage['cost_usd']):.2f}"
+    )
