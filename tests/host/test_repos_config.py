@@ -18,6 +18,7 @@ from core.host.config import (
     looks_like_url,
     repo_name_problem,
 )
+from core.host.worker_profiles import LaneConfig, WorkerProfile
 from tests.conftest import ROOT
 
 GOOD = """\
@@ -189,12 +190,18 @@ def test_urls_are_told_from_paths(source: str, is_url: bool) -> None:
 
 def test_the_reference_documents_every_key_and_its_example_loads(tmp_path: Path) -> None:
     doc = (ROOT / "docs" / "configuration.md").read_text("utf-8")
+    # Sections whose tables are keyed by a name: what each table holds.
+    tables: dict[str, type[BaseModel]] = {"repos": RepoConfig, "lanes": LaneConfig}
     for section, field in HostConfig.model_fields.items():
         assert f"[{section}" in doc, section
-        model = field.annotation if section != "repos" else RepoConfig
+        model = tables.get(section, field.annotation)
         assert isinstance(model, type) and issubclass(model, BaseModel)
         for key in model.model_fields:
+            if (section, key) == ("workers", "profiles"):
+                continue  # written as [workers.NAME] tables, documented below
             assert f"| `{key}` |" in doc, f"{section}.{key}"
+    for key in WorkerProfile.model_fields:
+        assert f"| `{key}` |" in doc, f"workers.NAME.{key}"
     example = doc.split("```toml\n", 1)[1].split("```", 1)[0]
     (tmp_path / "jarvis.toml").write_text(example, "utf-8")
     config = load_config(tmp_path)
