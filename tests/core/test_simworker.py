@@ -136,9 +136,15 @@ def iso(epoch_ms: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
 
 
-def events(lane: Lane) -> list[dict[str, Any]]:
-    """Every progress event, checked against the wire format, in file-name order."""
+def events(lane: Lane, *, live: bool = False) -> list[dict[str, Any]]:
+    """Every progress event, checked against the wire format, in file-name order.
+
+    With ``live`` (the worker still runs) a ``.NAME.tmp`` it is writing this instant is skipped,
+    as readers do; once it has exited, any file but an event is a leftover.
+    """
     names = sorted(os.listdir(lane.progress_dir))
+    if live:
+        names = [n for n in names if not (n.startswith(".") and n.endswith(".tmp"))]
     leftovers = [n for n in names if not NAME.fullmatch(n)]
     assert not leftovers, f"temp or stray files: {leftovers}"
     found = []
@@ -385,7 +391,7 @@ def test_steers_are_acked_once_each_and_mentioned_in_the_next_summary(
     wait_for(
         lambda: any(
             e["summary"] == "steer steer-aaa acknowledged: focus on the failing test"
-            for e in events(lane)
+            for e in events(lane, live=True)
         ),
         "a summary mentioning the first steer",
     )
@@ -397,7 +403,9 @@ def test_steers_are_acked_once_each_and_mentioned_in_the_next_summary(
     ack = wait_for(lambda: read_json(lane.ack_file), "the second ack")
     assert ack["steer_id"] == "steer-bbb"
     wait_for(
-        lambda: any("steer steer-bbb acknowledged" in e["summary"] for e in events(lane)),
+        lambda: any(
+            "steer steer-bbb acknowledged" in e["summary"] for e in events(lane, live=True)
+        ),
         "a summary mentioning the second steer",
     )
 
