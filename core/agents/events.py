@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
@@ -262,11 +261,27 @@ _RANK: Final[dict[Phase, int]] = {
 }
 
 
+#: A shell word: unquoted characters, single- or double-quoted strings and escapes, run together.
+_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:\\.|[^"\\])*"|\\.)+""")
+_QUOTED = re.compile(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)""")
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def _unquote(match: re.Match[str]) -> str:
+    single, double, escaped = match.groups()
+    if single is not None:
+        return single
+    if double is not None:
+        return _ESCAPED.sub(r"\1", double)
+    return escaped or ""
+
+
 def _words(part: str) -> list[str]:
-    try:
-        return shlex.split(part)
-    except ValueError:  # an unbalanced quote: the command was cut, or was never shell
+    """``part`` split into words as a shell would, near enough to class a command (a quote left
+    open is dropped rather than refused). Linear, and much cheaper than `shlex.split`."""
+    if "'" not in part and '"' not in part and "\\" not in part:
         return part.split()
+    return [_QUOTED.sub(_unquote, word) for word in _WORD.findall(part)]
 
 
 def unwrap_shell(command: str) -> str:
