@@ -81,6 +81,14 @@ _PASSED_OVER = re.compile(
     r"|Multiline mode: .*"
     r"|Added \d+ lines? of output to the chat\."
 )
+#: How every line above starts (a question holds ``(Y)es/(N)o`` instead): a reply line that
+#: starts otherwise is known for one at once, without trying each pattern.
+_OWN_START = re.compile(
+    r"Tokens: |Cost: |Applied |Commit |Added |Running |Did not |Creating |Retrying |Aider v"
+    r"|=|Ran |litellm\.|The |# \d|Unable |Empty |Only |Error: |Traceback |Model|Main model"
+    r"|Weak model|Editor model|Git repo|Repo-map|Warning|Note|https?://|Use /help|Restored"
+    r"|Multiline"
+)
 _ANSWERS = {"y": "yes", "n": "no", "a": "all", "s": "skip all", "d": "don't ask again"}
 _QUESTION_PHASES: Final[tuple[tuple[str, Phase], ...]] = (
     ("test errors", "testing"),
@@ -159,6 +167,8 @@ class AiderAdapter(LineAdapter):
 
     def _recognise(self, line: str) -> list[AgentEvent] | None:
         """The events of one of aider's own lines; None for a line of the reply."""
+        if not _OWN_START.match(line) and "(Y)es/(N)o" not in line:
+            return None
         if line.startswith("Tokens: ") and (match := _TOKENS.fullmatch(line)):
             return self._reply_done(match)
         if match := _COST.fullmatch(line):

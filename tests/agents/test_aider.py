@@ -153,6 +153,24 @@ def test_lines_aider_prints(line: bytes, expected: tuple[str, str, str | None]) 
     assert triples(AiderAdapter().parse_line(line + b"\n")) == [expected]
 
 
+def test_banner_lines_are_neither_events_nor_part_of_the_reply() -> None:
+    adapter = AiderAdapter()
+    banner = [
+        b"Model: gpt-4o with whole edit format",
+        b"Git repo: none",
+        b"Warning: it's best to only add files that need changes to the chat.",
+        b"https://aider.chat/docs/troubleshooting/edit-errors.html",
+        b"Only reply.",
+        b"Tokens: 10 sent, 2 received.",
+    ]
+    events = run(adapter, banner)
+    assert triples(events) == [
+        ("message", "replied: Only reply.", None),
+        ("done", "finished: 0 edits, 0 commits", None),
+    ]
+    assert events[-1].final_text == "Only reply."
+
+
 def test_argv() -> None:
     adapter = AiderAdapter(extra_args=["--auto-test", "--test-cmd", "pytest -q"])
     assert adapter.argv(["aider"], "-v please", model="sonnet", session_id="any") == [
