@@ -56,9 +56,8 @@ _RETRY = re.compile(r"Retrying in ([\d.]{1,12}) seconds\.\.\.")
 _QUESTION = re.compile(
     r"(?P<question>.{1,500}?\?) \(Y\)es/\(N\)o[^\[]{0,60} \[[^\]]{0,20}\]: ?(?P<answer>\S*)"
 )
-_TEST_SUMMARY = re.compile(
-    r"=+ (?P<what>[^=]*\b(?:passed|failed|errors?|skipped|xfailed|xpassed|no tests ran)\b[^=]*) =+"
-)
+_TEST_SUMMARY = re.compile(r"=+ (?P<what>[^=]{1,200}) =+")
+_TEST_COUNTS = re.compile(r"\b(?:passed|failed|errors?|skipped|xfailed|xpassed|no tests ran)\b")
 _UNITTEST = re.compile(r"Ran \d+ tests? in [\d.]+s")
 _ERRORS = re.compile(
     r"litellm\.\w+(?:Error|Exception)\b.*"
@@ -89,6 +88,9 @@ _OWN_START = re.compile(
     r"|Weak model|Editor model|Git repo|Repo-map|Warning|Note|https?://|Use /help|Restored"
     r"|Multiline"
 )
+#: Aider's own lines are short (an error quoting a response body runs to a few kB); longer ones
+#: are reply text, and no pattern is tried on them.
+_OWN_LINE_CHARS: Final = 8_192
 _ANSWERS = {"y": "yes", "n": "no", "a": "all", "s": "skip all", "d": "don't ask again"}
 _QUESTION_PHASES: Final[tuple[tuple[str, Phase], ...]] = (
     ("test errors", "testing"),
@@ -167,7 +169,7 @@ class AiderAdapter(LineAdapter):
 
     def _recognise(self, line: str) -> list[AgentEvent] | None:
         """The events of one of aider's own lines; None for a line of the reply."""
-        if not _OWN_START.match(line) and "(Y)es/(N)o" not in line:
+        if len(line) > _OWN_LINE_CHARS or (not _OWN_START.match(line) and "(Y)es/(N)o" not in line):
             return None
         if line.startswith("Tokens: ") and (match := _TOKENS.fullmatch(line)):
             return self._reply_done(match)
@@ -195,7 +197,7 @@ class AiderAdapter(LineAdapter):
             return [self._emit("editing", f"created {match.group(1)}", "edit")]
         if match := _QUESTION.fullmatch(line):
             return [self._question(match.group("question"), match.group("answer"))]
-        if match := _TEST_SUMMARY.fullmatch(line):
+        if (match := _TEST_SUMMARY.fullmatch(line)) and _TEST_COUNTS.search(match["what"]):
             return [self._emit("testing", f"tests: {match.group('what').strip()}")]
         if _UNITTEST.fullmatch(line):
             return [self._emit("testing", f"tests: {line}")]

@@ -25,6 +25,7 @@ from core.agents.events import (
     Phase,
     Usage,
     one_line,
+    writable,
 )
 
 SteerMode = Literal["stdin_stream", "next_turn"]
@@ -135,10 +136,7 @@ def clean_text(text: str | None) -> str | None:
     `MAX_FINAL_CHARS`, lone surrogates replaced. It is never shown without escaping."""
     if text is None:
         return None
-    text = text[:MAX_FINAL_CHARS]
-    if not text.isascii():
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return text
+    return writable(text[:MAX_FINAL_CHARS])
 
 
 class LineAdapter(ABC):
@@ -277,6 +275,11 @@ class LineAdapter(ABC):
         last = self._totals.get(key, 0)
         self._totals[key] = total
         return total - last if total >= last else total
+
+    def _tokens_since(self, key: str, total: int | None) -> int:
+        """`_since` for a token count; a count the agent left out is no count (not a zero,
+        which would look like a restart)."""
+        return 0 if total is None else int(self._since(key, total))
 
     def _mark_ended(self) -> None:
         self._ended = True

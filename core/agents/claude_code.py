@@ -60,9 +60,9 @@ def _result_text(content: object) -> str:
     if isinstance(content, list):
         content = next(
             (
-                b["text"]
-                for b in content[:16]
-                if isinstance(b, dict) and isinstance(b.get("text"), str)
+                block["text"]
+                for block in content[:16]
+                if isinstance(block, dict) and isinstance(block.get("text"), str)
             ),
             "",
         )
@@ -207,15 +207,15 @@ class ClaudeCodeAdapter(JsonLinesAdapter):
     def _result(self, doc: dict[str, Any]) -> list[AgentEvent]:
         self._mark_ended()
         usage = opt_dict(doc, "usage", "result") or {}
-        tokens_in = sum(
-            count(usage.get(key)) or 0
+        inputs = [
+            count(usage.get(key))
             for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-        )
-        tokens_out = count(usage.get("output_tokens")) or 0
+        ]
+        tokens_in = None if inputs == [None] * 3 else sum(n or 0 for n in inputs)
         cost = dollars(doc.get("total_cost_usd"))
         self._add(
-            int(self._since("in", tokens_in)),
-            int(self._since("out", tokens_out)),
+            self._tokens_since("in", tokens_in),
+            self._tokens_since("out", count(usage.get("output_tokens"))),
             None if cost is None else self._since("cost", cost),
         )
         subtype = opt_str(doc, "subtype", "result") or "unknown"

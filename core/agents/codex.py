@@ -111,8 +111,8 @@ class CodexAdapter(JsonLinesAdapter):
         self._mark_ended()
         usage = opt_dict(doc, "usage", "turn.completed") or {}
         self._add(
-            int(self._since("in", count(usage.get("input_tokens")) or 0)),
-            int(self._since("out", count(usage.get("output_tokens")) or 0)),
+            self._tokens_since("in", count(usage.get("input_tokens"))),
+            self._tokens_since("out", count(usage.get("output_tokens"))),
         )
         return [self._emit("done", "turn completed", final_text=self._answer)]
 

@@ -113,11 +113,16 @@ _ESCAPES = re.compile(
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
+def writable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, so it can be written as UTF-8."""
+    return text if text.isascii() else _SURROGATES.sub("\ufffd", text)
+
+
 def plain(text: str) -> str:
     """``text`` without escape sequences and lone surrogates; line breaks are kept."""
     if text.isascii() and "\x1b" not in text:
         return text
-    return _SURROGATES.sub("\ufffd", _ESCAPES.sub("", text))
+    return writable(_ESCAPES.sub("", text))
 
 
 def one_line(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:

@@ -25,7 +25,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from core.agents.base import JsonLinesAdapter, SteerMode, opt_dict, opt_list, opt_str
+from core.agents.base import (
+    MAX_FINAL_CHARS,
+    JsonLinesAdapter,
+    SteerMode,
+    opt_dict,
+    opt_list,
+    opt_str,
+)
 from core.agents.events import (
     AgentEvent,
     count,
@@ -104,7 +111,7 @@ class OpenCodeAdapter(JsonLinesAdapter):
 
     def _keep(self, text: str) -> None:
         """Keep the step's text (the answer, when it is the last step), bounded."""
-        room = 1024 * 1024 - self._step_chars
+        room = MAX_FINAL_CHARS - self._step_chars
         if room > 0:
             self._step_text.append(text[:room])
             self._step_chars += min(len(text), room)
@@ -133,7 +140,7 @@ class OpenCodeAdapter(JsonLinesAdapter):
         reason = opt_str(part, "reason", "step_finish.part")
         self._last_reason = reason
         if reason != "tool-calls":
-            self._answer = "".join(self._step_text) or self._answer
+            self._answer = "\n".join(self._step_text) or self._answer
         return []
 
     @staticmethod

@@ -171,6 +171,15 @@ def test_banner_lines_are_neither_events_nor_part_of_the_reply() -> None:
     assert events[-1].final_text == "Only reply."
 
 
+def test_long_lines_are_reply_text_whatever_they_start_with() -> None:
+    # No pattern is tried on them: aider's own lines are short, and a long line of repeated
+    # words is where a pattern could take its time.
+    adapter = AiderAdapter()
+    assert adapter.parse_line(b"Applied edit to " + b"x" * 10_000) == []
+    assert adapter.parse_line(b"= " + b"passed " * 20_000) == []
+    assert adapter.parse_line(b"Tokens: 1 sent, 1 received.")[0].summary.startswith("replied: Ap")
+
+
 def test_argv() -> None:
     adapter = AiderAdapter(extra_args=["--auto-test", "--test-cmd", "pytest -q"])
     assert adapter.argv(["aider"], "-v please", model="sonnet", session_id="any") == [

@@ -151,6 +151,14 @@ def test_running_totals_become_increments_across_results() -> None:
     assert adapter.usage.tokens_in == 250
 
 
+def test_a_result_without_usage_does_not_restart_the_totals() -> None:
+    adapter = ClaudeCodeAdapter()
+    for usage in ({"input_tokens": 100}, None, {"input_tokens": 160}):
+        line = {"type": "result", "subtype": "success", "is_error": False, "usage": usage}
+        adapter.parse_line(json.dumps(line).encode())
+    assert adapter.usage.tokens_in == 160
+
+
 def test_argv_is_print_mode_with_the_prompt_after_the_options() -> None:
     adapter = ClaudeCodeAdapter(extra_args=["--permission-mode", "acceptEdits"])
     assert adapter.argv(["claude"], "--fix it", model="opus", session_id="s-1") == [

@@ -127,6 +127,13 @@ def test_usage_is_a_running_total_over_turns() -> None:
     assert adapter.usage.tokens_in == 2_500 == total_usage(events).tokens_in
 
 
+def test_a_turn_without_usage_does_not_restart_the_totals() -> None:
+    adapter = CodexAdapter()
+    for usage in ({"input_tokens": 100}, {}, {"input_tokens": 130, "output_tokens": 4}):
+        adapter.parse_line(json.dumps({"type": "turn.completed", "usage": usage}).encode())
+    assert (adapter.usage.tokens_in, adapter.usage.tokens_out) == (130, 4)
+
+
 def test_argv_new_and_resumed() -> None:
     adapter = CodexAdapter(extra_args=["--sandbox", "workspace-write"])
     assert adapter.argv(["codex"], "-fix", model="gpt-5-codex") == [
