@@ -1,0 +1,158 @@
+"""Codex's exec --json events, from recorded-shaped fixtures (see fixtures/codex/*.md)."""
+
+from __future__ import annotations
+
+import json
+
+from core.agents.codex import CodexAdapter
+from core.agents.events import total_usage
+from tests.agents.helpers import CWD, FIXTURES, lines_of, run, triples
+
+HERE = FIXTURES / "codex"
+COMMIT = (
+    'git add src/cli/runs.py tests/cli/test_runs_json.py && git commit -m "runs: --json prints '
+    'the runs as JSON"'
+)
+TOOL = "command_execution"
+
+
+def test_a_successful_run_reads_searches_edits_tests_commits_and_finishes() -> None:
+    adapter = CodexAdapter(cwd=CWD)
+    events = run(adapter, lines_of(HERE / "success.jsonl"))
+    assert triples(events) == [
+        ("message", "session started", None),
+        ("thinking", "thinking: Looking at the runs command", None),
+        ("planning", "plan: 0/3 done; next: Read the runs command", "todo_list"),
+        ("reading", "run: sed -n 1,120p src/cli/runs.py", TOOL),
+        ("reading", "ran (exit 0): sed -n 1,120p src/cli/runs.py", TOOL),
+        ("searching", 'run: rg -n "def format_runs" src', TOOL),
+        ("searching", 'ran (exit 0): rg -n "def format_runs" src', TOOL),
+        ("editing", "edit src/cli/runs.py, add tests/cli/test_runs_json.py", "file_change"),
+        ("planning", "plan: 2/3 done; next: Test and commit", "todo_list"),
+        ("testing", "run: python -m pytest -q tests/cli", TOOL),
+        ("testing", "failed (exit 1): python -m pytest -q tests/cli", TOOL),
+        ("editing", "edit src/cli/runs.py", "file_change"),
+        ("testing", "run: python -m pytest -q tests/cli", TOOL),
+        ("testing", "ran (exit 0): python -m pytest -q tests/cli", TOOL),
+        ("committing", f"run: {COMMIT}", TOOL),
+        ("committing", f"ran (exit 0): {COMMIT}", TOOL),
+        (
+            "message",
+            "Done. `jarvis runs --json` prints the runs as a JSON list (an empty list when there "
+            "are none), and tests/cli/test_runs_json.py covers it.",
+            None,
+        ),
+        ("done", "turn completed", None),
+    ]
+    assert events[10].error == "exit 1"
+    thread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+    assert adapter.session_id == thread
+    assert {e.session_id for e in events} == {thread}
+    # input_tokens already counts the cached ones; codex reports no cost.
+    assert (adapter.usage.tokens_in, adapter.usage.tokens_out) == (84_213, 3_120)
+    assert adapter.usage.cost_usd is None
+    assert total_usage(events) == adapter.usage
+    done = events[-1]
+    assert (done.tokens_in, done.tokens_out, done.cost_usd) == (84_213, 3_120, None)
+    assert done.final_text is not None and "<completion>" in done.final_text
+
+
+def test_an_error_run_ends_with_the_failed_turn() -> None:
+    adapter = CodexAdapter(cwd=CWD)
+    events = run(adapter, lines_of(HERE / "error.jsonl"))
+    reconnect = (
+        "Reconnecting... 1/5 (stream disconnected before completion: error sending request for "
+        "url (https://api.openai.com/v1/responses))"
+    )
+    failed = (
+        "stream disconnected before completion: error sending request for url "
+        "(https://api.openai.com/v1/responses)"
+    )
+    assert triples(events) == [
+        ("message", "session started", None),
+        ("thinking", "thinking: Checking the failing test", None),
+        ("testing", "run: python -m pytest -q tests/cli", TOOL),
+        ("testing", "declined: python -m pytest -q tests/cli", TOOL),
+        ("tool", "github: search_issues", "github/search_issues"),
+        (
+            "tool",
+            "github/search_issues failed: tool call timed out after 60s",
+            "github/search_issues",
+        ),
+        ("error", f"error: {reconnect}", None),
+        ("error", "warning: model rerouted: gpt-5-codex -> gpt-5 (HighRiskCyberActivity)", None),
+        ("error", f"turn failed: {failed}", None),
+    ]
+    assert events[-1].error == failed
+    assert adapter.usage == total_usage(events) and adapter.usage.tokens_in == 0
+
+
+def test_a_malformed_run_reports_each_unreadable_line() -> None:
+    adapter = CodexAdapter(cwd=CWD)
+    events = run(adapter, lines_of(HERE / "malformed.jsonl"))
+    assert triples(events[:2]) == [
+        ("message", "session started", None),
+        ("reading", "run: ls", TOOL),
+    ]
+    assert [(e.phase, e.error) for e in events[2:]] == [
+        ("error", "not a JSON object"),
+        ("error", "not JSON, or cut short"),
+        ("error", "unexpected shape at item.completed.item"),
+        ("error", "unexpected shape at item.completed.item.text"),
+        ("done", None),  # figures it cannot use are no figures; the turn still ended
+        ("error", "not UTF-8"),
+        ("error", "no type"),
+        ("error", "not a JSON object"),
+    ]
+    assert adapter.usage == total_usage(events) and adapter.usage.tokens_in == 0
+
+
+def test_the_first_format_spelled_item_type_and_assistant_message() -> None:
+    # codex 0.4x: the format as first released (openai/codex pull request 4525's sample).
+    adapter = CodexAdapter()
+    item = {"id": "item_3", "item_type": "assistant_message", "text": "**Assigned Issues**"}
+    line = {"type": "item.completed", "item": item}
+    assert triples(adapter.parse_line(json.dumps(line).encode())) == [
+        ("message", "**Assigned Issues**", None)
+    ]
+
+
+def test_usage_is_a_running_total_over_turns() -> None:
+    adapter = CodexAdapter()
+    events = []
+    for total in (1_000, 2_500):
+        line = {"type": "turn.completed", "usage": {"input_tokens": total, "output_tokens": 7}}
+        events += adapter.parse_line(json.dumps(line).encode())
+    assert [e.tokens_in for e in events] == [1_000, 1_500]
+    assert adapter.usage.tokens_in == 2_500 == total_usage(events).tokens_in
+
+
+def test_a_turn_without_usage_does_not_restart_the_totals() -> None:
+    adapter = CodexAdapter()
+    for usage in ({"input_tokens": 100}, {}, {"input_tokens": 130, "output_tokens": 4}):
+        adapter.parse_line(json.dumps({"type": "turn.completed", "usage": usage}).encode())
+    assert (adapter.usage.tokens_in, adapter.usage.tokens_out) == (130, 4)
+
+
+def test_argv_new_and_resumed() -> None:
+    adapter = CodexAdapter(extra_args=["--sandbox", "workspace-write"])
+    assert adapter.argv(["codex"], "-fix", model="gpt-5-codex") == [
+        "codex",
+        "exec",
+        "--json",
+        "--model=gpt-5-codex",
+        "--sandbox",
+        "workspace-write",
+        "--",
+        "-fix",
+    ]
+    assert CodexAdapter().argv(["codex"], "go on", session_id="0199a213") == [
+        "codex",
+        "exec",
+        "--json",
+        "resume",
+        "--",
+        "0199a213",
+        "go on",
+    ]
+    assert CodexAdapter().steer_mode == "next_turn"
