@@ -1,0 +1,286 @@
+"""``python -m core.agents.runner --profile NAME``: a coding agent as a Jarvis worker.
+
+The host starts this for a run whose lane has an agent profile (`core.host.worker_profiles`). It
+speaks the worker protocol (docs/ipc.md) on the agent's behalf:
+
+- builds the agent's prompt from the dispatch and the criteria (`core.agents.prompt`) and runs
+  the agent non-interactively in the run's worktree, in this process's group (so the host's
+  signals reach it);
+- reads the agent's machine-readable output a line at a time (a line is read up to
+  `MAX_LINE_BYTES`; the rest of a longer one is skipped, not held), turns each into progress
+  events through the agent's adapter (`core.agents.registry`), and copies it to its own stdout
+  (the run's log);
+- delivers a steer at the agent's next turn: once the agent ends a turn, a waiting steer is
+  acknowledged and the agent's session is resumed with it as the next message;
+- ends with a completion: the agent's own block when it printed one, else one composed from git
+  (`core.agents.compose`), every derived field marked.
+
+Exit codes: 0 after a completion, 1 when the agent could not be run or exited without any
+output, 2 for a bad environment, 128 + the signal on SIGTERM or SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from core.agents.compose import compose_completion
+from core.agents.events import AgentEvent, Usage
+from core.agents.prompt import build_prompt
+from core.agents.registry import adapter_for
+from core.contracts.completion import extract_completion
+from core.host.worker_profiles import DEFAULT_EXECUTABLES
+from core.simworker import (
+    OUTPUT_END,
+    OUTPUT_START,
+    Config,
+    ConfigError,
+    iso_ms,
+    load_config,
+    write_json_atomic,
+)
+
+#: A line of the agent's output longer than this is skipped past, not held in memory.
+MAX_LINE_BYTES = 1024 * 1024
+#: How many more turns steers may add to one attempt.
+MAX_STEER_TURNS = 3
+#: How often the steer file is looked at while the agent works.
+STEER_POLL_S = 0.1
+#: SIGTERM to the agent, then SIGKILL after this.
+AGENT_GRACE_S = 5.0
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class Runner:
+    """One attempt of one agent on one run."""
+
+    def __init__(self, config: Config, profile: dict[str, Any], out: IO[str]) -> None:
+        self.config = config
+        self.profile = profile
+        self.agent = str(profile["agent"])
+        self.adapter = adapter_for(self.agent)
+        self.spent = Usage()
+        """What earlier turns of this attempt used (each turn has an adapter of its own)."""
+        self.out = out
+        self.seq = 0
+        self.last_ms = 0
+        self.session_id: str | None = None
+        self.final_text = ""
+        self.lines = 0
+        self.stopping: int | None = None
+        self.child: subprocess.Popen[bytes] | None = None
+        self.acked: set[str] = set()
+
+    # -- the protocol's side --------------------------------------------------------------
+
+    def emit(self, phase: str, summary: str, tool: str | None = None) -> None:
+        self.seq += 1
+        now_ms = time.time_ns() // 1_000_000
+        self.last_ms = max(now_ms, self.last_ms + 1)
+        doc: dict[str, Any] = {
+            "kind": "worker_progress",
+            "run_id": self.config.run_id,
+            "group_folder": self.config.lane,
+            "timestamp": iso_ms(self.last_ms),
+            "phase": phase,
+            "summary": summary[:400] or phase,
+            "seq": self.seq,
+        }
+        if tool:
+            doc["tool_used"] = tool[:60]
+        used = self.spent.plus(self.adapter.usage)
+        if used.tokens_in or used.tokens_out or used.cost_usd:
+            # Cumulative for the attempt: the host keeps the latest and checks budgets on it.
+            doc["usage"] = {
+                "tokens_in": used.tokens_in,
+                "tokens_out": used.tokens_out,
+                "cost_usd": float(used.cost_usd or 0.0),
+            }
+        write_json_atomic(self.config.progress_dir / f"{self.last_ms}-{self.seq}.json", doc)
+
+    def take(self, events: Sequence[AgentEvent]) -> None:
+        for event in events:
+            if event.session_id:
+                self.session_id = event.session_id
+            if event.error and not event.summary:
+                self.emit("error", event.error)
+            if event.final_text:
+                self.final_text = event.final_text
+            if event.summary:
+                self.emit(event.phase, event.summary, event.tool)
+
+    def waiting_steer(self) -> tuple[str, str] | None:
+        """A steer not yet acknowledged: ``(steer_id, message)``, else None."""
+        try:
+            raw = self.config.steer_file.read_bytes()
+        except OSError:
+            return None
+        if len(raw) > 64 * 1024:
+            return None
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            return None
+        if not isinstance(doc, dict):
+            return None
+        steer_id, message = doc.get("steer_id"), doc.get("message")
+        if not isinstance(steer_id, str) or steer_id in self.acked or not isinstance(message, str):
+            return None
+        if doc.get("run_id") not in (None, self.config.run_id):
+            return None
+        return steer_id, " ".join(message.split())
+
+    def acknowledge(self, steer_id: str) -> None:
+        ack = {"steer_id": steer_id, "acked_at": iso_ms(time.time_ns() // 1_000_000)}
+        self.config.ack_file.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.config.ack_file, ack)
+        self.acked.add(steer_id)
+
+    # -- the agent's side -----------------------------------------------------------------
+
+    def turn(self, prompt: str, checkout: Path, session: str | None) -> int:
+        """Run the agent once; its exit code (or 128 + a signal that stopped us)."""
+        self.spent = self.spent.plus(self.adapter.usage)
+        self.adapter = adapter_for(self.agent, cwd=str(checkout))
+        executable = list(self.profile.get("command") or DEFAULT_EXECUTABLES[self.agent])
+        argv = self.adapter.argv(
+            executable, prompt, model=self.profile.get("model"), session_id=session
+        )
+        try:
+            self.child = subprocess.Popen(
+                argv, cwd=checkout, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=None,  # the agent's stderr is ours: the host keeps its end
+            )  # fmt: skip
+        except OSError as exc:
+            print(f"runner: cannot start {argv[0]}: {exc.strerror or exc}", file=sys.stderr)
+            return 127
+        assert self.child.stdout is not None
+        self.read(self.child.stdout)
+        code = self.child.wait()
+        self.take(self.adapter.finish())
+        return 128 + self.stopping if self.stopping else code
+
+    def read(self, stream: IO[bytes]) -> None:
+        while True:
+            line = stream.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            self.lines += 1
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                self._skip_rest(stream)
+                self.emit("error", f"skipped an output line over {MAX_LINE_BYTES:,} bytes")
+                continue
+            # The raw line goes to the run's log; its progress comes from the adapter.
+            self.out.write(line.decode("utf-8", "replace"))
+            self.out.flush()
+            self.take(self.adapter.parse_line(line))
+
+    @staticmethod
+    def _skip_rest(stream: IO[bytes]) -> None:
+        while True:
+            chunk = stream.readline(MAX_LINE_BYTES)
+            if not chunk or chunk.endswith(b"\n"):
+                return
+
+    def stop(self, signum: int) -> None:
+        """SIGTERM or SIGINT: pass it to the agent; kill it if it does not go."""
+        self.stopping = signum
+        child = self.child
+        if child is None or child.poll() is not None:
+            return
+        child.send_signal(signal.SIGTERM)
+
+        def kill_later() -> None:
+            try:
+                child.wait(AGENT_GRACE_S)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+        threading.Thread(target=kill_later, daemon=True).start()
+
+    # -- the whole attempt ----------------------------------------------------------------
+
+    def run(self, checkout: Path) -> int:
+        prompt = build_prompt(self.config.dispatch, self.config.criteria, self.config.run_id)
+        self.emit("reading", f"starting {self.adapter.name}: {prompt.splitlines()[0][:300]}")
+        code = self.turn(prompt, checkout, self._resumed_session())
+        for _ in range(MAX_STEER_TURNS):
+            if self.stopping or code != 0 or self.session_id is None:
+                break
+            steer = self.waiting_steer()
+            if steer is None:
+                break
+            steer_id, message = steer
+            # The agent's next output follows the steer: that is what the ack says.
+            self.acknowledge(steer_id)
+            self.emit("steering", f"steer {steer_id} acknowledged: {message}")
+            code = self.turn(message, checkout, self.session_id)
+        if self.stopping:
+            return 128 + self.stopping
+        if self.lines == 0:
+            print(f"runner: {self.adapter.name} exited with code {code} and printed nothing",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_FAILED
+        self.complete(checkout)
+        return EXIT_OK
+
+    def _resumed_session(self) -> str | None:
+        session = self.config.dispatch.get("session_id")
+        continuing = self.config.dispatch.get("context_intent") == "continue"
+        return session if continuing and isinstance(session, str) else None
+
+    def complete(self, checkout: Path) -> None:
+        found = extract_completion(self.final_text).completion if self.final_text else None
+        if found is None:
+            base = os.environ.get("JARVIS_BASE_COMMIT") or None
+            found = compose_completion(checkout, self.config.dispatch, self.config.run_id,
+                                       base_commit=base, final_text=self.final_text)  # fmt: skip
+        if self.session_id and "session_id" not in found:
+            found["session_id"] = self.session_id
+        used = self.spent.plus(self.adapter.usage)
+        if used.tokens_in or used.tokens_out or used.cost_usd:
+            found.setdefault(
+                "usage",
+                {"tokens_in": used.tokens_in, "tokens_out": used.tokens_out,
+                 "cost_usd": used.cost_usd},
+            )  # fmt: skip
+        body = json.dumps(found, indent=2)
+        self.out.write(f"{OUTPUT_START}\n<completion>\n{body}\n</completion>\n{OUTPUT_END}\n")
+        self.out.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m core.agents.runner",
+        description="Run a coding agent as a Jarvis worker (docs/agents.md).",
+    )
+    parser.add_argument("--profile", required=True, help="the worker profile's name")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(os.environ)
+        profile = json.loads(os.environ.get("JARVIS_WORKER_PROFILE") or "{}")
+        if not isinstance(profile, dict) or profile.get("name") != args.profile:
+            raise ConfigError(f"JARVIS_WORKER_PROFILE does not describe profile {args.profile}")
+        checkout = Path(os.environ.get("JARVIS_CHECKOUT") or ".")
+        runner = Runner(config, profile, sys.stdout)
+    except (ConfigError, KeyError, ValueError) as exc:
+        print(f"runner: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda s, _f: runner.stop(s))
+    config.progress_dir.mkdir(parents=True, exist_ok=True)
+    return runner.run(checkout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

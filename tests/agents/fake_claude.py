@@ -1,0 +1,93 @@
+"""A stand-in for the ``claude`` program, speaking its stream-json output: it really edits and
+commits in its working directory (the run's worktree), then reports what it did the way Claude
+Code's ``-p --output-format stream-json --verbose`` does. Used to test the runner, the adapter
+and the host together; the real agent end to end is tested apart.
+
+Behaviour from the prompt: ``FAKE:silent`` prints no completion (Jarvis composes one from
+git); ``FAKE:garbage`` mixes in unreadable lines and an escape sequence; a resumed session
+(``--resume ID``) answers the steer it was given in one short turn; ``FAKE:await-steer`` ends
+its first turn only once a steer file exists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "fake claude",
+    "GIT_AUTHOR_EMAIL": "fake@localhost",
+    "GIT_COMMITTER_NAME": "fake claude",
+    "GIT_COMMITTER_EMAIL": "fake@localhost",
+}
+
+
+def say(doc: dict[str, object]) -> None:
+    print(json.dumps(doc), flush=True)
+
+
+def git(*args: str) -> str:
+    env = {**os.environ, **IDENTITY}
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=True,
+                          env=env).stdout.strip()  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    if "--version" in argv:
+        print("2.1.0 (Claude Code, fake)")
+        return 0
+    prompt = argv[-1]  # the adapter puts the prompt last, after every option
+    resumed = next((a.split("=", 1)[1] for a in argv if a.startswith("--resume=")), None)
+    session = resumed or "fake-session-0001"
+    say({"type": "system", "subtype": "init", "session_id": session, "model": "fake",
+         "tools": ["Read", "Edit", "Bash"], "cwd": os.getcwd()})  # fmt: skip
+    if resumed:
+        say({"type": "result", "subtype": "success", "is_error": False, "session_id": session,
+             "result": f"Done as asked: {prompt[:80]}", "total_cost_usd": 0.001,
+             "usage": {"input_tokens": 50, "output_tokens": 10}, "num_turns": 1})  # fmt: skip
+        return 0
+    if "FAKE:garbage" in prompt:
+        print("this is not json \x1b]0;pwned\x07", flush=True)
+        print('{"type": "assistant", "message": 42}', flush=True)
+    target = Path("src") / "retry.py"
+    target.parent.mkdir(exist_ok=True)
+    say({"type": "assistant", "session_id": session, "message": {"content": [
+        {"type": "tool_use", "id": "t1", "name": "Edit",
+         "input": {"file_path": str(Path.cwd() / target)}}],
+        "usage": {"input_tokens": 1200, "output_tokens": 300}}})  # fmt: skip
+    target.write_text("RETRIES = 2\n")
+    say({"type": "user", "session_id": session, "message": {"content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}})  # fmt: skip
+    say({"type": "assistant", "session_id": session, "message": {"content": [
+        {"type": "tool_use", "id": "t2", "name": "Bash",
+         "input": {"command": "git commit -am 'Retry twice'"}}],
+        "usage": {"input_tokens": 1500, "output_tokens": 100}}})  # fmt: skip
+    git("add", "--all")
+    git("commit", "--quiet", "-m", "Retry twice")
+    sha = git("rev-parse", "HEAD")
+    run_id = os.environ.get("JARVIS_RUN_ID", "")
+    dispatch = json.loads(os.environ.get("JARVIS_DISPATCH", "{}"))
+    completion = {"run_id": run_id, "branch": dispatch.get("branch"), "commit_sha": sha,
+                  "files_changed": [str(target)], "test_result": "pytest -q: 3 passed",
+                  "risk": "low: one constant", "pr_url": "https://example.com/pr/1"}  # fmt: skip
+    if "FAKE:await-steer" in prompt:
+        # Ends its turn only once a steer is there: the runner gives it at the next turn.
+        steer = Path(os.environ["JARVIS_STEER_FILE"])
+        import time
+
+        while not steer.exists():
+            time.sleep(0.02)
+    text = "Changed the retry count."
+    if "FAKE:silent" not in prompt:
+        text += f"\n<completion>\n{json.dumps(completion)}\n</completion>"
+    say({"type": "result", "subtype": "success", "is_error": False, "session_id": session,
+         "result": text, "total_cost_usd": 0.0123,
+         "usage": {"input_tokens": 2700, "output_tokens": 400}, "num_turns": 3})  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
