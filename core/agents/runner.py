@@ -151,7 +151,8 @@ class Runner:
     def turn(self, prompt: str, checkout: Path, session: str | None) -> int:
         """Run the agent once; its exit code (or 128 + a signal that stopped us)."""
         self.spent = self.spent.plus(self.adapter.usage)
-        self.adapter = adapter_for(self.agent, cwd=str(checkout))
+        extra = [a for a in self.profile.get("args") or [] if isinstance(a, str)]
+        self.adapter = adapter_for(self.agent, cwd=str(checkout), extra_args=extra)
         executable = list(self.profile.get("command") or DEFAULT_EXECUTABLES[self.agent])
         argv = self.adapter.argv(
             executable, prompt, model=self.profile.get("model"), session_id=session

@@ -76,6 +76,10 @@ class WorkerProfile(BaseModel):
     command: Annotated[list[str], Field(min_length=1)] | None = None
     """The executable and fixed arguments (default: the agent's own name, found on PATH)."""
     model: str | None = None
+    args: list[str] = Field(default_factory=list)
+    """Options the agent is run with, before the prompt: the site's policy, such as
+    ``--permission-mode=acceptEdits`` for Claude Code or ``--sandbox=workspace-write`` for
+    Codex (docs/agents.md); none are chosen for you."""
     env: Annotated[dict[str, str], AfterValidator(_env_names)] = Field(default_factory=dict)
     """More environment variables for the agent (its API endpoint, say)."""
 

@@ -39,6 +39,8 @@ def main(argv: list[str]) -> int:
     if "--version" in argv:
         print("2.1.0 (Claude Code, fake)")
         return 0
+    if os.environ.get("FAKE_ARGV_FILE"):
+        Path(os.environ["FAKE_ARGV_FILE"]).write_text(json.dumps(argv))
     prompt = argv[-1]  # the adapter puts the prompt last, after every option
     resumed = next((a.split("=", 1)[1] for a in argv if a.startswith("--resume=")), None)
     session = resumed or "fake-session-0001"

@@ -36,6 +36,8 @@ def configure(ws: Path, origin: Path) -> None:
     (ws / "jarvis.toml").write_text(
         '[workers]\ndefault = "claude"\nconcurrency = 2\n'
         f'[workers.claude]\nagent = "claude-code"\ncommand = ["{sys.executable}", "{FAKE}"]\n'
+        'model = "fake-model"\nargs = ["--permission-mode=acceptEdits"]\n'
+        f'env = {{ FAKE_ARGV_FILE = "{ws / "argv.json"}" }}\n'
         f'[repos."{REPO}"]\npath = "{origin}"\n'
         "[timeouts]\nno_output_s = 60\nsteer_ack_s = 60\n"
     )
@@ -70,6 +72,10 @@ def test_an_agent_run_reaches_review_with_git_checked_gates_and_its_usage(
     assert ("editing", "Edit") in phases and ("committing", "Bash") in phases
     code, shown = cli(ws, "show", "r1")
     assert shown["run"]["usage"] == {"tokens_in": 2700, "tokens_out": 400, "cost_usd": 0.0123}
+    # The profile's model, args and environment reached the agent; the prompt came last.
+    argv = json.loads((ws / "argv.json").read_text())
+    assert "--model=fake-model" in argv and "--permission-mode=acceptEdits" in argv
+    assert argv[-2] == "--" and "Retry twice in src/retry.py." in argv[-1]
 
 
 def test_an_agent_that_prints_no_completion_gets_one_composed_from_git(
