@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.host.launcher import host_status
+from core.run_usage import workspace_usage
 from core.run_views import (
     fingerprint_peers,
     journal_entry,
@@ -56,6 +57,14 @@ class FeedRead:
     partial: bool = False
     """A full read's first page: the newest runs only (``counts`` are every run's), shown while
     the whole list is read; that read follows at once."""
+    burn: dict[str, Any] | None = None
+    """Tokens and cost every run's agent reported (`core.run_usage.workspace_usage`), None
+    when no agent reported any (or the read did not look)."""
+
+
+def _burn(store: SqliteStore) -> dict[str, Any] | None:
+    used = workspace_usage(store)
+    return used if used["tokens_in"] or used["tokens_out"] or used["cost_usd"] else None
 
 
 @dataclass
@@ -121,9 +130,10 @@ class StoreFeed:
                 if host == last_host:
                     return None
                 return FeedRead([], False, {}, [], seq, host)  # only the host changed
+            burn = _burn(store)
             if since_seq is None or seq - since_seq > CATCH_UP_LIMIT:
                 rows = _searchable(table_rows(store))
-                return FeedRead(rows, True, state_counts(store), [], seq, host)
+                return FeedRead(rows, True, state_counts(store), [], seq, host, burn=burn)
             entries = [
                 journal_entry(row)
                 for row in store.journal_since(since_seq, limit=CATCH_UP_LIMIT + 1)
@@ -131,7 +141,7 @@ class StoreFeed:
             changed = list(dict.fromkeys(entry["run_id"] for entry in entries))
             rows = _searchable(table_rows(store, changed))
             last = entries[-1]["seq"] if entries else seq
-            return FeedRead(rows, False, state_counts(store), entries, last, host)
+            return FeedRead(rows, False, state_counts(store), entries, last, host, burn=burn)
         finally:
             store.close()
 

@@ -245,6 +245,8 @@ class MainScreen(Screen[None]):
         self.view: RunView | None = None
         """The selected run's panels, as last read."""
         self.counts: dict[str, int] = {}
+        self.burn: dict[str, Any] | None = None
+        """What the fleet's agents reported spending, for the header."""
         self._poll_timer: Timer | None = None
         self._read_at = ""
         self._read_problem: str | None = None
@@ -363,6 +365,7 @@ class MainScreen(Screen[None]):
             self._apply_rows(table, read.rows, now)
         if read.counts or read.full:
             self.counts = read.counts
+            self.burn = read.burn
         self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
         self._show_status()
         if first and self._whole and self.tune_gc:
@@ -430,6 +433,7 @@ class MainScreen(Screen[None]):
             host=self.host,
             attention=self.model.attention_count(),
             read_at=self._read_at,
+            burn=self.burn,
         )
 
     def _show_view_line(self) -> None:

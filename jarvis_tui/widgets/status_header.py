@@ -9,12 +9,14 @@ below a full line the state counts drop their words and keep their symbols.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
 
 from core.lifecycle import RunState
+from core.usage_text import usage_line
 from jarvis_tui.safe_text import shown
 from jarvis_tui.state_look import STATE_LOOK
 
@@ -42,6 +44,7 @@ def render_status(
     attention: int = 0,
     read_at: str = "",
     width: int | None = None,
+    burn: dict[str, Any] | None = None,
 ) -> Text:
     """Workspace and host on the first line; who needs a human and the runs per state on the
     second; each line fits ``width`` cells (None: no limit).
@@ -55,14 +58,27 @@ def render_status(
     else:
         host_part = ("", "")
     read_part = f"  read {read_at}" if read_at else ""
+    # What the fleet's agents have spent, as they reported it: the operator's running bill.
+    burn_part = f"  spent {usage_line(burn)}" if burn else ""
     path = shown(workspace)
     if width is not None:
-        room = width - cell_len("jarvis ") - cell_len(host_part[0]) - cell_len(read_part)
+        room = (
+            width
+            - cell_len("jarvis ")
+            - cell_len(host_part[0])
+            - cell_len(read_part)
+            - cell_len(burn_part)
+        )
         if room < PATH_MIN and read_part:
             room += cell_len(read_part)
             read_part = ""
+        if room < PATH_MIN and burn_part:
+            room += cell_len(burn_part)
+            burn_part = ""
         path = _path_in(path, max(0, room))
-    first = Text.assemble(("jarvis ", "bold"), (path, "dim"), host_part, (read_part, "dim"))
+    first = Text.assemble(
+        ("jarvis ", "bold"), (path, "dim"), host_part, (burn_part, "yellow"), (read_part, "dim")
+    )
     # Who waits on an operator comes first: a narrow terminal cuts the end of the line.
     second = Text()
     second.append(f"! {attention} need a human", style="bold yellow" if attention else "dim")
@@ -104,6 +120,7 @@ class StatusHeader(Widget):
         self.attention = 0
         self.read_at = ""
         """When the store was last read (``HH:MM:SS``)."""
+        self.burn: dict[str, Any] | None = None
 
     def show_status(
         self,
@@ -112,15 +129,17 @@ class StatusHeader(Widget):
         host: int | None | bool,
         attention: int,
         read_at: str = "",
+        burn: dict[str, Any] | None = None,
     ) -> None:
         """Show these values (repainted only when one of them changed)."""
-        shown_now = (self.counts, self.host, self.attention, self.read_at)
-        if (counts, host, attention, read_at) == shown_now:
+        shown_now = (self.counts, self.host, self.attention, self.read_at, self.burn)
+        if (counts, host, attention, read_at, burn) == shown_now:
             return
         self.counts = dict(counts)
         self.host = host
         self.attention = attention
         self.read_at = read_at
+        self.burn = burn
         self.refresh()
 
     def render(self) -> Text:
@@ -131,4 +150,5 @@ class StatusHeader(Widget):
             attention=self.attention,
             read_at=self.read_at,
             width=self.size.width,
+            burn=self.burn,
         )
