@@ -6,7 +6,8 @@ and the host together; the real agent end to end is tested apart.
 Behaviour from the prompt: ``FAKE:silent`` prints no completion (Jarvis composes one from
 git); ``FAKE:garbage`` mixes in unreadable lines and an escape sequence; a resumed session
 (``--resume ID``) answers the steer it was given in one short turn; ``FAKE:await-steer`` ends
-its first turn only once a steer file exists.
+its first turn only once a steer file exists; ``FAKE:hugeline`` prints a 5 MiB line first;
+``FAKE:hang`` never ends its turn.
 """
 
 from __future__ import annotations
@@ -51,6 +52,17 @@ def main(argv: list[str]) -> int:
              "result": f"Done as asked: {prompt[:80]}", "total_cost_usd": 0.001,
              "usage": {"input_tokens": 50, "output_tokens": 10}, "num_turns": 1})  # fmt: skip
         return 0
+    if "FAKE:hang" in prompt:
+        import time
+
+        while True:  # an agent that never answers again: the host's no-output limit ends it
+            time.sleep(1)
+    if "FAKE:hugeline" in prompt:
+        # One line far over the runner's 1 MiB read limit, written in pieces.
+        for _ in range(5):
+            sys.stdout.write("x" * (1024 * 1024))
+        sys.stdout.write("\n")
+        sys.stdout.flush()
     if "FAKE:garbage" in prompt:
         print("this is not json \x1b]0;pwned\x07", flush=True)
         print('{"type": "assistant", "message": 42}', flush=True)

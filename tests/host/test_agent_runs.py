@@ -122,3 +122,29 @@ def test_a_steer_reaches_the_agent_at_its_next_turn(
     code, shown = cli(ws, "show", "r1")
     # The resumed turn's tokens are added to the first's.
     assert shown["run"]["usage"]["tokens_in"] == 2700 + 50
+
+
+def test_a_5_mib_line_is_skipped_unread_and_the_run_goes_on(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
+) -> None:
+    configure(ws, origin)
+    enqueue(store, "r1", "FAKE:hugeline")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "review_requested"}, HANG_GUARD_S, host=host)
+    errors = [s for phase, s, _ in progress(conn, "r1") if phase == "error"]
+    assert errors == ["skipped an output line over 1,048,576 bytes"]
+    # The log holds what was read, not the line: the runner never held it.
+    assert (ws / "logs" / "r1" / "stdout.log").stat().st_size < 1024 * 1024
+
+
+def test_an_agent_that_never_answers_ends_its_run_and_the_host_lives(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
+) -> None:
+    configure(ws, origin)
+    toml = (ws / "jarvis.toml").read_text().replace("no_output_s = 60", "no_output_s = 2")
+    (ws / "jarvis.toml").write_text(toml)
+    enqueue(store, "r1", "FAKE:hang")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "failed"}, HANG_GUARD_S, host=host)
+        assert run_row(conn, "r1")["state_reason"] == "no output for 2 s"
+        assert host.proc.poll() is None
