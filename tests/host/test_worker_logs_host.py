@@ -109,3 +109,7 @@ def test_a_retried_run_keeps_its_first_attempts_logs_rotated_within_bounds(ws: P
     assert (second / "stderr.log").read_text() == "attempt 2 stderr\n"
     assert not (ws / "logs" / RUN / "stdout.log").exists()
 
+    code, answer = cli(ws, "logs", RUN, "--lines", "1")
+    assert code == 0 and (answer["attempt"], answer["lines"]) == (2, ["attempt 2 done"])
+    code, answer = cli(ws, "logs", RUN, "--attempt", "1", "--stderr")
+    assert code == 0 and answer["lines"] == ["attempt 1 stderr"] and answer["stream"] == "stderr"
