@@ -59,6 +59,7 @@ from core.simworker import (
     write_checkout,
 )
 from core.store.sqlite_store import SqliteStore
+from core.worker_logs import attempt_dir
 from core.workspace import Workspace
 
 #: Who acted in the seeded history (role accounts, as a shared console would show them).
@@ -201,8 +202,14 @@ class _Seeder:
             self.ingest(path)
         self.log(run_id, steps)
 
+    def log_dir(self, run_id: str) -> Path:
+        """The log folder of the run's current attempt, as the host names it."""
+        run = self.store.get_run(run_id)
+        assert run is not None
+        return attempt_dir(self.root, run_id, int(run["retry_count"]) + 1)
+
     def log(self, run_id: str, steps: list[Step], tail: str = "", stderr: str = "") -> None:
-        folder = self.root / "logs" / run_id
+        folder = self.log_dir(run_id)
         folder.mkdir(parents=True, exist_ok=True)
         lines = [f"#{n} {s.phase}: {s.summary}" for n, s in enumerate(steps, 1)]
         (folder / "stdout.log").write_text("\n".join(lines) + "\n" + tail, "utf-8")
@@ -318,8 +325,7 @@ class _Seeder:
         dispatch = json.loads((sample.parent / "dispatch.json").read_text("utf-8"))
         text = sample.read_text("utf-8").replace(str(dispatch["run_id"]), run_id)
         self.complete(run_id, text, expect, dispatch)
-        folder = self.root / "logs" / run_id
-        with (folder / "stdout.log").open("a", encoding="utf-8") as handle:
+        with (self.log_dir(run_id) / "stdout.log").open("a", encoding="utf-8") as handle:
             handle.write(text)
 
     def simulated(
@@ -368,7 +374,7 @@ class _Seeder:
         else:
             expect = "failed_contract" if scenario == "fail_contract" else "review_requested"
             self.complete(run_id, output, expect, doc)
-            with (self.root / "logs" / run_id / "stdout.log").open("a", encoding="utf-8") as f:
+            with (self.log_dir(run_id) / "stdout.log").open("a", encoding="utf-8") as f:
                 f.write(output)
 
     def openclaw(self) -> list[str]:

@@ -22,6 +22,19 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: The characters `inert` escapes that ``json.dumps`` leaves as they are (it escapes C0 itself).
 JSON_UNSAFE = re.compile(rf"[{_OTHERS}]")
 
+#: Terminal control sequences (colours, cursor moves): formatting a worker wrote, not content.
+TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
+def as_a_terminal_leaves_it(line: str) -> str:
+    """One line of a worker's output as a terminal would leave it: colour and cursor codes
+    dropped, and a line redrawn with carriage returns (a progress bar) only as last drawn.
+
+    The result still holds any other control character (an OSC title change, a bell): it is
+    not inert, only less noisy.
+    """
+    return TERMINAL_CODES.sub("", line).rsplit("\r", 1)[-1]
+
 
 @cache
 def unsafe(*, keep_lines: bool = True, keep_tabs: bool = True) -> re.Pattern[str]:

@@ -8,8 +8,9 @@ captured as text, the working directory and environment, all put back afterwards
 ``sys.exit`` becomes the exit code, and an uncaught exception is written to stderr with exit
 code 1, as Python does.
 
-Some commands own their process: ``host`` (not ``--stop``), ``tui``, ``demo`` and
-``journal --follow`` install signal handlers, run a console or a service, or never end. They
+Some commands own their process: ``host`` (not ``--stop``), ``tui``, ``demo``,
+``journal --follow`` and ``logs --follow`` install signal handlers, run a console or a service,
+or never end. They
 always run as a real process, as does anything a test passes to `jarvis_process`, which is for
 tests where the process boundary is the point (the real entry point's exit codes, stdin pipes,
 signals).
@@ -54,7 +55,7 @@ def owns_its_process(args: Sequence[str]) -> bool:
         return True
     if command == "host":
         return "--stop" not in args
-    return command == "journal" and "--follow" in args
+    return command in ("journal", "logs") and "--follow" in args
 
 
 def jarvis_process(

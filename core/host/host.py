@@ -55,6 +55,7 @@ from core.repos.worktrees import Worktree
 from core.run_usage import attempt_usage, workspace_usage
 from core.store.sqlite_store import SqliteStore
 from core.text import inert
+from core.worker_logs import attempt_dir
 from core.workspace import Workspace, lane_problem
 
 log = logging.getLogger("jarvis.host")
@@ -548,7 +549,8 @@ class Host:
             progress_dir=self.layout.progress_dir(lane, run_id),
             steer_file=self.layout.steer_file(lane, run_id),
             ack_file=self.layout.ack_file(lane, run_id),
-            log_dir=self.workspace.root / "logs" / run_id,
+            # A folder per attempt: a retry's worker must not write over the last one's logs.
+            log_dir=attempt_dir(self.workspace.root, run_id, int(run["retry_count"]) + 1),
         )
         paths.progress_dir.mkdir(parents=True, exist_ok=True)
         job = checkouts.checkout_job(self.store, self.config, run)

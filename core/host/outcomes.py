@@ -7,7 +7,6 @@ the state move, its audit row and its journal row commit together.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from core.contracts.completion import evaluate_completion
@@ -20,7 +19,7 @@ from core.repos.claims import ClaimCheck
 from core.repos.records import record_check
 from core.run_secrets import flag_secrets
 from core.store.sqlite_store import Row, SqliteStore
-from core.text import inert
+from core.text import as_a_terminal_leaves_it, inert
 
 #: error.v1 classes and codes the host uses; the same failure across runs shares a fingerprint.
 FAILURES: dict[str, tuple[str, str]] = {
@@ -187,8 +186,6 @@ def _text(value: Any) -> str | None:
 STDERR_LINES = 40
 STDERR_CHARS = 4_000
 LAST_LINE_CHARS = 200
-# Terminal control sequences (colours, cursor moves): formatting, not content.
-_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 
 def stderr_tail(raw: bytes, *, cut: bool = False) -> Redacted:
@@ -205,8 +202,8 @@ def stderr_tail(raw: bytes, *, cut: bool = False) -> Redacted:
     Returns:
         The text as kept, and the kinds of secret found in all of ``raw``.
     """
-    text = _CSI.sub("", raw.decode("utf-8", "replace")).replace("\r\n", "\n")
-    lines = [line.rsplit("\r", 1)[-1] for line in text.split("\n")]
+    text = raw.decode("utf-8", "replace").replace("\r\n", "\n")
+    lines = [as_a_terminal_leaves_it(line) for line in text.split("\n")]
     if cut and len(lines) > 1:
         lines = lines[1:]
     masked = redact("\n".join(lines).rstrip())

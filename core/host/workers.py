@@ -2,9 +2,11 @@
 
 Each worker runs in its own process group (so stopping it stops whatever it started) with the
 IPC paths in its environment (docs/ipc.md). Two reader threads copy stdout and stderr to the
-run's log files and keep the most recent `KEEP_BYTES` of stdout in memory (the completion block
-comes at the end) and `STDERR_KEEP_BYTES` of stderr (where a crash says why): memory stays
-bounded however much a worker prints.
+attempt's log files (`core.worker_logs.RotatingLog`: renamed aside at a size, the oldest
+dropped, so disk use is bounded and the latest output kept) and keep the most recent
+`KEEP_BYTES` of stdout in memory (the completion block comes at the end) and
+`STDERR_KEEP_BYTES` of stderr (where a crash says why): memory stays bounded however much a
+worker prints.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from core.worker_logs import RotatingLog
+
 #: How much of a worker's stdout is kept in memory for finding its completion block.
 KEEP_BYTES = 4 * 1024 * 1024
-#: How much of each stream is written to the run's log files; the rest is counted, not kept.
-LOG_LIMIT_BYTES = 2 * 1024 * 1024
 #: How much of a worker's stderr is kept in memory, for the end of it that the store keeps.
 STDERR_KEEP_BYTES = 64 * 1024
 _CHUNK = 64 * 1024
@@ -37,6 +39,7 @@ class WorkerPaths:
     steer_file: Path
     ack_file: Path
     log_dir: Path
+    """The attempt's log folder (`core.worker_logs.attempt_dir`)."""
 
 
 class _Tail:
@@ -88,9 +91,8 @@ class WorkerProcess:
         """Record activity (output or a progress event): it resets the no-output clock."""
         self.last_output = time.monotonic()
 
-    def _pump(self, stream: IO[bytes], log_path: Path, tail: _Tail) -> None:
-        written = 0
-        with log_path.open("wb") as log:
+    def _pump(self, stream: IO[bytes], log: RotatingLog, tail: _Tail) -> None:
+        try:
             while True:
                 chunk = stream.read1(_CHUNK) if hasattr(stream, "read1") else stream.read(_CHUNK)
                 if not chunk:
@@ -98,13 +100,9 @@ class WorkerProcess:
                 self.touch()
                 with self._lock:
                     tail.add(chunk)
-                if written < LOG_LIMIT_BYTES:
-                    part = chunk[: LOG_LIMIT_BYTES - written]
-                    log.write(part)
-                    written += len(part)
-                    if written >= LOG_LIMIT_BYTES:
-                        log.write(b"\n[output beyond the log limit is not kept]\n")
-                    log.flush()
+                log.write(chunk)  # never raises: a full disk must not stop the pipe's reading
+        finally:
+            log.close()
 
     def output(self) -> bytes:
         with self._lock:
@@ -209,7 +207,7 @@ def start_worker(
     ):
         thread = threading.Thread(
             target=worker._pump,
-            args=(stream, paths.log_dir / name, tail),
+            args=(stream, RotatingLog(paths.log_dir / name), tail),
             name=f"worker-{name}-{run_id}",
             daemon=True,
         )

@@ -221,6 +221,19 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="diff.run")
 
+    p = commands.add_parser("logs", help="the end of a run's worker log, or follow it live")
+    p.add_argument("run_id", metavar="RUN_ID")
+    p.add_argument("--attempt", type=int, default=None, metavar="N",
+                   help="this attempt's log (default: the latest with logs)")  # fmt: skip
+    p.add_argument("--stderr", action="store_true", help="the worker's stderr, not its stdout")
+    p.add_argument("--lines", type=int, default=100, metavar="N",
+                   help="the last N lines (default: 100)")  # fmt: skip
+    p.add_argument("--follow", action="store_true",
+                   help="then each new line, until the attempt ends or ctrl-c")  # fmt: skip
+    p.add_argument("--poll", type=float, default=0.1, help=argparse.SUPPRESS)
+    _workspace_flags(p)
+    p.set_defaults(handler="logs.run")
+
     p = commands.add_parser(
         "approve", help="review_requested → done, merging the branch as its merge mode says"
     )

@@ -23,6 +23,7 @@ import pytest
 from core.criteria import run_criteria
 from core.lifecycle import RunState
 from core.store.sqlite_store import SqliteStore
+from core.worker_logs import attempt_dir
 from tests.conftest import SAMPLES
 from tests.core.store_helpers import make_run
 
@@ -107,6 +108,10 @@ def hostile_store(ws: Path) -> None:
     checkout = run_criteria.checkout_dir(ws, RUN)
     checkout.mkdir(parents=True)
     (checkout / "log.txt").write_text(f"{HOSTILE}\ndone\n")
+    # A worker's log is lines by nature: its own line feeds end its lines, forging nothing.
+    logs = attempt_dir(ws, RUN, 1)
+    logs.mkdir(parents=True)
+    (logs / "stdout.log").write_text(f"{HOSTILE.replace(chr(10), ' ')}\nlast line\n")
 
 
 def hostile_files(tmp: Path) -> dict[str, Path]:
@@ -162,6 +167,8 @@ def commands(ws: Path, files: dict[str, Path]) -> dict[str, list[str | Path]]:
         "show": ["show", RUN, "--workspace", ws],
         "show_unknown": ["show", ARG, "--workspace", ws],
         "journal": ["journal", "--workspace", ws],
+        "logs": ["logs", RUN, "--workspace", ws],
+        "logs_unknown": ["logs", ARG, "--workspace", ws],
         "criteria": ["criteria", RUN, "--workspace", ws],
         "criteria_add": ["criteria", RUN, "--add", json.dumps({"type": ARG}),
                          "--workspace", ws],  # fmt: skip

@@ -21,6 +21,7 @@ from core.lifecycle import Action
 from core.moves import apply_move
 from core.operator_actions import steer, steer_in
 from core.store.sqlite_store import SqliteStore
+from core.worker_logs import attempt_dir
 from tests.core.store_helpers import dispatch_doc
 from tests.host.hostkit import (
     STEERABLE_INTERVAL,
@@ -76,7 +77,8 @@ def _transitions(conn: sqlite3.Connection, run_id: str) -> list[tuple[str, str, 
 
 def _stopped_by_sigterm(ws: Path, run_id: str) -> bool:
     """Whether the run's simulated worker ended through its SIGTERM handler (its stderr says)."""
-    return "simworker: stopped by signal 15" in (ws / "logs" / run_id / "stderr.log").read_text()
+    stderr = attempt_dir(ws, run_id, 1) / "stderr.log"
+    return "simworker: stopped by signal 15" in stderr.read_text()
 
 
 def _wait_running_with_progress(conn: sqlite3.Connection, run_id: str, host: HostProcess) -> int:
@@ -161,7 +163,7 @@ def test_a_fleet_of_workers_ends_every_run_as_its_scenario_says(
         assert run["last_progress_summary"] == events[-1]["summary"]
         assert len(journal(conn, run_id, "progress")) == len(events)
 
-        log_dir = ws / "logs" / run_id
+        log_dir = attempt_dir(ws, run_id, 1)
         assert (log_dir / "stdout.log").stat().st_size > 0, run_id
         if scenario == "crash":
             assert "Traceback" in (log_dir / "stderr.log").read_text()
