@@ -85,7 +85,7 @@ def test_an_agent_that_prints_no_completion_gets_one_composed_from_git(
     enqueue(store, "r1", "FAKE:silent")
     with running_host(ws) as host:
         wait_for_states(conn, {"r1": "review_requested"}, HANG_GUARD_S, host=host)
-    out = (ws / "logs" / "r1" / "stdout.log").read_text()
+    out = (ws / "logs" / "r1" / "attempt-1" / "stdout.log").read_text()
     block = out.rsplit("<completion>", 1)[1].split("</completion>", 1)[0]
     composed = json.loads(block)
     assert composed["commit_sha"] == run_git(origin, "rev-parse", "jarvis-r1")
@@ -134,7 +134,7 @@ def test_a_5_mib_line_is_skipped_unread_and_the_run_goes_on(
     errors = [s for phase, s, _ in progress(conn, "r1") if phase == "error"]
     assert errors == ["skipped an output line over 1,048,576 bytes"]
     # The log holds what was read, not the line: the runner never held it.
-    assert (ws / "logs" / "r1" / "stdout.log").stat().st_size < 1024 * 1024
+    assert (ws / "logs" / "r1" / "attempt-1" / "stdout.log").stat().st_size < 1024 * 1024
 
 
 def test_an_agent_that_never_answers_ends_its_run_and_the_host_lives(
