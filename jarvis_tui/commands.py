@@ -54,6 +54,7 @@ class JarvisCommands(Provider):
                 )  # fmt: skip
         yield "Run: Details", "key enter", main.action_details
         yield f"Run: Diff {run_id}", "key d", main.action_diff
+        yield f"Run: Logs {run_id}", "key l", main.action_logs
         yield "View: Needs a human (attention)", "key !", main.action_attention
         for key, state in STATE_KEYS.items():
             label = state or "every state"

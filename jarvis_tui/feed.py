@@ -29,6 +29,7 @@ from jarvis_tui.run_model import search_text
 if TYPE_CHECKING:
     from core.repos.claims import FileChange
     from core.repos.diff import DiffRefusal, DiffSource, PatchPage
+    from core.worker_logs import LogFiles, LogRefusal, Stream
 
 #: More journal entries than this since the last read: re-read everything instead (a console
 #: that was suspended for a while catches up in one read, not thousands of small ones).
@@ -209,6 +210,29 @@ class StoreFeed:
             return DiffOpening(run_id, None, refusal)
         findings = finding_files(gates, [f.path for f in files])
         return DiffOpening(run_id, found, None, files, findings, first)
+
+    def find_log(
+        self, run_id: str, *, attempt: int | None = None, stream: Stream = "stdout"
+    ) -> LogFiles | LogRefusal:
+        """Where one stream of a run's attempt is logged (the latest attempt with logs by
+        default), or core's sentence saying why there is none."""
+        from core.worker_logs import find_log
+
+        store = self._open()
+        try:
+            return find_log(store, run_id, attempt=attempt, stream=stream)
+        finally:
+            store.close()
+
+    def attempt_running(self, log: LogFiles) -> bool:
+        """Whether the attempt ``log`` belongs to is still running (its log may still grow)."""
+        from core.worker_logs import attempt_is_running
+
+        store = self._open()
+        try:
+            return attempt_is_running(store, log)
+        finally:
+            store.close()
 
     def all_journal(self, *, limit: int) -> list[dict[str, Any]]:
         """The newest journal entries of every run, oldest first."""

@@ -16,6 +16,7 @@ from jarvis_tui.run_actions import PendingCommand
 
 if TYPE_CHECKING:
     from core.repos.diff import PatchIndex, PatchSearch
+    from core.worker_logs import LogFiles, LogLine, LogRefusal
 
 
 @dataclass
@@ -125,3 +126,32 @@ class DiffSearched(Message):
 
 
 #: (tab id, panel id, label) for the folded layout.
+
+
+@dataclass
+class LogOpened(Message):
+    """A run's log was found and its last lines read (or why there is none to show)."""
+
+    bubble: ClassVar[bool] = False
+
+    generation: int
+    """Which opening of the log view's stream this is (a newer one makes it worthless)."""
+    log: LogFiles | None
+    refusal: LogRefusal | None
+    lines: list[LogLine]
+    truncated: bool
+    """The log had output before ``lines``."""
+    running: bool
+    """The attempt was running: its log is followed."""
+
+
+@dataclass
+class LogLinesRead(Message):
+    """Lines the worker wrote since the last read (and notes of ours about the log)."""
+
+    bubble: ClassVar[bool] = False
+
+    generation: int
+    lines: list[LogLine]
+    ended: bool = False
+    """The attempt stopped and these are the log's last lines: nothing more will come."""

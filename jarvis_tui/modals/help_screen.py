@@ -27,6 +27,7 @@ HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("A", "Allow the command a run's verification waits on (shows the exact argv)"),
             ("enter", "Everything about the run: dispatch, gates, steers, audit"),
             ("d", "The run's diff: files, then the patch (/ search, n N, f a finding's file)"),
+            ("l", "The run's worker log, live while it runs (t stderr, / search, n N)"),
         ),
     ),
     (

@@ -201,6 +201,17 @@ class MainScreen(Screen[None]):
             tooltip="The selected run's diff: its files, then the patch",
             priority=True,
         ),
+        # Not on the key bar: at 80 columns the bar is full before `d` (help and the palette
+        # list it).
+        Binding(
+            "l",
+            "logs",
+            "Logs",
+            id="run.logs",
+            tooltip="The selected run's worker log, followed live while it runs",
+            show=False,
+            priority=True,
+        ),
         Binding("question_mark,f1", "help", "Help", id="help", tooltip="Every key"),
         Binding("S", "sort_next", "Sort", id="view.sort", show=False),
         Binding("R", "sort_reverse", "Reverse sort", id="view.reverse", show=False),
@@ -627,7 +638,7 @@ class MainScreen(Screen[None]):
         if name in RUN_ACTIONS:
             # None: shown in the footer, dimmed; pressing it says why (`on_key`).
             return True if availability(name, self.action_subject(name)).enabled else None
-        if action in ("details", "diff"):
+        if action in ("details", "diff", "logs"):
             return True if self.selected_row() else None
         if action == "back_to_runs":
             return self._back_possible()  # else escape goes on to whatever has the focus
@@ -775,6 +786,15 @@ class MainScreen(Screen[None]):
         from jarvis_tui.modals.diff_screen import DiffScreen
 
         self.app.push_screen(DiffScreen(self.feed, str(row["run_id"])))
+
+    def action_logs(self) -> None:
+        row = self.selected_row()
+        if row is None:
+            return
+        # Imported here: the console's first paint does not need the log's modules.
+        from jarvis_tui.modals.log_screen import LogScreen
+
+        self.app.push_screen(LogScreen(self.feed, str(row["run_id"])))
 
     def action_help(self) -> None:
         from jarvis_tui.modals.help_screen import HelpScreen
