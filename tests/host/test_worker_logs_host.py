@@ -78,7 +78,7 @@ def test_a_retried_run_keeps_its_first_attempts_logs_rotated_within_bounds(ws: P
 
             def ended(retries: int) -> bool:
                 run = run_row(conn, RUN)
-                return run["state"] == "failed" and run["retry_count"] == retries
+                return bool(run["state"] == "failed" and run["retry_count"] == retries)
 
             wait_until(lambda: ended(0), HANG_GUARD_S, "attempt 1 to fail", host.log)
             code, answer = cli(ws, "retry", RUN)

@@ -99,7 +99,7 @@ async def test_t_shows_the_other_stream_and_back(log_db: Path) -> None:
         assert "t stdout" in status(screen)
         await pilot.press("t")
         await wait_for(pilot, lambda: screen.opened and not screen.running)
-        assert screen.stream == "stdout" and len(screen.log_view.lines) == BUILD_LINES + 3
+        assert (screen.stream, len(screen.log_view.lines)) == ("stdout", BUILD_LINES + 3)
 
 
 async def test_search_goes_to_each_match_and_round_the_end(log_db: Path) -> None:
