@@ -1,0 +1,92 @@
+"""Real agent programs for the tests, installed from their own package registry into their own
+directory under the repository's ``.agents/`` (ignored by git), once per version.
+
+Claude Code comes from npm at a pinned version: ``npm install --ignore-scripts --prefix DIR``,
+then the package's own postinstall (``node install.cjs``) run explicitly, which puts the
+platform's native binary in place of the package's placeholder. Running it ourselves makes the
+result the same whatever npm's policy on install scripts is. The install is about 235 MB (one
+native binary) and takes seconds; a later session finds it in place and only checks
+``claude --version``. Parallel test workers take a file lock, so only one of them installs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENTS_DIR = ROOT / ".agents"
+
+CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
+CLAUDE_CODE_VERSION = "2.1.197"
+
+#: An install from an npm registry that answers takes seconds: this only stops a hung one.
+INSTALL_TIMEOUT_S = 600.0
+
+
+class AgentUnavailable(Exception):
+    """The agent's installer is missing from this machine (not: the install failed)."""
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _version_of(executable: Path) -> str | None:
+    """What ``executable --version`` prints, or None when it does not run."""
+    if not executable.is_file():
+        return None
+    try:
+        done = subprocess.run(
+            [str(executable), "--version"], capture_output=True, text=True, timeout=60,
+            env={**os.environ, "DISABLE_AUTOUPDATER": "1"},
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _run(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(argv)} failed with code {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        )
+
+
+def claude_code(version: str = CLAUDE_CODE_VERSION) -> Path:
+    """The ``claude`` executable of Claude Code ``version``, installed here if it is not yet.
+
+    Raises `AgentUnavailable` when npm or node is not on this machine, RuntimeError when the
+    install fails.
+    """
+    npm, node = shutil.which("npm"), shutil.which("node")
+    if npm is None or node is None:
+        raise AgentUnavailable("npm and node are needed to install Claude Code from npm")
+    prefix = AGENTS_DIR / f"claude-code-{version}"
+    executable = prefix / "node_modules" / ".bin" / "claude"
+    with _locked(AGENTS_DIR / f"claude-code-{version}.lock"):
+        found = _version_of(executable)
+        if found is not None and found.startswith(version):
+            return executable
+        shutil.rmtree(prefix, ignore_errors=True)
+        _run([npm, "install", "--prefix", str(prefix), "--ignore-scripts", "--no-audit",
+              "--no-fund", "--loglevel=error", f"{CLAUDE_CODE_PACKAGE}@{version}"])  # fmt: skip
+        package = prefix / "node_modules" / CLAUDE_CODE_PACKAGE
+        _run([node, str(package / "install.cjs")])
+        found = _version_of(executable)
+        if found is None or not found.startswith(version):
+            raise RuntimeError(f"{executable} --version says {found!r} after installing {version}")
+        return executable
