@@ -73,7 +73,8 @@ def test_a_run_over_its_token_budget_is_interrupted_and_fails(
     (failure,) = rows(conn, "SELECT error_class, error_code FROM failures WHERE run_id = 'r1'")
     assert (failure["error_class"], failure["error_code"]) == ("cost_rejected", "BUDGET_EXCEEDED")
     # SIGINT came first, and the worker wrapped up on it (well within the 30 s grace).
-    assert "interrupted: wrapping up" in (ws / "logs" / "r1" / "attempt-1" / "stdout.log").read_text()
+    log = ws / "logs" / "r1" / "attempt-1" / "stdout.log"
+    assert "interrupted: wrapping up" in log.read_text()
     code, shown = cli(ws, "show", "r1")
     usage = shown["run"]["usage"]
     assert code == 0 and usage["tokens_in"] + usage["tokens_out"] > 5000
