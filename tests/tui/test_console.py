@@ -148,11 +148,9 @@ async def test_retry_backed_out_changes_nothing(store_db: Path) -> None:
 async def test_override_is_refused_without_a_reason_and_recorded_with_one(store_db: Path) -> None:
     async with console_on(store_db, "run-contract") as (app, pilot):
         await pilot.press("o")
-        await pilot.pause()
-        assert isinstance(app.screen, ReasonDialog)
+        await wait_for(pilot, lambda: isinstance(app.screen, ReasonDialog))
         await pilot.press("space", "space", "enter")  # blank
-        await pilot.pause()
-        assert isinstance(app.screen, ReasonDialog)  # still asking
+        await wait_for(pilot, lambda: isinstance(app.screen, ReasonDialog))  # still asking
         assert "A reason is required" in str(app.screen.query_one("#reason-error").render())
         assert read_run(store_db, "run-contract")["state"] == "failed_contract"
         await pilot.press(*"scope check is wrong", "enter")
@@ -168,8 +166,7 @@ async def test_override_is_refused_without_a_reason_and_recorded_with_one(store_
 async def test_escape_backs_out_of_the_reason_dialog(store_db: Path) -> None:
     async with console_on(store_db, "run-queued", size=(80, 24)) as (app, pilot):
         await pilot.press("x")
-        await pilot.pause()
-        assert isinstance(app.screen, ReasonDialog)
+        await wait_for(pilot, lambda: isinstance(app.screen, ReasonDialog))
         await pilot.press(*"nope", "escape")
         await settle(pilot)
         assert isinstance(app.screen, MainScreen)
@@ -186,7 +183,8 @@ async def test_approve_moves_a_reviewed_run_to_done(store_db: Path) -> None:
 async def test_cancel_records_the_reason(store_db: Path) -> None:
     async with console_on(store_db, "run-queued", size=(80, 24)) as (app, pilot):
         await pilot.press("x")
-        await pilot.pause()
+        # The reason is typed into the dialog once it is there (a loaded machine opens it late).
+        await wait_for(pilot, lambda: isinstance(app.screen, ReasonDialog))
         await pilot.press(*"duplicate of run-review", "enter")
         await wait_for(pilot, lambda: read_run(store_db, "run-queued")["state"] == "failed")
         assert "duplicate of run-review" in read_run(store_db, "run-queued")["state_reason"]
