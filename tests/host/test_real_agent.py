@@ -121,7 +121,7 @@ def test_claude_code_edits_commits_and_reaches_review_against_a_scripted_model(
     phases = [(p["phase"], p["tool_used"]) for p in found]
     assert ("editing", "Write") in phases and ("committing", "Bash") in phases, phases
     # The completion was the agent's own (nothing derived), and its tokens were kept.
-    out = (ws / "logs" / "r1" / "stdout.log").read_text()
+    out = (ws / "logs" / "r1" / "attempt-1" / "stdout.log").read_text()
     assert '"claude_code_version"' in out
     code, shown = cli(ws, "show", "r1")
     assert code == 0, shown
