@@ -12,6 +12,7 @@ installed; a failed install is an error, not a skip.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,6 +124,8 @@ def test_claude_code_edits_commits_and_reaches_review_against_a_scripted_model(
     # The completion was the agent's own (nothing derived), and its tokens were kept.
     out = (ws / "logs" / "r1" / "attempt-1" / "stdout.log").read_text()
     assert '"claude_code_version"' in out
+    completion = json.loads(out.rsplit("<completion>", 1)[1].split("</completion>", 1)[0])
+    assert completion["commit_sha"] == head and "derived" not in completion, completion
     code, shown = cli(ws, "show", "r1")
     assert code == 0, shown
     tokens_in, tokens_out = script.tokens
