@@ -88,6 +88,22 @@ def _text_problem(text: str | None, *, what: str, limit: int) -> Refusal | None:
     return None
 
 
+def _current(tx: Transaction, run_id: str, expected_version: int | None) -> Row | ActionResult:
+    """The run as it is under the write lock, or the refusal: gone, or moved since the operator
+    looked (``expected_version``)."""
+    run = tx.get_run(run_id)
+    if run is None:
+        return _refused("not_found", f"There is no run {run_id}.")
+    if expected_version is not None and run["version"] != expected_version:
+        return _refused(
+            "stale_version",
+            f"Run {run_id} changed since you looked at it (it is now {run['state']}, "
+            f"version {run['version']}, not {expected_version}); nothing was done.",
+            run,
+        )
+    return run
+
+
 Changes = Callable[[Row, str], dict[str, Any]]
 
 
@@ -107,16 +123,9 @@ def _move(
         if problem:
             return ActionResult(False, store.get_run(run_id), problem)
     with store.transaction() as tx:
-        run = tx.get_run(run_id)
-        if run is None:
-            return _refused("not_found", f"There is no run {run_id}.")
-        if expected_version is not None and run["version"] != expected_version:
-            return _refused(
-                "stale_version",
-                f"Run {run_id} changed since you looked at it (it is now {run['state']}, "
-                f"version {run['version']}, not {expected_version}); nothing was done.",
-                run,
-            )
+        run = _current(tx, run_id, expected_version)
+        if isinstance(run, ActionResult):
+            return run
         try:
             updated = apply_move(
                 tx,
@@ -150,16 +159,9 @@ def approve(
     operators approving at once get one merge and one refusal.
     """
     with store.transaction() as tx:
-        run = tx.get_run(run_id)
-        if run is None:
-            return _refused("not_found", f"There is no run {run_id}.")
-        if expected_version is not None and run["version"] != expected_version:
-            return _refused(
-                "stale_version",
-                f"Run {run_id} changed since you looked at it (it is now {run['state']}, "
-                f"version {run['version']}, not {expected_version}); nothing was done.",
-                run,
-            )
+        run = _current(tx, run_id, expected_version)
+        if isinstance(run, ActionResult):
+            return run
         state = RunState(run["state"])
         if (state, Action.APPROVE) not in TRANSITIONS:
             refusal = IllegalTransition(run_id, state, Action.APPROVE)
