@@ -39,6 +39,7 @@ from typing import Any, Literal
 from core.contracts.secrets_scan import MASK, PEM_BEGIN, PEM_END, mask_secrets
 from core.repos.claims import FileChange, changes_between
 from core.repos.git import GitError, GitStream, is_full_sha, resolve_commit
+from core.repos.patches import PATCH_OPTIONS
 from core.repos.records import latest_checked, latest_git
 from core.store.sqlite_store import SqliteStore
 from core.text import inert
@@ -162,8 +163,7 @@ def diff_files(repo: Path, base: str, head: str) -> list[FileChange]:
 
 def _patch_args(base: str, head: str, paths: Iterable[str] | None) -> list[str]:
     return [
-        "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-relative",
-        "--src-prefix=a/", "--dst-prefix=b/", "--end-of-options", base, head, "--",
+        "diff", *PATCH_OPTIONS, "--end-of-options", base, head, "--",
         *(f":(literal){path}" for path in paths or ()),
     ]  # fmt: skip
 

@@ -7,9 +7,13 @@ from pathlib import Path
 
 from core.repos.git import GIT_TIMEOUT_S, GitError, git_env
 
-#: The git options every patch Jarvis reads is made with: no colour, no external diff driver or
-#: text conversion configured by the repository, renames as a deletion and an addition.
-PATCH_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+#: The git options every diff Jarvis reads is made with: no colour, no external diff driver or
+#: text conversion configured by the repository, renames as a deletion and an addition, paths
+#: from the repository's top with the usual a/ b/ prefixes whatever the user's config says.
+PATCH_OPTIONS = (
+    "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-relative",
+    "--src-prefix=a/", "--dst-prefix=b/",
+)  # fmt: skip
 
 
 def read_patch(repo: Path, base: str, head: str, cap: int) -> tuple[str, bool]:
@@ -21,7 +25,7 @@ def read_patch(repo: Path, base: str, head: str, cap: int) -> tuple[str, bool]:
     Raises:
         GitError: git failed.
     """
-    args = ["git", "diff", *PATCH_OPTIONS, base, head, "--"]
+    args = ["git", "diff", *PATCH_OPTIONS, "--end-of-options", base, head, "--"]
     try:
         proc = subprocess.Popen(
             args, cwd=repo, env=git_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
