@@ -277,9 +277,13 @@ class BudgetsConfig(BaseModel):
     """Tokens in and out of one attempt."""
     run_cost_usd: Annotated[float, Field(gt=0)] | None = None
     """Cost of one attempt, in US dollars."""
+    run_wall_s: Annotated[float, Field(gt=0)] | None = None
+    """Wall time of one attempt, in seconds: stopped gracefully, unlike ``hard_limit_s``."""
+    workspace_tokens: Annotated[int, Field(ge=1)] | None = None
+    """Tokens of every run of the workspace together; once crossed, running runs are stopped
+    and no new run starts until the cap is raised."""
     workspace_cost_usd: Annotated[float, Field(gt=0)] | None = None
-    """Cost of every run of the workspace together; once crossed, running runs are stopped and
-    no new run starts until the cap is raised."""
+    """Cost of every run of the workspace together, the same way."""
     interrupt_grace_s: Annotated[float, Field(ge=0)] = 10.0
     """SIGINT first (an agent may wrap up), then SIGTERM after this."""
 

@@ -31,6 +31,7 @@ from core.contracts.errors import preview
 from core.criteria import run_criteria
 from core.criteria.runner import Supervision
 from core.host import checkouts, verification
+from core.host.budgets import Spent, needs_usage, over_budget, workspace_over
 from core.host.config import HostConfig
 from core.host.faults import FaultWait, StorageFault, io_fault
 from core.host.ingest import Ingested, Ingestor
@@ -513,9 +514,10 @@ class Host:
             busy[worker.lane] = busy.get(worker.lane, 0) + 1
         for run, _ in self._preparing.values():
             busy[run["lane"]] = busy.get(run["lane"], 0) + 1
-        if self._workspace_over_budget():
+        over = self._workspace_over_budget()
+        if over:
             if not self._budget_said:
-                log.warning("the workspace is over its cost budget: no new run starts")
+                log.warning("%s: no new run starts", over)
                 self._budget_said = True
             return
         self._budget_said = False
@@ -652,7 +654,7 @@ class Host:
                 [RunState.RUNNING.value, *self.workers],
             )
         }
-        over = self._over_budget()
+        over = self._over_budget(now)
         for run_id, worker in list(self.workers.items()):
             if run_id in over:
                 worker.interrupt("budget_exceeded")
@@ -675,39 +677,31 @@ class Host:
             if code is not None:
                 self._finish(worker, code)
 
-    def _over_budget(self) -> dict[str, str]:
+    def _over_budget(self, now: float) -> dict[str, str]:
         """Running runs past a budget (`[budgets]`), each with the sentence that says which."""
         assert self.store is not None
         budgets = self.config.budgets
-        if not self.workers or (
-            budgets.run_tokens is None
-            and budgets.run_cost_usd is None
-            and budgets.workspace_cost_usd is None
-        ):
+        if not self.workers:
             return {}
-        over: dict[str, str] = {}
-        for run_id, used in attempt_usage(self.store, list(self.workers)).items():
-            tokens = int(used["tokens_in"]) + int(used["tokens_out"])
-            cost = float(used["cost_usd"])
-            if budgets.run_tokens is not None and tokens > budgets.run_tokens:
-                over[run_id] = f"{tokens:,} tokens used, over the run budget of "
-                over[run_id] += f"{budgets.run_tokens:,}"
-            elif budgets.run_cost_usd is not None and cost > budgets.run_cost_usd:
-                over[run_id] = (
-                    f"${cost:.4f} spent, over the run budget of ${budgets.run_cost_usd:g}"
-                )
-        if budgets.workspace_cost_usd is not None:
-            total = float(workspace_usage(self.store)["cost_usd"])
-            if total > budgets.workspace_cost_usd:
-                why = f"the workspace has spent ${total:.4f}, over its budget of "
-                why += f"${budgets.workspace_cost_usd:g}"
-                over.update({run_id: why for run_id in self.workers if run_id not in over})
-        return over
+        running_s = {run_id: now - w.started for run_id, w in self.workers.items()}
+        if not needs_usage(budgets):
+            return over_budget(budgets, running_s, {}, None)
+        attempts = {
+            run_id: Spent(int(used["tokens_in"]) + int(used["tokens_out"]), float(used["cost_usd"]))
+            for run_id, used in attempt_usage(self.store, list(self.workers)).items()
+        }
+        return over_budget(budgets, running_s, attempts, self._workspace_spent())
 
-    def _workspace_over_budget(self) -> bool:
+    def _workspace_spent(self) -> Spent:
         assert self.store is not None
-        cap = self.config.budgets.workspace_cost_usd
-        return cap is not None and float(workspace_usage(self.store)["cost_usd"]) > cap
+        total = workspace_usage(self.store)
+        return Spent(int(total["tokens_in"]) + int(total["tokens_out"]), float(total["cost_usd"]))
+
+    def _workspace_over_budget(self) -> str | None:
+        budgets = self.config.budgets
+        if budgets.workspace_tokens is None and budgets.workspace_cost_usd is None:
+            return None
+        return workspace_over(budgets, self._workspace_spent())
 
     def _finish(self, worker: WorkerProcess, code: int) -> None:
         """Record how the worker's attempt ended, then forget the worker.

@@ -6,7 +6,7 @@ and the host together; the real agent end to end is tested apart.
 Behaviour from the prompt: ``FAKE:silent`` prints no completion (Jarvis composes one from
 git); ``FAKE:garbage`` mixes in unreadable lines and an escape sequence; a resumed session
 (``--resume ID``) answers the steer it was given in one short turn; ``FAKE:await-steer`` ends
-its first turn only once a steer file exists; ``FAKE:hugeline`` prints a 5 MiB line first;
+its first turn only once a steer file exists; ``FAKE:hugeline`` prints a 100 MiB line first;
 ``FAKE:hang`` never ends its turn.
 """
 
@@ -59,8 +59,9 @@ def main(argv: list[str]) -> int:
             time.sleep(1)
     if "FAKE:hugeline" in prompt:
         # One line far over the runner's 1 MiB read limit, written in pieces.
-        for _ in range(5):
-            sys.stdout.write("x" * (1024 * 1024))
+        piece = "x" * (1024 * 1024)
+        for _ in range(100):
+            sys.stdout.write(piece)
         sys.stdout.write("\n")
         sys.stdout.flush()
     if "FAKE:garbage" in prompt:

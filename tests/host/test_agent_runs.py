@@ -124,7 +124,7 @@ def test_a_steer_reaches_the_agent_at_its_next_turn(
     assert shown["run"]["usage"]["tokens_in"] == 2700 + 50
 
 
-def test_a_5_mib_line_is_skipped_unread_and_the_run_goes_on(
+def test_a_100_mib_line_is_skipped_unread_and_the_run_goes_on(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
 ) -> None:
     configure(ws, origin)

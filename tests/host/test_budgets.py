@@ -104,4 +104,19 @@ def test_usage_is_summed_over_attempts_and_a_workspace_over_budget_starts_nothin
         dispatch(store, "r2")
         wait_for_sweeps(ws, 2, host)  # the scheduler has had its chances at r2
         assert run_row(conn, "r2")["state"] == "queued"
-        assert "the workspace is over its cost budget: no new run starts" in host.log()
+        assert "over its budget of $0.045: no new run starts" in host.log()
+
+
+def test_a_run_over_its_wall_time_budget_is_interrupted_and_fails(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    # The spender never ends by itself; only its one-second budget stops it.
+    spender(ws, "[budgets]\nrun_wall_s = 1\ninterrupt_grace_s = 30\n")
+    dispatch(store, "r1")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "failed"}, HANG_GUARD_S, host=host)
+    reason = run_row(conn, "r1")["state_reason"]
+    assert reason.startswith("budget_exceeded: stopped, running for ")
+    assert reason.endswith("over the run budget of 1 s")
+    log = ws / "logs" / "r1" / "attempt-1" / "stdout.log"
+    assert "interrupted: wrapping up" in log.read_text()  # SIGINT first, as for tokens

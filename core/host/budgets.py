@@ -1,0 +1,82 @@
+"""Which running runs have crossed a budget (`[budgets]` in jarvis.toml), and why.
+
+Kept apart from the host's loop so the rule is one function of figures: what each attempt
+has used so far (as its agent reports it), how long each has run, and the workspace's totals.
+The host interrupts what this names, and the reason becomes the run's failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.host.config import BudgetsConfig
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What one attempt, or the whole workspace, has used."""
+
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+def needs_usage(budgets: BudgetsConfig) -> bool:
+    """Whether any budget is about tokens or cost (so the figures must be read at all)."""
+    return any(
+        cap is not None
+        for cap in (
+            budgets.run_tokens,
+            budgets.run_cost_usd,
+            budgets.workspace_tokens,
+            budgets.workspace_cost_usd,
+        )
+    )
+
+
+def workspace_over(budgets: BudgetsConfig, total: Spent) -> str | None:
+    """The sentence saying the workspace is past its budget, else None."""
+    if budgets.workspace_tokens is not None and total.tokens > budgets.workspace_tokens:
+        return (
+            f"the workspace has used {total.tokens:,} tokens, over its budget of "
+            f"{budgets.workspace_tokens:,}"
+        )
+    if budgets.workspace_cost_usd is not None and total.cost_usd > budgets.workspace_cost_usd:
+        return (
+            f"the workspace has spent ${total.cost_usd:.4f}, over its budget of "
+            f"${budgets.workspace_cost_usd:g}"
+        )
+    return None
+
+
+def over_budget(
+    budgets: BudgetsConfig,
+    running_s: Mapping[str, float],
+    attempts: Mapping[str, Spent],
+    total: Spent | None,
+) -> dict[str, str]:
+    """Running runs past a budget, each with the sentence that says which.
+
+    Args:
+        budgets: the workspace's `[budgets]`.
+        running_s: every running run's attempt, by run id, with how long it has run.
+        attempts: what each attempt has used, for those whose agent reported anything.
+        total: the workspace's totals, or None when no budget needs them.
+    """
+    over: dict[str, str] = {}
+    for run_id, seconds in running_s.items():
+        used = attempts.get(run_id, Spent())
+        if budgets.run_tokens is not None and used.tokens > budgets.run_tokens:
+            over[run_id] = f"{used.tokens:,} tokens used, over the run budget of "
+            over[run_id] += f"{budgets.run_tokens:,}"
+        elif budgets.run_cost_usd is not None and used.cost_usd > budgets.run_cost_usd:
+            over[run_id] = (
+                f"${used.cost_usd:.4f} spent, over the run budget of ${budgets.run_cost_usd:g}"
+            )
+        elif budgets.run_wall_s is not None and seconds > budgets.run_wall_s:
+            over[run_id] = f"running for {seconds:.0f} s, over the run budget of "
+            over[run_id] += f"{budgets.run_wall_s:g} s"
+    why = workspace_over(budgets, total) if total is not None else None
+    if why is not None:
+        over.update({run_id: why for run_id in running_s if run_id not in over})
+    return over

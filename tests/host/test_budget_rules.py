@@ -1,0 +1,50 @@
+"""The budget rule as a function of figures: which running runs are over, and the sentence."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from core.host.budgets import Spent, needs_usage, over_budget, workspace_over
+from core.host.config import BudgetsConfig
+
+
+def test_no_budget_stops_nothing_and_reads_no_figures() -> None:
+    budgets = BudgetsConfig()
+    assert not needs_usage(budgets)
+    assert over_budget(budgets, {"r1": 10_000.0}, {"r1": Spent(10**9, 10**6)}, Spent(10**9)) == {}
+
+
+def test_a_run_is_over_only_strictly_past_its_cap_and_the_first_cap_crossed_says_why() -> None:
+    budgets = BudgetsConfig(run_tokens=1000, run_cost_usd=1.0, run_wall_s=60)
+    running = {"at": 60.0, "tokens": 1.0, "cost": 1.0, "wall": 61.0, "quiet": 0.0}
+    used = {"at": Spent(1000, 1.0), "tokens": Spent(1001, 5.0), "cost": Spent(10, 1.01)}
+    over = over_budget(budgets, running, used, None)
+    assert set(over) == {"tokens", "cost", "wall"}
+    assert over["tokens"] == "1,001 tokens used, over the run budget of 1,000"
+    assert over["cost"] == "$1.0100 spent, over the run budget of $1"
+    assert over["wall"] == "running for 61 s, over the run budget of 60 s"
+
+
+def test_a_workspace_over_its_tokens_stops_every_running_run_but_keeps_a_runs_own_reason() -> None:
+    budgets = BudgetsConfig(run_tokens=100, workspace_tokens=5000)
+    used = {"big": Spent(101)}
+    over = over_budget(budgets, {"big": 1.0, "small": 1.0}, used, Spent(5001))
+    assert over["big"] == "101 tokens used, over the run budget of 100"
+    assert over["small"] == "the workspace has used 5,001 tokens, over its budget of 5,000"
+    assert over_budget(budgets, {"small": 1.0}, {}, Spent(5000)) == {}
+
+
+def test_the_workspace_is_judged_on_tokens_or_cost_whichever_is_set() -> None:
+    assert workspace_over(BudgetsConfig(workspace_cost_usd=2), Spent(10**9, 2.0)) is None
+    assert workspace_over(BudgetsConfig(workspace_cost_usd=2), Spent(0, 2.5)) == (
+        "the workspace has spent $2.5000, over its budget of $2"
+    )
+    assert needs_usage(BudgetsConfig(workspace_tokens=1))
+    assert not needs_usage(BudgetsConfig(run_wall_s=5))
+
+
+@pytest.mark.parametrize("key", ["run_wall_s", "workspace_tokens"])
+def test_a_cap_of_zero_is_refused(key: str) -> None:
+    with pytest.raises(ValidationError):
+        BudgetsConfig.model_validate({key: 0})
