@@ -184,10 +184,16 @@ def session_of(request: Request) -> str | None:
     return found if isinstance(found, str) else None
 
 
-STEERS = ["Also name the helper in the module docstring."]
+#: Two steers: plain words, and words that start as a path would. Claude Code takes a prompt
+#: starting with ``/`` as one of its own commands (``Unknown command: /docs``) unless the adapter
+#: keeps it from being read as one.
+STEERS = [
+    "Also name the helper in the module docstring.",
+    "/docs first: name the helper in the module docstring.",
+]
 
 
-@pytest.mark.parametrize("steer", STEERS, ids=["words"])
+@pytest.mark.parametrize("steer", STEERS, ids=["words", "slash"])
 def test_a_steer_reaches_claude_code_by_resuming_its_session_at_its_next_turn(
     steer: str,
     ws: Path,
