@@ -92,12 +92,16 @@ class ClaudeCodeAdapter(JsonLinesAdapter):
         """``claude -p --output-format stream-json --verbose [--model=M] [--resume=S] -- PROMPT``.
 
         ``--verbose`` is required with ``stream-json`` in print mode. The prompt follows ``--``
-        so a prompt starting with ``-`` is never read as an option.
+        so a prompt starting with ``-`` is never read as an option. A prompt is always a message
+        for the model: one starting with ``/`` (a steer such as ``/docs first``) would be taken
+        for one of the CLI's own commands (``Unknown command: /docs``, or a built-in one run in
+        its place) and never reach the model, so it is given after a space, which the CLI does
+        not read as a command.
         """
         return [
             *self._head(executable, model=model, session_id=session_id),
             "--",
-            prompt,
+            f" {prompt}" if prompt.startswith("/") else prompt,
         ]
 
     def stream_input_argv(

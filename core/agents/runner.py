@@ -53,8 +53,6 @@ from core.simworker import (
 MAX_LINE_BYTES = 1024 * 1024
 #: How many more turns steers may add to one attempt.
 MAX_STEER_TURNS = 3
-#: How often the steer file is looked at while the agent works.
-STEER_POLL_S = 0.1
 #: SIGTERM to the agent, then SIGKILL after this.
 AGENT_GRACE_S = 5.0
 

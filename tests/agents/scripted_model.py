@@ -11,10 +11,16 @@ a script, not a model. The agent's own conversation decides the step: the number
    placeholders filled in: ``commit_sha`` is the sha the Bash tool printed, read back from the
    tool's result (a prompt that shows no block gets a final text without one).
 
+A conversation whose last message holds the user's own words after the agent has already
+answered is a resumed session given a steer: it gets `STEER_REPLY` and the completion block
+again, so the run's last answer is the resumed turn's.
+
 A request that is not the main conversation (a title, a topic check, a summary: anything sent
 without tools) gets a short text answer. Every response reports fixed token counts, so a test
 can check what the agent recorded. Every request is kept in ``requests`` (path and body) for a
 test to look at; anything else the program asks for is answered with an empty JSON object.
+A test can `Script.hold` a main request: the server keeps it unanswered, the agent mid-turn,
+until the test releases it.
 Given as the agent's proxy as well, the server also keeps (and refuses) every tunnel the agent
 asks for, so a test can check that nothing tried to leave the machine.
 """
@@ -30,6 +36,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.processes import HANG_GUARD_S
+
 #: What every scripted main-conversation response says it used.
 INPUT_TOKENS = 1200
 OUTPUT_TOKENS = 80
@@ -40,6 +48,8 @@ SIDE_OUTPUT_TOKENS = 5
 FILE_NAME = "src/retry.py"
 FILE_TEXT = "def retry(attempts: int = 2) -> int:\n    return attempts\n"
 COMMIT_MESSAGE = "Retry twice"
+#: The first words of the answer to a steer.
+STEER_REPLY = "Took the steer into account"
 
 _SHA = re.compile(r"\b[0-9a-f]{40}\b")
 
@@ -51,15 +61,40 @@ class Request:
 
 
 @dataclass
+class Hold:
+    """A main request the server keeps unanswered until the test releases it."""
+
+    arrived: threading.Event = field(default_factory=threading.Event)
+    """Set once the request is in and waiting: the agent is mid-turn."""
+    released: threading.Event = field(default_factory=threading.Event)
+    """Set by the test: the request is answered."""
+
+
+@dataclass
 class Script:
     """The canned conversation; ``cwd`` comes from the agent's system prompt when it says one."""
 
     requests: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    holds: dict[int, Hold] = field(default_factory=dict)
 
-    def record(self, path: str, body: dict[str, Any]) -> None:
+    def record(self, path: str, body: dict[str, Any]) -> Hold | None:
+        """Keep the request; the hold it is under, if the test asked for one."""
         with self.lock:
             self.requests.append(Request(path, body))
+            if path.split("?", 1)[0] != "/v1/messages" or not _tools(body):
+                return None
+            return self.holds.get(len(self.main_requests) - 1)
+
+    def hold(self, index: int) -> Hold:
+        """Keep main request number ``index`` (0 for the first) unanswered until released."""
+        with self.lock:
+            return self.holds.setdefault(index, Hold())
+
+    def release_all(self) -> None:
+        with self.lock:
+            for held in self.holds.values():
+                held.released.set()
 
     @property
     def tunnels(self) -> list[str]:
@@ -88,6 +123,13 @@ class Script:
             return [{"type": "text", "text": "Retry change"}], "end_turn", usage
         usage = {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS}
         results = _tool_results(body)
+        if steered(body):
+            found = _SHA.findall(results[-1]) if results else []
+            text = f"{STEER_REPLY}."
+            completion = _completion(body, found[-1] if found else "")
+            if completion is not None:
+                text += f"\n<completion>\n{json.dumps(completion, indent=2)}\n</completion>"
+            return [{"type": "text", "text": text}], "end_turn", usage
         step = len(results)
         if step == 0:
             path = f"{_cwd(body)}/{FILE_NAME}" if _cwd(body) else FILE_NAME
@@ -142,6 +184,32 @@ def _completion(body: dict[str, Any], sha: str) -> dict[str, Any] | None:
         else:
             filled[name] = _FILLED.get(name, "n/a")
     return filled
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text the conversation's last message gives, when it is the user's (tool results and
+    ``<system-reminder>`` blocks left out), else ``""``."""
+    messages = body.get("messages")
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return ""
+    content = last.get("content")
+    blocks = [content] if isinstance(content, str) else content
+    if not isinstance(blocks, list):
+        return ""
+    texts = [_text([b]) if isinstance(b, dict) else _text(b) for b in blocks]
+    return "\n".join(t for t in texts if t and not t.lstrip().startswith("<system-reminder>"))
+
+
+def steered(body: dict[str, Any]) -> bool:
+    """Whether the request is a resumed session's: the agent had answered, and the user then
+    wrote. (Claude Code puts the new message in the same user message as the last tool
+    results when it resumes a session.)"""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return False
+    answered = any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages[:-1])
+    return answered and bool(last_user_text(body))
 
 
 def _tools(body: dict[str, Any]) -> list[Any]:
@@ -270,7 +338,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self._body()
         script = self.server.script
-        script.record(self.path, body)
+        held = script.record(self.path, body)
+        if held is not None:
+            held.arrived.set()
+            # Bounded only so a test that never releases cannot hang the server thread.
+            held.released.wait(HANG_GUARD_S)
         path = self.path.split("?", 1)[0]
         if path == "/v1/messages/count_tokens":
             self._json(200, {"input_tokens": INPUT_TOKENS})
@@ -324,6 +396,7 @@ def scripted_model() -> Iterator[tuple[str, Script]]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", script
     finally:
+        script.release_all()
         server.shutdown()
         server.server_close()
         thread.join()

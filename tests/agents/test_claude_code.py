@@ -177,6 +177,14 @@ def test_argv_is_print_mode_with_the_prompt_after_the_options() -> None:
     assert ClaudeCodeAdapter().argv(["npx", "claude"], "go")[-3:] == ["--verbose", "--", "go"]
 
 
+def test_a_prompt_starting_with_a_slash_is_not_given_as_a_command() -> None:
+    # `claude -p "/docs first"` answers "Unknown command: /docs" without asking the model; a
+    # leading space makes it a message (tests/host/test_real_agent.py runs the real CLI).
+    prompt = ClaudeCodeAdapter().argv(["claude"], "/docs first: name the helper")[-1]
+    assert prompt == " /docs first: name the helper"
+    assert ClaudeCodeAdapter().argv(["claude"], "docs/ first")[-1] == "docs/ first"
+
+
 def test_steers_go_to_stdin_as_user_messages() -> None:
     adapter = ClaudeCodeAdapter()
     assert adapter.steer_mode == "stdin_stream"
