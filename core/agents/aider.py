@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import ClassVar, Final
 
-from core.agents.base import MAX_FINAL_CHARS, LineAdapter, SteerMode
+from core.agents.base import MAX_FINAL_CHARS, LineAdapter
 from core.agents.events import AgentEvent, Phase, first_line, phase_of_command, plain
 
 _NUMBER = r"\d{1,12}(?:\.\d{1,6})?k?"
@@ -115,7 +115,6 @@ class AiderAdapter(LineAdapter):
     """Aider's plain output (see the module docstring for the lines it recognises)."""
 
     name: ClassVar[str] = "aider"
-    steer_mode: ClassVar[SteerMode] = "next_turn"
 
     def __init__(self, *, cwd: str | None = None, extra_args: Sequence[str] = ()) -> None:
         super().__init__(cwd=cwd, extra_args=extra_args)

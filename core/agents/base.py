@@ -17,7 +17,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar, Final, Literal, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
 from core.agents.events import (
     MAX_ERROR_CHARS,
@@ -27,11 +27,6 @@ from core.agents.events import (
     one_line,
     writable,
 )
-
-SteerMode = Literal["stdin_stream", "next_turn"]
-"""How a steer can reach a running agent: ``stdin_stream`` — written to its stdin as a user
-message while it works (Claude Code with ``--input-format stream-json``); ``next_turn`` — only as
-the prompt of a follow-up run that resumes its session."""
 
 #: The longest line an adapter reads. Longer lines are skipped unread (and reported once).
 MAX_LINE_BYTES: Final = 1024 * 1024
@@ -51,11 +46,6 @@ class AgentAdapter(Protocol):
     @property
     def name(self) -> str:
         """The agent's name in `registry.ADAPTERS` (``claude-code``, ``codex``…)."""
-        ...
-
-    @property
-    def steer_mode(self) -> SteerMode:
-        """How a steer can reach this agent (`SteerMode`); delivery is the host's."""
         ...
 
     @property
@@ -143,7 +133,6 @@ class LineAdapter(ABC):
     """What every adapter shares: the never-raising line guard, usage, the end of the stream."""
 
     name: ClassVar[str] = "agent"
-    steer_mode: ClassVar[SteerMode] = "next_turn"
 
     def __init__(self, *, cwd: str | None = None, extra_args: Sequence[str] = ()) -> None:
         """Args:

@@ -27,7 +27,6 @@ understood, like any other unreadable line.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -36,7 +35,6 @@ from core.agents.base import (
     JsonLinesAdapter,
     OpenTools,
     Shape,
-    SteerMode,
     need_dict,
     opt_dict,
     opt_list,
@@ -75,7 +73,6 @@ class ClaudeCodeAdapter(JsonLinesAdapter):
     """Claude Code's ``stream-json`` output (see the module docstring for the format)."""
 
     name: ClassVar[str] = "claude-code"
-    steer_mode: ClassVar[SteerMode] = "stdin_stream"
 
     def __init__(self, *, cwd: str | None = None, extra_args: Sequence[str] = ()) -> None:
         super().__init__(cwd=cwd, extra_args=extra_args)
@@ -103,33 +100,6 @@ class ClaudeCodeAdapter(JsonLinesAdapter):
             "--",
             f" {prompt}" if prompt.startswith("/") else prompt,
         ]
-
-    def stream_input_argv(
-        self,
-        executable: Sequence[str],
-        *,
-        model: str | None = None,
-        session_id: str | None = None,
-    ) -> list[str]:
-        """The command line for ``stdin_stream`` steering: the prompt, and every steer after it,
-        are written to stdin as `user_message` lines (``--input-format stream-json``), which is
-        how the Agent SDK drives the CLI."""
-        return [
-            *self._head(executable, model=model, session_id=session_id),
-            "--input-format",
-            "stream-json",
-        ]
-
-    @staticmethod
-    def user_message(text: str) -> bytes:
-        """One stdin line giving ``text`` as the user's message (``--input-format stream-json``)."""
-        doc = {
-            "type": "user",
-            "message": {"role": "user", "content": text},
-            "parent_tool_use_id": None,
-            "session_id": "default",
-        }
-        return json.dumps(doc).encode("utf-8") + b"\n"
 
     def _head(
         self, executable: Sequence[str], *, model: str | None, session_id: str | None

@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 
 from core.agents.base import (
     JsonLinesAdapter,
-    SteerMode,
     need_dict,
     opt_dict,
     opt_list,
@@ -54,7 +53,6 @@ class CodexAdapter(JsonLinesAdapter):
     """Codex's ``exec --json`` output (see the module docstring for the format)."""
 
     name: ClassVar[str] = "codex"
-    steer_mode: ClassVar[SteerMode] = "next_turn"
 
     def __init__(self, *, cwd: str | None = None, extra_args: Sequence[str] = ()) -> None:
         super().__init__(cwd=cwd, extra_args=extra_args)

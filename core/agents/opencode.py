@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 from core.agents.base import (
     MAX_FINAL_CHARS,
     JsonLinesAdapter,
-    SteerMode,
     opt_dict,
     opt_list,
     opt_str,
@@ -47,7 +46,6 @@ class OpenCodeAdapter(JsonLinesAdapter):
     """OpenCode's ``run --format json`` output (see the module docstring for the format)."""
 
     name: ClassVar[str] = "opencode"
-    steer_mode: ClassVar[SteerMode] = "next_turn"
 
     def __init__(self, *, cwd: str | None = None, extra_args: Sequence[str] = ()) -> None:
         super().__init__(cwd=cwd, extra_args=extra_args)

@@ -338,6 +338,11 @@ class HostConfig(BaseModel):
             return None
         return name, self.workers.profiles[name]
 
+    def steers_at_turn_end(self, lane: str) -> bool:
+        """Whether ``lane``'s worker takes a steer only when its agent's turn ends."""
+        found = self.profile_for(lane)
+        return found is not None and found[1].steers_at_turn_end
+
     def worker_command(self, lane: str) -> list[str]:
         """What the host runs for a run on ``lane``."""
         found = self.profile_for(lane)

@@ -231,7 +231,17 @@ class Host:
         self._verify()
         self._schedule()
         deliver_pending(self.store, self.layout)
-        expire_steers(self.store, self.layout, ack_timeout_s=self.config.timeouts.steer_ack_s)
+        patient = [
+            run_id
+            for run_id, worker in self.workers.items()
+            if self.config.steers_at_turn_end(worker.lane)
+        ]
+        expire_steers(
+            self.store,
+            self.layout,
+            ack_timeout_s=self.config.timeouts.steer_ack_s,
+            patient=patient,
+        )
 
     # -- files ------------------------------------------------------------------------------------
 

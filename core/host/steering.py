@@ -10,6 +10,7 @@ the other order could mark a steer delivered that no worker ever saw.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from core.ipc.files import atomic_write_json
@@ -65,8 +66,19 @@ def deliver_pending(store: SqliteStore, layout: IpcLayout) -> int:
     return delivered
 
 
-def expire_steers(store: SqliteStore, layout: IpcLayout, *, ack_timeout_s: float) -> int:
-    """Expire delivered steers past the timeout, and steers whose run is no longer running."""
+def expire_steers(
+    store: SqliteStore,
+    layout: IpcLayout,
+    *,
+    ack_timeout_s: float,
+    patient: Collection[str] = (),
+) -> int:
+    """Expire delivered steers past the timeout, and steers whose run is no longer running.
+
+    Runs in ``patient`` are worked by an agent that takes a steer only when its turn ends,
+    which may be long after the timeout: their delivered steers wait for the turn, and are
+    expired only when the run ends without taking them.
+    """
     now = store.now()
     deadline = iso(datetime.fromisoformat(now) - timedelta(seconds=ack_timeout_s))
     stale = store.rows(
@@ -76,7 +88,11 @@ def expire_steers(store: SqliteStore, layout: IpcLayout, *, ack_timeout_s: float
         "   OR (s.status IN ('pending', 'delivered') AND r.state != ?)",
         [deadline, RunState.RUNNING.value],
     )
+    expired = 0
     for steer in stale:
+        if steer["state"] == RunState.RUNNING.value and steer["run_id"] in patient:
+            continue
+        expired += 1
         if steer["state"] != RunState.RUNNING.value:
             reason = f"the run ended ({steer['state']}) before the steer was acknowledged"
         else:
@@ -100,4 +116,4 @@ def expire_steers(store: SqliteStore, layout: IpcLayout, *, ack_timeout_s: float
                 os.unlink(layout.steer_file(steer["lane"], steer["run_id"]))
             except FileNotFoundError:
                 pass
-    return len(stale)
+    return expired

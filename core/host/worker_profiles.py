@@ -95,6 +95,13 @@ class WorkerProfile(BaseModel):
         """The agent's program and fixed arguments, as it is looked up."""
         return list(self.command or DEFAULT_EXECUTABLES[self.agent])
 
+    @property
+    def steers_at_turn_end(self) -> bool:
+        """Whether a steer waits for the agent's turn to end (the runner resumes the session
+        with it): true of every agent Jarvis runs through its adapter. Such a steer is not
+        expired for want of an ack while the turn goes on; the run's end still expires it."""
+        return self.agent != "command"
+
     def worker_command(self, name: str) -> list[str]:
         """What the host runs for a run of this profile: the command itself, or the adapter
         that runs the agent on the worker protocol's behalf."""

@@ -194,4 +194,3 @@ def test_argv() -> None:
         "--test-cmd",
         "pytest -q",
     ]
-    assert AiderAdapter().steer_mode == "next_turn"

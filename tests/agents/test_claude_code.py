@@ -183,15 +183,3 @@ def test_a_prompt_starting_with_a_slash_is_not_given_as_a_command() -> None:
     prompt = ClaudeCodeAdapter().argv(["claude"], "/docs first: name the helper")[-1]
     assert prompt == " /docs first: name the helper"
     assert ClaudeCodeAdapter().argv(["claude"], "docs/ first")[-1] == "docs/ first"
-
-
-def test_steers_go_to_stdin_as_user_messages() -> None:
-    adapter = ClaudeCodeAdapter()
-    assert adapter.steer_mode == "stdin_stream"
-    argv = adapter.stream_input_argv(["claude"], session_id="s-1")
-    assert argv[-3:] == ["--resume=s-1", "--input-format", "stream-json"]
-    message = adapter.user_message("focus on the failing test")
-    assert message.endswith(b"\n") and message.count(b"\n") == 1
-    doc = json.loads(message)
-    assert doc["type"] == "user"
-    assert doc["message"] == {"role": "user", "content": "focus on the failing test"}

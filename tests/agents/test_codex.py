@@ -155,4 +155,3 @@ def test_argv_new_and_resumed() -> None:
         "0199a213",
         "go on",
     ]
-    assert CodexAdapter().steer_mode == "next_turn"

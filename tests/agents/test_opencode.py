@@ -131,4 +131,3 @@ def test_argv() -> None:
         "--",
         "-x",
     ]
-    assert OpenCodeAdapter().steer_mode == "next_turn"

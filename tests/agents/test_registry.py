@@ -34,12 +34,3 @@ def test_adapter_for_gives_a_fresh_adapter_each_time() -> None:
 def test_an_unknown_agent_names_the_known_ones() -> None:
     with pytest.raises(KeyError, match="aider, claude-code, codex, opencode"):
         adapter_for("cursor")
-
-
-def test_steer_modes() -> None:
-    assert {name: cls.steer_mode for name, cls in ADAPTERS.items()} == {
-        "claude-code": "stdin_stream",
-        "codex": "next_turn",
-        "opencode": "next_turn",
-        "aider": "next_turn",
-    }

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from core.host.steering import deliver_pending
+from core.host.steering import deliver_pending, expire_steers
 from core.ipc.layout import IpcLayout
 from core.lifecycle import RunState
 from core.store.sqlite_store import SqliteStore
@@ -30,3 +31,35 @@ def test_steers_of_one_millisecond_go_out_in_the_order_they_were_recorded(
     finally:
         store.close()
     assert sent["message"] == "first: stop the refactor"
+
+
+def test_a_steer_waiting_for_an_agents_turn_is_not_expired_until_its_run_ends(
+    tmp_path: Path,
+) -> None:
+    clock = [datetime(2026, 11, 25, 3, 0, tzinfo=UTC)]
+    store = SqliteStore(tmp_path / "jarvis.db", clock=lambda: clock[0])
+    try:
+        layout = IpcLayout(tmp_path / "data" / "ipc")
+        layout.ensure_lane("jarvis-worker-1")
+        for run_id in ("agent-1", "command-1"):
+            make_run(store, run_id, RunState.RUNNING)
+            with store.transaction() as tx:
+                tx.add_steer(f"steer-{run_id}", run_id, "also update the changelog", "op")
+        assert deliver_pending(store, layout) == 2
+        clock[0] += timedelta(hours=1)  # far past any ack timeout
+        assert expire_steers(store, layout, ack_timeout_s=30, patient=["agent-1"]) == 1
+        status = {r["run_id"]: r["status"] for r in store.rows("SELECT * FROM steering_events")}
+        assert status == {"agent-1": "delivered", "command-1": "expired"}
+        assert layout.steer_file("jarvis-worker-1", "agent-1").exists()
+        # The run ends without taking it: now it is expired, patient or not.
+        with store.transaction() as tx:
+            run = tx.get_run("agent-1")
+            assert run is not None
+            tx.change_run("agent-1", expected_version=run["version"],
+                          changes={"state": RunState.FAILED.value}, kind="state", payload={},
+                          actor="test")  # fmt: skip
+        assert expire_steers(store, layout, ack_timeout_s=30, patient=["agent-1"]) == 1
+        (row,) = store.rows("SELECT * FROM steering_events WHERE run_id = 'agent-1'")
+        assert row["status"] == "expired" and "the run ended (failed)" in row["status_reason"]
+    finally:
+        store.close()
