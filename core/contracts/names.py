@@ -1,19 +1,26 @@
 """Identifier formats shared by several contracts: run ids, repositories, branches, paths.
 
-Run ids become folder and file names in the IPC tree (``progress/<run_id>/``,
-``steer/<run_id>.json``), so beyond the contract's "at most 64 characters, no whitespace" they are
-held to a path-safe alphabet: a run id can never name a file outside its lane's folder.
+A run id is what the dispatch contract says — at most 64 characters, no white space — which
+NanoClaw's own ids use freely (``nc:run:a8``). It also names a folder and files in the IPC tree
+(``progress/<run_id>/``, ``steer/<run_id>.json``) and is shown to operators, so a few things
+are refused beyond the contract: anything that could name a file outside its folder (``/``,
+``\\``, ``.`` or ``..``), a hidden name (a leading ``.``, which readers skip), a leading
+``-`` (read as an option by a program it is passed to), and characters that are not text
+(control and format characters, which could act on a terminal).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import PurePosixPath
+from urllib.parse import quote
 
 from core.contracts.errors import preview
 
 RUN_ID_MAX = 64
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: The ids most dispatchers use, decided by one regex before any character is looked at.
+_PLAIN_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+=,~-]*")
 # ``steer/<run_id>.acked.json`` is the worker's acknowledgement file; a run id ending in
 # ``.acked`` would make another run's steer file look like an acknowledgement.
 _RESERVED_SUFFIX = ".acked"
@@ -26,7 +33,7 @@ def run_id_problem(value: str) -> tuple[str, str] | None:
     """Why ``value`` is not a valid run id, as (code, message), or None when it is."""
     if (
         len(value) <= RUN_ID_MAX
-        and _RUN_ID.fullmatch(value)
+        and _PLAIN_RUN_ID.fullmatch(value)
         and not value.endswith(_RESERVED_SUFFIX)
     ):
         return None  # the common case, decided by one regex
@@ -36,13 +43,32 @@ def run_id_problem(value: str) -> tuple[str, str] | None:
         return "run_id_too_long", f"run_id is {len(value)} characters; the limit is {RUN_ID_MAX}."
     if any(ch.isspace() for ch in value):
         return "run_id_whitespace", "run_id must not contain white space."
-    if not _RUN_ID.fullmatch(value) or value.endswith(_RESERVED_SUFFIX):
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in value):
+        return "run_id_unsafe", "run_id must not contain control or invisible characters."
+    if "/" in value or "\\" in value or value in (".", ".."):
         return (
             "run_id_unsafe",
-            "run_id may use only letters, digits, '.', '_' and '-', must start with a letter "
-            "or digit, and must not end in '.acked' (it names files in the IPC tree).",
+            "run_id must not contain '/' or '\\' or be '.' or '..' (it names a folder).",
+        )
+    if value.startswith((".", "-")):
+        return "run_id_unsafe", "run_id must not start with '.' or '-'."
+    if value.endswith(_RESERVED_SUFFIX):
+        return (
+            "run_id_unsafe",
+            "run_id must not end in '.acked' (that names a steer's acknowledgement).",
         )
     return None
+
+
+def run_ref_part(run_id: str) -> str:
+    """``run_id`` as one part of a git ref name (``refs/jarvis/<part>/…``): as it is when git
+    takes it, else with every character but letters, digits, ``_`` and ``-`` percent-encoded
+    (``nc:run:a8`` → ``nc%3Arun%3Aa8``), so two run ids never share a ref."""
+    if re.fullmatch(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*", run_id) and not run_id.endswith(
+        ".lock"
+    ):
+        return run_id
+    return quote(run_id, safe="").replace(".", "%2E")
 
 
 def repo_problem(value: str) -> tuple[str, str] | None:

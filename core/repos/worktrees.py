@@ -20,6 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.contracts.names import run_ref_part
 from core.repos.git import JARVIS_IDENTITY, GitError, git, repository_problem, resolve_commit
 
 #: Where a folder found in a run's checkout that is not a worktree is moved, under checkouts/.
@@ -269,7 +270,7 @@ def prepare(
         else:
             if tip is not None and tip != base_commit:
                 # A fresh start resets the branch; its old tip stays reachable.
-                keep = f"refs/jarvis/{run_id}/before-attempt-{attempt}"
+                keep = f"refs/jarvis/{run_ref_part(run_id)}/before-attempt-{attempt}"
                 git(["update-ref", keep, tip], cwd=repo_dir)
             git(
                 ["worktree", "add", "--quiet", "-B", branch, "--", str(checkout), base_commit],

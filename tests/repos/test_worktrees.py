@@ -221,3 +221,17 @@ def test_a_clone_follows_its_origin_base_fast_forward_only(tmp_path: Path, origi
     commit(origin, {"theirs.txt": "x\n"})
     assert refresh(clone, "main") is not None
     assert run_git(clone, "rev-parse", "main") == mine
+
+
+@pytest.mark.parametrize(
+    ("run_id", "part"),
+    [("nc:run:a8", "nc%3Arun%3Aa8"), ("a..b", "a%2E%2Eb"), ("x.lock", "x%2Elock")],
+)
+def test_a_run_id_git_refuses_in_a_ref_keeps_the_old_tip_under_its_encoded_name(
+    origin: Path, checkouts: Path, run_id: str, part: str
+) -> None:
+    # NanoClaw's run ids may hold ':' (and '..'), which git refuses in a ref name.
+    first = make(origin, checkouts, run_id, branch="jarvis-nc")
+    tip = commit(first.path, {"src/app.py": "VALUE = 2\n"})
+    make(origin, checkouts, run_id, branch="jarvis-nc", attempt=2)
+    assert run_git(origin, "rev-parse", f"refs/jarvis/{part}/before-attempt-2") == tip
