@@ -21,7 +21,9 @@ Environment (see docs/ipc.md): ``JARVIS_RUN_ID``, ``JARVIS_LANE``, ``JARVIS_DISP
 ``JARVIS_PROGRESS_DIR``, ``JARVIS_STEER_FILE`` and ``JARVIS_ACK_FILE`` are required;
 ``JARVIS_ATTEMPT`` defaults to 1; ``JARVIS_IPC_DIR`` is accepted but not needed, since every path
 the worker uses comes in its own variable. ``JARVIS_SIM_INTERVAL_MS=min,max`` overrides the
-100-500 ms interval between events and ``JARVIS_SIM_SEED`` makes the run reproducible.
+100-500 ms interval between events, ``JARVIS_SIM_EVENTS=N`` how many events a scenario other
+than ``crash`` and ``hang`` emits (at least the few its ending needs), and ``JARVIS_SIM_SEED``
+makes the run reproducible.
 
 Exit codes: 0 after a completion, 1 for a crash (or an unwritable IPC file), 2 for a bad
 environment, 128 + the signal number when stopped by SIGTERM (143) or SIGINT (130).
@@ -173,6 +175,8 @@ class Config:
     ack_file: Path
     interval_ms: tuple[int, int] = DEFAULT_INTERVAL_MS
     seed: str | None = None
+    events: int | None = None
+    """How many progress events to emit (``JARVIS_SIM_EVENTS``); else the scenario's own."""
     criteria: tuple[dict[str, Any], ...] = ()
     """The run's acceptance criteria (``JARVIS_CRITERIA``): what the host will verify."""
 
@@ -226,6 +230,9 @@ def load_config(env: Mapping[str, str]) -> Config:
         )
     interval_raw = env.get("JARVIS_SIM_INTERVAL_MS", "").strip()
     seed = env.get("JARVIS_SIM_SEED", "").strip() or None
+    raw_events = env.get("JARVIS_SIM_EVENTS", "").strip()
+    if raw_events and (not raw_events.isdigit() or int(raw_events) < 1):
+        raise ConfigError(f"JARVIS_SIM_EVENTS must be a positive integer, not {raw_events!r}")
     try:
         criteria = json.loads(env.get("JARVIS_CRITERIA", "").strip() or "[]")
     except ValueError as exc:
@@ -242,6 +249,7 @@ def load_config(env: Mapping[str, str]) -> Config:
         ack_file=Path(env["JARVIS_ACK_FILE"]),
         interval_ms=_parse_interval(interval_raw) if interval_raw else DEFAULT_INTERVAL_MS,
         seed=seed,
+        events=int(raw_events) if raw_events else None,
         criteria=tuple(c for c in criteria if isinstance(c, dict)),
     )
 
@@ -686,12 +694,17 @@ def _extra_steps(task: Task, rng: random.Random) -> Iterator[Step]:
 
 
 def build_plan(
-    task: Task, outcome: Outcome, scenario: str, rng: random.Random
+    task: Task, outcome: Outcome, scenario: str, rng: random.Random, events: int | None = None
 ) -> tuple[list[Step], int]:
-    """The events a scenario emits, and how many of them to emit before it stops or hangs."""
+    """The events a scenario emits, and how many of them to emit before it stops or hangs.
+
+    ``events`` sets the count for a scenario that ends with a completion (the plan is never
+    shorter than its first and last steps)."""
     count = {"slow": rng.randint(30, 40), "crash": rng.randint(2, 4), "hang": 1}.get(
         scenario, rng.randint(4, 8)
     )
+    if events is not None and scenario not in ("crash", "hang"):
+        count = events
     start = [Step("reading", f"reading task: {_clip(task.text, 160)}", "read")]
     end = [_edit(task.files[0], rng)]
     if task.evidence:
@@ -850,7 +863,7 @@ class Worker:
             if lie:
                 outcome = Outcome(outcome.completion, f"{outcome.note}; {lie}")
                 outcome.completion["summary"] = f"{task.text[:120]} — {outcome.note}"
-        plan, count = build_plan(task, outcome, scenario, self.rng)
+        plan, count = build_plan(task, outcome, scenario, self.rng, self.config.events)
         self.say(
             f"simworker: run {self.config.run_id} attempt {self.config.attempt} on "
             f"{self.config.lane}, scenario {scenario}"

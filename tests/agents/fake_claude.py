@@ -8,6 +8,13 @@ git); ``FAKE:garbage`` mixes in unreadable lines and an escape sequence; a resum
 (``--resume ID``) answers the steer it was given in one short turn; ``FAKE:await-steer`` ends
 its first turn only once a steer file exists; ``FAKE:hugeline`` prints a 100 MiB line first;
 ``FAKE:hang`` never ends its turn.
+
+From the environment: ``FAKE_ARGV_FILE`` receives its command line; ``FAKE_STREAM_EVENTS=N``
+makes it read N files first, one ``Read`` tool use and its result every
+``FAKE_STREAM_INTERVAL_MS`` (default 100), as an agent streaming for a while does;
+``FAKE_CPU_FILE`` gets a line with the CPU seconds it used (its children's included) when it
+ends. Outside a git repository it edits but commits nothing and cites a made-up commit, as the
+simulated worker does in an empty checkout.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 IDENTITY = {
@@ -36,6 +44,30 @@ def git(*args: str) -> str:
                           env=env).stdout.strip()  # fmt: skip
 
 
+def stream(session: str, count: int, interval_s: float) -> None:
+    """``count`` tool uses, each followed by its result, one every ``interval_s``."""
+    start = time.monotonic()
+    for n in range(1, count + 1):
+        path = Path.cwd() / "src" / f"module_{n % 10}.py"
+        say({"type": "assistant", "session_id": session, "message": {"content": [
+            {"type": "tool_use", "id": f"s{n}", "name": "Read", "input": {"file_path": str(path)}}],
+            "usage": {"input_tokens": 900 + n, "output_tokens": 40}}})  # fmt: skip
+        text = f"     1\tdef step_{n}() -> int:\n     2\t    return {n}\n"
+        say({"type": "user", "session_id": session, "message": {"content": [
+            {"type": "tool_result", "tool_use_id": f"s{n}", "content": text}]}})  # fmt: skip
+        pause = start + n * interval_s - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
+
+
+def report_cpu() -> None:
+    if os.environ.get("FAKE_CPU_FILE"):
+        used = os.times()
+        spent = used.user + used.system + used.children_user + used.children_system
+        with open(os.environ["FAKE_CPU_FILE"], "a") as out:  # one short append: whole lines
+            out.write(f"{spent}\n")
+
+
 def main(argv: list[str]) -> int:
     if "--version" in argv:
         print("2.1.0 (Claude Code, fake)")
@@ -53,8 +85,6 @@ def main(argv: list[str]) -> int:
              "usage": {"input_tokens": 50, "output_tokens": 10}, "num_turns": 1})  # fmt: skip
         return 0
     if "FAKE:hang" in prompt:
-        import time
-
         while True:  # an agent that never answers again: the host's no-output limit ends it
             time.sleep(1)
     if "FAKE:hugeline" in prompt:
@@ -67,6 +97,9 @@ def main(argv: list[str]) -> int:
     if "FAKE:garbage" in prompt:
         print("this is not json \x1b]0;pwned\x07", flush=True)
         print('{"type": "assistant", "message": 42}', flush=True)
+    if os.environ.get("FAKE_STREAM_EVENTS"):
+        interval_ms = float(os.environ.get("FAKE_STREAM_INTERVAL_MS") or 100)
+        stream(session, int(os.environ["FAKE_STREAM_EVENTS"]), interval_ms / 1000)
     target = Path("src") / "retry.py"
     target.parent.mkdir(exist_ok=True)
     say({"type": "assistant", "session_id": session, "message": {"content": [
@@ -80,9 +113,12 @@ def main(argv: list[str]) -> int:
         {"type": "tool_use", "id": "t2", "name": "Bash",
          "input": {"command": "git commit -am 'Retry twice'"}}],
         "usage": {"input_tokens": 1500, "output_tokens": 100}}})  # fmt: skip
-    git("add", "--all")
-    git("commit", "--quiet", "-m", "Retry twice")
-    sha = git("rev-parse", "HEAD")
+    if Path(".git").exists():
+        git("add", "--all")
+        git("commit", "--quiet", "-m", "Retry twice")
+        sha = git("rev-parse", "HEAD")
+    else:
+        sha = os.urandom(6).hex()
     run_id = os.environ.get("JARVIS_RUN_ID", "")
     dispatch = json.loads(os.environ.get("JARVIS_DISPATCH", "{}"))
     completion = {"run_id": run_id, "branch": dispatch.get("branch"), "commit_sha": sha,
@@ -91,8 +127,6 @@ def main(argv: list[str]) -> int:
     if "FAKE:await-steer" in prompt:
         # Ends its turn only once a steer is there: the runner gives it at the next turn.
         steer = Path(os.environ["JARVIS_STEER_FILE"])
-        import time
-
         while not steer.exists():
             time.sleep(0.02)
     text = "Changed the retry count."
@@ -101,6 +135,7 @@ def main(argv: list[str]) -> int:
     say({"type": "result", "subtype": "success", "is_error": False, "session_id": session,
          "result": text, "total_cost_usd": 0.0123,
          "usage": {"input_tokens": 2700, "output_tokens": 400}, "num_turns": 3})  # fmt: skip
+    report_cpu()
     return 0
 
 

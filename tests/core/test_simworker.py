@@ -465,6 +465,8 @@ def test_each_required_variable_is_checked(
         ({"JARVIS_ATTEMPT": "0"}, "JARVIS_ATTEMPT"),
         ({"JARVIS_SIM_INTERVAL_MS": "fast"}, "JARVIS_SIM_INTERVAL_MS"),
         ({"JARVIS_SIM_INTERVAL_MS": "50,10"}, "JARVIS_SIM_INTERVAL_MS"),
+        ({"JARVIS_SIM_EVENTS": "0"}, "JARVIS_SIM_EVENTS"),
+        ({"JARVIS_SIM_EVENTS": "many"}, "JARVIS_SIM_EVENTS"),
     ],
 )
 def test_invalid_values_exit_2_with_one_line(
@@ -541,6 +543,31 @@ def test_plans_have_the_promised_number_of_events(scenario: str, low: int, high:
             outcome = simworker.build_completion(dispatch, task, scenario, rng)
             plan, count = simworker.build_plan(task, outcome, scenario, rng)
             assert low <= count <= high and count <= len(plan), (sample, seed, count)
+
+
+@pytest.mark.parametrize("scenario", ["ok", "slow", "verify_fail", "fail_contract"])
+def test_a_set_number_of_events_is_what_the_plan_has(scenario: str) -> None:
+    dispatch = load("valid-backend-fix.json")
+    task = simworker.read_task(dispatch, dispatch["run_id"])
+    for events in (6, 25, 500):
+        rng = random.Random(3)
+        outcome = simworker.build_completion(dispatch, task, scenario, rng)
+        plan, count = simworker.build_plan(task, outcome, scenario, rng, events)
+        assert count == len(plan) == events, (events, count, len(plan))
+    # crash and hang keep their own: they stop early whatever the count.
+    rng = random.Random(3)
+    outcome = simworker.build_completion(dispatch, task, "crash", rng)
+    assert 2 <= simworker.build_plan(task, outcome, "crash", rng, 500)[1] <= 4
+
+
+@pytest.mark.slow
+def test_sim_events_sets_how_many_events_a_run_emits(tmp_path: Path) -> None:
+    lane = make_lane(tmp_path, load("valid-backend-fix.json"), interval="0,0")
+    lane.env["JARVIS_SIM_EVENTS"] = "57"
+    result = run(lane)
+    assert result.returncode == 0, result.stderr
+    assert len(events(lane)) == 57
+    assert evaluate_completion(lane.dispatch, result.stdout).state == "review_requested"
 
 
 def test_scenario_token_is_found_anywhere_in_the_input() -> None:
