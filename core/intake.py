@@ -11,8 +11,9 @@ Outcomes, in the order they are decided:
 - ``duplicate`` — the run id exists in any other state: a second execution is blocked.
 - ``enqueued`` — a new run, ``queued``.
 
-The key is ``idempotency_key`` when given, else the dispatch's ``request_id``; a dispatch with
-neither relies on the run id alone. Validation, authorization and the extraction of acceptance
+The key is ``idempotency_key``, when the submitter gives one; otherwise the run id is the key, as
+in NanoClaw: a ``request_id`` groups the runs of one request (a rework is a second run of it),
+so it identifies no submission. Validation, authorization and the extraction of acceptance
 criteria need no store and happen first (`prepare_dispatch`), outside any transaction: extraction
 reads the whole task, and no other writer should wait on it. Everything after that happens in
 one write transaction (`submit_prepared`), so two identical submissions racing each other produce
@@ -98,7 +99,7 @@ class PreparedDispatch:
     source_lane: str
     target_lane: str
     key: str | None
-    """The idempotency key: the one given, else the dispatch's ``request_id``."""
+    """The idempotency key the submitter gave, if any."""
     digest: str
     """The payload's hash, compared with the one stored under ``key``."""
     criteria: dict[str, Any]
@@ -130,7 +131,7 @@ def _prepare(
         return IntakeResult(
             "unauthorized", run_id, [FieldError("to", "not_authorized", refusal)], message=refusal
         )
-    key = idempotency_key or doc.get("request_id")
+    key = idempotency_key or None
     return doc, run_id, key, payload_hash(doc)
 
 
@@ -151,7 +152,7 @@ def prepare_dispatch(
         data: The dispatch, as raw bytes, text or a parsed object.
         source_lane: The lane that dispatches.
         target_lane: The lane that is to run it.
-        idempotency_key: Overrides the dispatch's ``request_id`` as the idempotency key.
+        idempotency_key: The submitter's idempotency key (without one, the run id decides).
         universal_default: The workspace's ``[criteria] universal``: whether a dispatch that
             does not set ``universal_criteria`` gets the universal checklist.
 

@@ -121,6 +121,8 @@ class JarvisDispatch(BaseModel):
     session_id: Annotated[Text, Field(max_length=128)] | None = None
     parent_run_id: RunId | None = None
     """The run this one follows up on, for lineage."""
+    project_key: Text | None = None
+    """NanoClaw's key for the project's memory, when it is not the repository; kept, unused."""
     acceptance_criteria: list[Criterion] | None = None
     universal_criteria: bool | None = None
 
@@ -168,7 +170,7 @@ def _cross_field_errors(doc: Mapping[str, Any], listed: list[str]) -> Iterator[F
             )
 
     intent = doc.get("context_intent")
-    if intent == "fresh" and "session_id" in doc:
+    if intent == "fresh" and doc.get("session_id") is not None:
         yield FieldError(
             "session_id",
             "session_id_with_fresh_intent",

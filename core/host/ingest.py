@@ -23,6 +23,7 @@ from core.contracts.errors import FieldError
 from core.contracts.secrets_scan import mask_secrets, redact
 from core.host.refusals import record_reason, run_named_by
 from core.intake import IntakeResult, PreparedDispatch, prepare_dispatch, submit_prepared
+from core.ipc.chat import read_message
 from core.ipc.files import quarantine, read_event
 from core.ipc.layout import Event, IpcLayout, Rejection
 from core.ipc.payloads import (
@@ -63,6 +64,13 @@ class _Refuse(Exception):
 
 def _errors_text(errors: list[FieldError]) -> str:
     return " ".join(e.message for e in errors[:5])
+
+
+def _refusal_text(result: IntakeResult) -> str:
+    """The refusal's sentence, then each field's problem: "invalid" alone tells a sender
+    nothing."""
+    others = [e for e in result.errors if e.message != result.message]
+    return " ".join(part for part in (result.message, _errors_text(others)) if part)
 
 
 class Ingestor:
@@ -357,12 +365,12 @@ class Ingestor:
         parsed = parse_message(data)
         if isinstance(parsed, list):
             raise _Refuse(parsed[0].code if parsed else "bad_message", _errors_text(parsed))
-        try:
-            body = json.loads(parsed.text)
-        except ValueError:
-            return  # an ordinary chat message: nothing for the host to do
-        if isinstance(body, dict) and "run_id" in body:
-            self._dispatch(tx, event.lane, body, None)
+        request = read_message(parsed.chatJid, parsed.text)
+        if request.refusal is not None:
+            raise _Refuse("not_a_dispatch", request.refusal)
+        if request.payload is not None:
+            self._dispatch(tx, event.lane, request.payload, request.target)
+        # Anything else is an ordinary chat message: nothing for the host to do.
 
     def _dispatch(
         self, tx: Transaction, lane: str, payload: dict[str, Any], target: str | None
@@ -382,7 +390,10 @@ class Ingestor:
             else submit_prepared(tx, prepared, actor=lane)
         )
         if not result.accepted:
-            detail = result.message or _errors_text(result.errors)
+            # The sentence, then every field's problem: "invalid" alone tells the sender nothing.
+            detail = " ".join(
+                part for part in (result.message, _errors_text(result.errors)) if part
+            )
             raise _Refuse(f"dispatch_{result.outcome}", detail)
 
 
@@ -395,12 +406,9 @@ def _dispatch_in(event: Event, data: bytes) -> tuple[dict[str, Any], str] | None
     elif event.kind == "message":
         message = parse_message(data)
         if not isinstance(message, list):
-            try:
-                body = json.loads(message.text)
-            except ValueError:
-                return None
-            if isinstance(body, dict) and "run_id" in body:
-                return body, DEFAULT_TARGET
+            request = read_message(message.chatJid, message.text)
+            if request.payload is not None:
+                return request.payload, request.target or DEFAULT_TARGET
     return None
 
 

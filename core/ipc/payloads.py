@@ -8,7 +8,7 @@ complete list of problems. None of them raises, whatever the bytes.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
@@ -240,11 +240,34 @@ def parse_steer(data: bytes) -> SteerFile | list[FieldError]:
         return sorted_errors(from_validation_error(exc, document))
 
 
+#: NanoClaw's task types that Jarvis does not carry out (its scheduler and group registry);
+#: each is refused with a sentence naming it, not as an unknown type.
+NANOCLAW_TASK_TYPES: Final = (
+    "schedule_task",
+    "pause_task",
+    "resume_task",
+    "cancel_task",
+    "update_task",
+    "refresh_groups",
+    "register_group",
+)
+
+
 def parse_task(data: bytes) -> SteerWorkerTask | DispatchTask | list[FieldError]:
     """A lane's task, by its ``type``, or every problem with it."""
     document, errors = _load(data)
     if document is None:
         return errors
+    kind = document.get("type")
+    if kind in NANOCLAW_TASK_TYPES:
+        return [
+            FieldError(
+                "type",
+                "unsupported_task_type",
+                f"{kind} is a NanoClaw task type Jarvis does not carry out (it has no scheduler "
+                "or group registry); Jarvis takes 'steer_worker' and 'dispatch' tasks.",
+            )
+        ]
     try:
         return _TASK.validate_python(document)
     except ValidationError as exc:

@@ -54,9 +54,9 @@ def test_a_workspace_command_ends_the_same_way_in_process(tmp_path: Path) -> Non
     assert real.code == 0, real.stderr
     listed = ("runs", "--workspace", ws, "--json")
     assert jarvis_in_process(*listed) == jarvis_process(*listed)
-    # The same dispatch again, each way: recognised as the one already taken.
+    # The same dispatch again, each way: its run id is taken, so it is refused as a duplicate.
     again, real_again = jarvis_in_process(*args), jarvis_process(*args)
-    assert again == real_again and again.json()["outcome"] == "deduplicated"
+    assert again == real_again and again.json()["outcome"] == "duplicate"
 
 
 def test_stdin_through_a_pipe() -> None:

@@ -89,10 +89,11 @@ def test_dispatch_refusals_exit_1(ws: Path) -> None:
     assert code == 1 and out["outcome"] == "invalid" and out["errors"][0]["code"] == "not_json"
     code, out = j(ws, "dispatch", FIX, "--from", "andy-bot")
     assert code == 1 and out["outcome"] == "unauthorized"
-    assert j(ws, "dispatch", FIX)[0] == 0
+    assert j(ws, "dispatch", FIX, "--idempotency-key", "k1")[0] == 0
+    code, out = j(ws, "dispatch", FIX, "--idempotency-key", "k1")
+    assert code == 0 and out["outcome"] == "deduplicated"
+    # Without the key, the run id decides: it is taken (its request_id identifies no submission).
     code, out = j(ws, "dispatch", FIX)
-    assert code == 0 and out["outcome"] == "deduplicated"  # the sample carries a request_id
-    code, out = j(ws, "dispatch", FIX, "--idempotency-key", "other")
     assert code == 1 and out["outcome"] == "duplicate"
 
 

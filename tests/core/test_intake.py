@@ -61,34 +61,37 @@ def test_unauthorized_lanes_are_refused(store: SqliteStore) -> None:
 
 def test_same_key_same_payload_is_deduplicated(store: SqliteStore) -> None:
     doc = dispatch_doc("r-1", request_id="req-1")
-    assert submit(store, doc) == "enqueued"
+    assert submit(store, doc, idempotency_key="k") == "enqueued"
     result = submit_dispatch(
-        store, doc, source_lane="main", target_lane="jarvis-worker-1", actor="op"
-    )
+        store, doc, source_lane="main", target_lane="jarvis-worker-1", actor="op",
+        idempotency_key="k",
+    )  # fmt: skip
     assert result.outcome == "deduplicated" and result.run_id == "r-1"
     assert len(store.list_runs()) == 1
 
 
-def test_same_key_different_payload_is_a_conflict(store: SqliteStore) -> None:
-    assert submit(store, dispatch_doc("r-1"), idempotency_key="k") == "enqueued"
-    result = submit_dispatch(
-        store,
-        dispatch_doc("r-2"),
-        source_lane="main",
-        target_lane="jarvis-worker-1",
-        actor="op",
-        idempotency_key="k",
-    )
-    assert result.outcome == "conflict"
-    assert result.errors[0].code == "idempotency_conflict" and "r-1" in result.errors[0].message
-    assert store.get_run("r-2") is None
+def test_a_request_id_groups_runs_and_identifies_none(store: SqliteStore) -> None:
+    # NanoClaw's rework: a second run of the same request, under its own run id.
+    assert submit(store, dispatch_doc("r-1", request_id="req-1")) == "enqueued"
+    assert submit(store, dispatch_doc("r-1-rework", request_id="req-1")) == "enqueued"
+    assert {r["request_id"] for r in store.list_runs()} == {"req-1"}
+    # The same dispatch again without a key: its run id is taken.
+    assert submit(store, dispatch_doc("r-1", request_id="req-1")) == "duplicate"
+
+
+def test_the_same_dispatch_after_a_failure_is_a_retry(store: SqliteStore) -> None:
+    for run_id, state in (("r-1", RunState.FAILED), ("r-2", RunState.FAILED_CONTRACT)):
+        make_run(store, run_id, state)
+        assert submit(store, dispatch_doc(run_id, request_id="req-1")) == "retried"
+        run = store.get_run(run_id)
+        assert run is not None and run["state"] == "queued" and run["retry_count"] == 1
 
 
 def test_payload_key_order_does_not_matter_for_deduplication(store: SqliteStore) -> None:
     doc = dispatch_doc("r-1", request_id="req-1")
-    assert submit(store, doc) == "enqueued"
+    assert submit(store, doc, idempotency_key="k") == "enqueued"
     reordered = dict(reversed(list(doc.items())))
-    assert submit(store, json.dumps(reordered)) == "deduplicated"
+    assert submit(store, json.dumps(reordered), idempotency_key="k") == "deduplicated"
 
 
 def test_existing_run_ids_are_duplicates_unless_retryable(store: SqliteStore) -> None:

@@ -1,0 +1,3 @@
+from tests.host.conftest import conn, store, ws
+
+__all__ = ["conn", "store", "ws"]

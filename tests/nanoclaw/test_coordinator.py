@@ -1,0 +1,166 @@
+"""A real NanoClaw coordinator's files under `jarvis host`: each reaches the state NanoClaw
+would give it (tests/nanoclaw/coordinator.py writes them byte for byte)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.store.sqlite_store import SqliteStore
+from tests.host.hostkit import rows, run_row, running_host, wait_for_states, wait_until
+from tests.nanoclaw.coordinator import Coordinator, documented_dispatch, js_compact
+from tests.processes import HANG_GUARD_S
+
+pytestmark = pytest.mark.slow
+
+ENDS = {"review_requested", "failed_contract", "failed"}
+
+
+def refusals(ws: Path) -> list[dict[str, Any]]:
+    errors = ws / "data" / "ipc" / "errors"
+    if not errors.is_dir():
+        return []
+    return [json.loads(p.read_text()) for p in sorted(errors.glob("*.reason.json"))]
+
+
+def wait_for_refusals(ws: Path, count: int) -> list[dict[str, Any]]:
+    return wait_until(lambda: len(refusals(ws)) >= count and refusals(ws), HANG_GUARD_S,
+                      f"{count} refused file(s)", lambda: str(refusals(ws)))  # fmt: skip
+
+
+def wait_consumed(path: Path) -> None:
+    wait_until(lambda: not path.exists(), HANG_GUARD_S, f"{path.name} to be taken")
+
+
+def test_the_documented_dispatch_runs_on_the_worker_its_chat_id_names(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    # null optional fields, as a coordinator in JavaScript may well send them
+    andy.dispatch(documented_dispatch("task-1", session_id=None, parent_run_id=None),
+                  worker="jarvis-worker-2")  # fmt: skip
+    andy.dispatch(documented_dispatch("nc:run:a8", branch="jarvis-nc", project_key="nanoclaw"))
+    with running_host(ws) as host:
+        wait_for_states(conn, {"task-1": ENDS, "nc:run:a8": ENDS}, HANG_GUARD_S, host=host)
+    assert run_row(conn, "task-1")["lane"] == "jarvis-worker-2"
+    assert run_row(conn, "nc:run:a8")["lane"] == "jarvis-worker-1"
+    for run_id in ("task-1", "nc:run:a8"):
+        row = run_row(conn, run_id)
+        assert row["state"] == "review_requested" and row["source_lane"] == "andy-developer"
+        # Its progress was taken from a folder named after it.
+        assert rows(conn, "SELECT 1 FROM progress_events WHERE run_id = ?", [run_id])
+    assert refusals(ws) == []
+
+
+def test_a_dispatch_in_a_fenced_block_or_a_sentence_is_taken(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    fenced = "```json\n" + json.dumps(documented_dispatch("fenced-1"), indent=2) + "\n```"
+    andy.send_message(fenced, "jarvis-worker-1@nanoclaw")
+    prose = "Dispatching: " + js_compact(documented_dispatch("prose-1", branch="jarvis-p")) + " ok"
+    andy.send_message(prose, "jarvis-worker-2@nanoclaw")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"fenced-1": ENDS, "prose-1": ENDS}, HANG_GUARD_S, host=host)
+    assert run_row(conn, "prose-1")["lane"] == "jarvis-worker-2"
+    assert refusals(ws) == []
+
+
+def test_a_message_to_a_worker_without_a_dispatch_is_refused_and_chat_elsewhere_is_not(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    chat = andy.send_message("Status update: all green.", "120363000000000000@g.us")
+    andy.send_message("please fix the login bug", "jarvis-worker-2@nanoclaw")
+    with running_host(ws):
+        (refused,) = wait_for_refusals(ws, 1)
+        wait_consumed(chat)
+    assert refused["code"] == "not_a_dispatch"
+    assert "A message to jarvis-worker-2 must hold a dispatch" in refused["message"]
+    assert rows(conn, "SELECT run_id FROM runs") == []
+
+
+def test_rework_under_one_request_and_a_retry_after_failure_as_nanoclaw_does(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    failing = documented_dispatch("task-2", input="Break the contract. sim:fail_contract")
+    andy.dispatch(failing)
+    with running_host(ws) as host:
+        wait_for_states(conn, {"task-2": "failed_contract"}, HANG_GUARD_S, host=host)
+        # The same run id again after a failure: a retry of it, not a no-op.
+        andy.dispatch(documented_dispatch("task-2", branch="jarvis-dispatch-contract"))
+        wait_until(lambda: run_row(conn, "task-2")["retry_count"] == 1, HANG_GUARD_S,
+                   "task-2 to be retried")  # fmt: skip
+        wait_for_states(conn, {"task-2": "review_requested"}, HANG_GUARD_S, host=host)
+        # A rework: a new run of the same request, following the first.
+        rework = documented_dispatch("task-2-rework", parent_run_id="task-2")
+        andy.dispatch(rework)
+        wait_for_states(conn, {"task-2-rework": "review_requested"}, HANG_GUARD_S, host=host)
+        # The same run id while it is under review: a duplicate, refused with why.
+        andy.dispatch(documented_dispatch("task-2"))
+        (refused,) = wait_for_refusals(ws, 1)
+    assert refused["code"] == "dispatch_duplicate"
+    assert "task-2 already exists and is review_requested" in refused["message"]
+    assert {r["request_id"] for r in rows(conn, "SELECT request_id FROM runs")} == {
+        "req-20260302-001"
+    }
+    assert run_row(conn, "task-2-rework")["parent_run_id"] == "task-2"
+
+
+def test_an_invalid_dispatch_is_refused_with_every_fields_problem(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    andy.dispatch(documented_dispatch("task-3", branch="feature-x", acceptance_tests=[]))
+    with running_host(ws):
+        (refused,) = wait_for_refusals(ws, 1)
+    assert refused["code"] == "dispatch_invalid"
+    message = refused["message"]
+    assert message.startswith("The dispatch is invalid.")
+    assert "branch must be 'jarvis-<feature>'" in message and "acceptance_tests" in message
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"type": "schedule_task", "taskId": "task-1773741600000-a1b2c3", "prompt": "Check CI",
+         "schedule_type": "cron", "schedule_value": "0 9 * * *", "context_mode": "group",
+         "targetJid": "120363000000000000@g.us", "createdBy": "main",
+         "timestamp": "2026-03-17T10:00:00.000Z"},
+        {"type": "pause_task", "taskId": "task-1773741600000-a1b2c3", "groupFolder": "main",
+         "isMain": True, "timestamp": "2026-03-17T10:00:00.000Z"},
+        {"type": "refresh_groups"},
+    ],
+)  # fmt: skip
+def test_a_nanoclaw_task_type_jarvis_does_not_do_is_refused_by_name(
+    ws: Path, store: SqliteStore, doc: dict[str, Any]
+) -> None:
+    Coordinator(ws / "data" / "ipc", lane="main").task(doc)
+    with running_host(ws):
+        (refused,) = wait_for_refusals(ws, 1)
+    assert refused["code"] == "unsupported_task_type"
+    assert refused["message"].startswith(f"{doc['type']} is a NanoClaw task type")
+
+
+def test_the_coordinators_steer_reaches_a_running_run(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    andy.dispatch(documented_dispatch("task-4", input="Work slowly. sim:slow"))
+    with running_host(ws) as host:
+        wait_for_states(conn, {"task-4": "running"}, HANG_GUARD_S, host=host)
+        andy.steer("task-4", "Only touch src/server.ts")
+        wait_until(
+            lambda: rows(conn, "SELECT 1 FROM steering_events WHERE run_id = 'task-4' "
+                               "AND status = 'acked'"),
+            HANG_GUARD_S, "the steer to be acknowledged",
+            lambda: f"{refusals(ws)} {rows(conn, 'SELECT * FROM steering_events')} {host.log()}",
+        )  # fmt: skip
+    (steer,) = rows(conn, "SELECT operator, message FROM steering_events")
+    assert steer == {"operator": "andy-developer", "message": "Only touch src/server.ts"}
+    assert refusals(ws) == []
