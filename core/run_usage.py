@@ -35,18 +35,31 @@ def record_usage(tx: Transaction, run_id: str, attempt: int, seq: int, usage: Us
 
 def run_usage(store: SqliteStore | Transaction, run_id: str) -> dict[str, Any] | None:
     """The run's totals over its attempts, or None when its agent reported nothing."""
+    return usage_by_run(store, [run_id]).get(run_id)
+
+
+def usage_by_run(
+    store: SqliteStore | Transaction, run_ids: Sequence[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Each run's totals over its attempts, by run id, in one query: of ``run_ids`` (None:
+    every run). A run whose agent reported nothing has no entry."""
+    where, params = "", list(run_ids or ())
+    if run_ids is not None:
+        if not params:
+            return {}
+        where = f"WHERE run_id IN ({', '.join('?' for _ in params)}) "
     rows = store.rows(
-        "SELECT COUNT(*) AS n, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out, "
-        "SUM(cost_usd) AS cost_usd FROM run_usage WHERE run_id = ?",
-        [run_id],
+        "SELECT run_id, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out, "
+        f"SUM(cost_usd) AS cost_usd FROM run_usage {where}GROUP BY run_id",
+        params,
     )
-    if not rows or not rows[0]["n"]:
-        return None
-    row = rows[0]
     return {
-        "tokens_in": int(row["tokens_in"]),
-        "tokens_out": int(row["tokens_out"]),
-        "cost_usd": round(float(row["cost_usd"]), 6),
+        row["run_id"]: {
+            "tokens_in": int(row["tokens_in"]),
+            "tokens_out": int(row["tokens_out"]),
+            "cost_usd": round(float(row["cost_usd"]), 6),
+        }
+        for row in rows
     }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
-from core.run_usage import run_usage
+from core.run_usage import run_usage, usage_by_run
 from core.store.sqlite_store import Row, SqliteStore
 
 SUMMARY_FIELDS = (
@@ -196,10 +196,13 @@ def needs_attention(row: dict[str, Any]) -> bool:
 
 
 def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
-    """Run summaries with their steer receipts and latest gate verdicts, for a run table.
+    """Run summaries with their steer receipts, latest gate verdicts and what their agents
+    reported spending (``usage``: `core.run_usage.usage_by_run`'s totals over every attempt, None
+    when nothing was reported), for a run table.
 
     ``run_ids=None`` reads every run (a console's first read); otherwise only those runs, which
-    is what keeps a live console's cost proportional to what the journal says changed.
+    is what keeps a live console's cost proportional to what the journal says changed. Either
+    way each of those is a fixed number of queries (per chunk of ids), never one per run.
     """
     if run_ids is None:
         runs = store.rows("SELECT * FROM runs ORDER BY created_at DESC, run_id")
@@ -207,8 +210,9 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
             "SELECT run_id, status, COUNT(*) AS n FROM steering_events GROUP BY run_id, status"
         )
         gates = store.rows(_GATE_TOTALS.format(inner="", where=""))
+        usage = usage_by_run(store)
     else:
-        runs, steers, gates = [], [], []
+        runs, steers, gates, usage = [], [], [], {}
         for chunk in _chunks(sorted(set(run_ids))):
             marks = ", ".join("?" for _ in chunk)
             runs += store.rows(f"SELECT * FROM runs WHERE run_id IN ({marks})", chunk)
@@ -223,6 +227,7 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
                 ),
                 chunk + chunk,
             )
+            usage.update(usage_by_run(store, chunk))
     steer_counts: dict[str, dict[str, int]] = {}
     for row in steers:
         steer_counts.setdefault(row["run_id"], {})[row["status"]] = int(row["n"])
@@ -241,6 +246,7 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
             if totals
             else None
         )
+        summary["usage"] = usage.get(run["run_id"])
         out.append(summary)
     return out
 

@@ -23,3 +23,17 @@ def usage_line(usage: Mapping[str, Any] | None) -> str:
         f"{tokens(int(usage['tokens_in']))} in · {tokens(int(usage['tokens_out']))} out · "
         f"${float(usage['cost_usd']):.2f}"
     )
+
+
+def dollars(cost: float) -> str:
+    """``$0.04``, ``$12.30``; whole dollars from $100 (``$1,234``)."""
+    return f"${cost:.2f}" if cost < 100 else f"${cost:,.0f}"
+
+
+def usage_brief(usage: Mapping[str, Any] | None) -> str:
+    """``12.3k · $0.04``: the tokens in and out together, then the cost; "" when nothing was
+    reported. The run table's short form of `usage_line`."""
+    if not usage:
+        return ""
+    used = int(usage["tokens_in"]) + int(usage["tokens_out"])
+    return f"{tokens(used)} · {dollars(float(usage['cost_usd']))}"

@@ -21,6 +21,11 @@ class ReasonDialog(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Back out", id="reason.cancel"),
     ]
+    # Keys typed right behind `x` or `o`, in the same read, are the reason: the App mounts a
+    # pushed screen before it routes its next key, and the reason box must have the focus by
+    # then. Named, not left to the first focusable widget: a focusable body or button placed
+    # before the box would otherwise take the reason's first keys.
+    AUTO_FOCUS = "#reason"
 
     def __init__(self, title: str, body: Text, *, confirm: str) -> None:
         super().__init__(classes="dialog-screen")
@@ -43,7 +48,8 @@ class ReasonDialog(ModalScreen[str | None]):
                 yield Button("Back out (esc)", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        # At once, not after the queued keys as `focus()` would (as `/` and `s` do).
+        self.set_focus(self.query_one(Input))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

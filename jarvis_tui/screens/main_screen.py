@@ -377,6 +377,9 @@ class MainScreen(Screen[None]):
         if read.counts or read.full:
             self.counts = read.counts
             self.burn = read.burn
+            # The spend column, like the header's "spent", once any agent reported spending.
+            table.show_spend(self.burn is not None)
+            self.query_one(RunTableHeader).show_spend(self.burn is not None)
         self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
         self._show_status()
         if first and self._whole and self.tune_gc:

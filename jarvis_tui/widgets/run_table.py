@@ -32,6 +32,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from core.run_secrets import found_kinds
+from core.usage_text import usage_brief
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import STEER_LOOK, state_text
@@ -43,8 +44,9 @@ Column = tuple[str, str, int]
 """(key, label, width)."""
 
 #: Every column, in order, with its width (the last progress: its least). Fixed widths: a live
-#: update never makes the columns jump. The columns an operator decides by come first, so an
-#: 80-column terminal still shows them.
+#: update never makes the columns jump (the spend column comes once, with the workspace's first
+#: report of spending). The columns an operator decides by come first, so an 80-column terminal
+#: still shows them.
 COLUMNS: tuple[Column, ...] = (
     ("run", "run", 18),
     ("state", "state", 18),
@@ -53,20 +55,29 @@ COLUMNS: tuple[Column, ...] = (
     ("age", "age", 4),
     ("gates", "gates", 5),
     ("steers", "steers", 7),
+    ("spend", "spent", 15),
     ("lane", "lane", 16),
     ("task", "task", 10),
     ("progress", "last progress", 24),
 )
+#: Drawn only once some agent of the workspace has reported what it spent (as the header's
+#: "spent"): a fleet whose agents report nothing keeps the room for lane and task.
+SPEND = "spend"
 #: Left out, in this order, while the last progress would be narrower than its least width: at
-#: 160 columns the table's share left it 3 characters.
-GIVE_WAY = ("task", "lane")
+#: 160 columns the table's share left it 3 characters. What the run's agent spent goes last: it
+#: is what an operator stops a run for, where lane and task only describe it (the gates panel
+#: has them). At 80 columns all three are out.
+GIVE_WAY = ("task", "lane", SPEND)
+#: Columns whose label sits flush right, over figures aligned on their last character.
+LABEL_RIGHT = frozenset({SPEND})
 
 
-def fit_columns(width: int) -> tuple[Column, ...]:
+def fit_columns(width: int, *, spend: bool = False) -> tuple[Column, ...]:
     """The columns drawn in ``width`` cells: the last progress (the last column) takes what the
-    others leave, after `GIVE_WAY` columns made room for its least width."""
+    others leave, after `GIVE_WAY` columns made room for its least width. Without ``spend``
+    the `SPEND` column is left out whatever the width."""
     least = COLUMNS[-1][2]
-    columns = list(COLUMNS)
+    columns = [column for column in COLUMNS if spend or column[0] != SPEND]
     fixed = 0
     for dropped in (None, *GIVE_WAY):
         columns = [column for column in columns if column[0] != dropped]
@@ -147,6 +158,7 @@ def cells(row: Row, now: datetime) -> tuple[Text, ...]:
         Text(age_text(row.get("created_at"), now), justify="right"),
         gates_text(row.get("gates")),
         steers_text(row.get("steers") or {}),
+        Text(usage_brief(row.get("usage")), justify="right", no_wrap=True),
         Text(shown(row.get("lane") or ""), no_wrap=True),
         Text(shown(row.get("task_type") or ""), no_wrap=True),
         Text(one_line(row.get("last_progress_summary") or ""), no_wrap=True),
@@ -170,7 +182,11 @@ def _line(values: tuple[Text, ...], columns: tuple[Column, ...]) -> Text:
 
 
 def header_text(columns: tuple[Column, ...] = COLUMNS) -> Text:
-    return _line(tuple(Text(label, style="bold") for _key, label, _width in COLUMNS), columns)
+    labels = tuple(
+        Text(label, style="bold", justify="right" if key in LABEL_RIGHT else "left")
+        for key, label, _width in COLUMNS
+    )
+    return _line(labels, columns)
 
 
 class RunTableHeader(Widget):
@@ -183,9 +199,17 @@ class RunTableHeader(Widget):
     }
     """
 
+    spend = False
+    """Whether the spend column is drawn, width permitting (as `RunTable.spend`)."""
+
+    def show_spend(self, shown: bool) -> None:
+        if shown != self.spend:
+            self.spend = shown
+            self.refresh()
+
     def render(self) -> Text:
         # The same width as the table's text: the table keeps its last column for a scroll bar.
-        return header_text(fit_columns(max(0, self.size.width - 1)))
+        return header_text(fit_columns(max(0, self.size.width - 1), spend=self.spend))
 
 
 class RunTable(LinePane, can_focus=True):
@@ -253,6 +277,9 @@ class RunTable(LinePane, can_focus=True):
         self._gap = 0
         """Where the current run would be, while it is not shown: the next cursor key moves
         from there (down: the run that followed it; up: the one before)."""
+        self.spend = False
+        """Whether the spend column is drawn (width permitting): once the workspace's agents
+        have reported any spending (`show_spend`)."""
         self.columns: tuple[Column, ...] = fit_columns(80)
         """The columns drawn, for the table's width (set again on every resize)."""
 
@@ -357,6 +384,13 @@ class RunTable(LinePane, can_focus=True):
         self._strips.clear()
         self.refresh()
 
+    def show_spend(self, shown: bool) -> None:
+        """Draw the spend column (when the width has room for it) or leave it out."""
+        if shown != self.spend:
+            self.spend = shown
+            self._fit()
+            self.refresh()
+
     def move_to(self, run_id: str | None) -> None:
         """Make ``run_id`` current when it is shown (else leave the cursor where it is)."""
         if run_id is not None and run_id in self._index:
@@ -434,12 +468,16 @@ class RunTable(LinePane, can_focus=True):
             self.top = top
             self.refresh()
 
-    def on_resize(self, event: Resize) -> None:
-        columns = fit_columns(max(0, self.size.width - 1))
+    def _fit(self) -> None:
+        """The columns for the table's width; lines already laid out for others are dropped."""
+        columns = fit_columns(max(0, self.size.width - 1), spend=self.spend)
         if columns != self.columns:
             self.columns = columns
             self._segments.clear()
         self._strips.clear()
+
+    def on_resize(self, event: Resize) -> None:
+        self._fit()
         self.top = max(0, min(self.top, len(self._order) - self.size.height))
         self._scroll_to_cursor()
         self.refresh()

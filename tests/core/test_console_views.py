@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from core.ipc.payloads import Usage
 from core.lifecycle import RunState
 from core.operator_actions import retry, steer
+from core.run_usage import record_usage
 from core.run_views import (
     fingerprint_peers,
     needs_attention,
@@ -15,7 +18,7 @@ from core.run_views import (
     state_counts,
     table_rows,
 )
-from core.store.sqlite_store import SqliteStore
+from core.store.sqlite_store import Row, SqliteStore
 from tests.core.store_helpers import make_run
 
 
@@ -74,6 +77,58 @@ def test_table_rows_by_id_read_in_chunks(store: SqliteStore) -> None:
         make_run(store, f"r-{n}", RunState.QUEUED)
     ids = [f"r-{n}" for n in range(3)] + [f"missing-{n}" for n in range(1200)]
     assert sorted(row["run_id"] for row in table_rows(store, ids)) == ["r-0", "r-1", "r-2"]
+
+
+def _usage(store: SqliteStore, run_id: str, attempt: int, seq: int, **figures: float) -> None:
+    with store.transaction() as tx:
+        record_usage(tx, run_id, attempt, seq, Usage.model_validate(figures))
+
+
+def test_table_rows_carry_what_each_runs_agent_spent_over_every_attempt(
+    store: SqliteStore,
+) -> None:
+    make_run(store, "r-spent", RunState.RUNNING)
+    make_run(store, "r-silent", RunState.RUNNING)
+    _usage(store, "r-spent", 1, 3, tokens_in=1000, tokens_out=200, cost_usd=0.01)
+    _usage(store, "r-spent", 1, 2, tokens_in=1, tokens_out=1, cost_usd=9.0)  # older: ignored
+    _usage(store, "r-spent", 2, 1, tokens_in=500, tokens_out=50, cost_usd=0.02)
+
+    every = {row["run_id"]: row for row in table_rows(store)}
+    some = {row["run_id"]: row for row in table_rows(store, ["r-spent", "r-silent"])}
+    assert every == some
+    assert every["r-spent"]["usage"] == {"tokens_in": 1500, "tokens_out": 250, "cost_usd": 0.03}
+    assert every["r-silent"]["usage"] is None  # its agent reported nothing
+
+
+@pytest.mark.parametrize("run_ids", [None, "by id"])
+def test_table_rows_read_spending_in_as_many_queries_for_many_runs_as_for_one(
+    store: SqliteStore, run_ids: str | None
+) -> None:
+    """What the agents spent costs the console one query a read, never one per run."""
+    queries: list[str] = []
+    rows = store.rows
+
+    def counted(sql: str, params: list[Any] | None = None) -> list[Row]:
+        queries.append(sql)
+        return rows(sql, params)
+
+    store.rows = counted  # type: ignore[method-assign]
+
+    def count(ids: list[str]) -> int:
+        queries.clear()
+        read = table_rows(store, None if run_ids is None else ids)
+        assert {row["run_id"] for row in read} == set(ids)
+        assert all(row["usage"] is not None for row in read)
+        return len(queries)
+
+    make_run(store, "r-0", RunState.RUNNING)
+    _usage(store, "r-0", 1, 1, tokens_in=1, tokens_out=1, cost_usd=0.01)
+    one = count(["r-0"])
+    for n in range(1, 40):
+        make_run(store, f"r-{n}", RunState.RUNNING)
+        _usage(store, f"r-{n}", 1, 1, tokens_in=n, tokens_out=1, cost_usd=0.01)
+    assert count([f"r-{n}" for n in range(40)]) == one
+    assert sum("run_usage" in sql for sql in queries) == 1
 
 
 def test_state_counts(store: SqliteStore) -> None:

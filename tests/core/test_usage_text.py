@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.usage_text import tokens, usage_line
+from core.usage_text import dollars, tokens, usage_brief, usage_line
 
 
 def test_tokens_and_cost_read_short() -> None:
@@ -13,3 +13,16 @@ def test_tokens_and_cost_read_short() -> None:
         "12.3k in · 2.1k out · $0.42"
     )
     assert usage_line(None) == ""
+
+
+def test_the_run_tables_short_form_adds_tokens_in_and_out_and_keeps_the_cost_whole() -> None:
+    assert usage_brief({"tokens_in": 10_000, "tokens_out": 2_345, "cost_usd": 0.0449}) == (
+        "12.3k · $0.04"
+    )
+    assert usage_brief({"tokens_in": 950, "tokens_out": 0, "cost_usd": 0.0}) == "950 · $0.00"
+    assert usage_brief(None) == "" and usage_brief({}) == ""
+    # Cents while they matter; from $100 whole dollars, so the figure stays short.
+    assert [dollars(c) for c in (0.004, 12.3, 99.994, 100.0, 1234.56)] == [
+        "$0.00", "$12.30", "$99.99", "$100", "$1,235"
+    ]  # fmt: skip
+    assert len(usage_brief({"tokens_in": 999_000, "tokens_out": 900, "cost_usd": 99.99})) <= 15

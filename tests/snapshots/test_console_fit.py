@@ -7,6 +7,7 @@ Same determinism as `test_snapshots.py` (its fixtures are reused); regenerate wi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,9 @@ from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.app import JarvisApp
 from tests.snapshots.test_snapshots import SIZES, SnapCompare, console, no_cursor_blink, on_run
+from tests.tui.conftest import fixed_clock
 from tests.tui.helpers import select, settle, wait_for
+from tests.tui.usage_store import build_usage_store
 
 __all__ = ["console", "no_cursor_blink"]  # fixtures, used by name
 
@@ -73,3 +76,23 @@ def test_runs_needing_a_human_at_once_raise_one_collapsed_toast(
 def test_a_toast_stays_under_a_dialog(snap_compare: SnapCompare, console: JarvisApp) -> None:
     run_before = two_runs_start_waiting(console, "run-failed", "r")
     assert snap_compare(console, terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.fixture
+def spending_console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
+    """`console`'s store, with what two runs' agents reported spending."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workspace").mkdir()
+    db = build_usage_store(Path("workspace") / "jarvis.db")
+    return JarvisApp(db, live=False, clock=fixed_clock, operator="snapshot")
+
+
+@pytest.mark.parametrize("size", [SIZES[0], pytest.param((200, 50), id="200x50")])
+def test_the_run_table_shows_what_each_run_spent(
+    snap_compare: SnapCompare, spending_console: JarvisApp, size: tuple[int, int]
+) -> None:
+    # At 80 columns the spent column gives way to the last progress (a run's figures are in its
+    # gates panel); at 200 it stands where lane and task stood, blank for the runs whose agents
+    # reported nothing.
+    run_before = on_run("run-contract")
+    assert snap_compare(spending_console, terminal_size=size, run_before=run_before)

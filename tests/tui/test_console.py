@@ -108,7 +108,7 @@ async def test_secrets_in_worker_progress_are_masked(store_db: Path) -> None:
     app = make_app(store_db)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
-        cell = row_text(app, "run-running")[9]
+        cell = table(app).get_cell("run-running", "progress").plain
         assert "wJalrXUtnFEMI" not in cell and "****" in cell
         await select(pilot, "run-running")
         lines = "\n".join(app.main.query_one(ProgressStream).shown_lines)
