@@ -261,15 +261,20 @@ class Ingestor:
         tool = redact(parsed.tool_used) if parsed.tool_used is not None else None
         kinds = {*summary.kinds, *phase.kinds, *(tool.kinds if tool else ())}
         tool_used = tool.text if tool is not None else None
+        # An event is (run, attempt, file name): NanoClaw's worker starts seq again at 0 for
+        # each query of an attempt, so seq alone would take a later query's events for replays.
+        name, at_utc = event.path.name, parsed.at_utc
         inserted = tx.execute(
-            "INSERT OR IGNORE INTO progress_events "
-            "(run_id, attempt, seq, timestamp, phase, summary, tool_used, ingested_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO progress_events (run_id, attempt, seq, name, timestamp, "
+            "at_utc, phase, summary, tool_used, ingested_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 event.run_id,
                 attempt,
                 parsed.seq,
+                name,
                 parsed.timestamp,
+                at_utc,
                 phase.text,
                 summary.text,
                 tool_used,
@@ -277,14 +282,16 @@ class Ingestor:
             ],
         )
         if not inserted:
-            return  # the same (run, attempt, seq) under another file name: already recorded
-        # Files can be ingested out of order (a batch cut by a crash, a sweep after the watcher):
-        # the run's last progress is its highest seq, not whichever file came in last.
-        newest = tx.rows(
-            "SELECT MAX(seq) AS seq FROM progress_events WHERE run_id = ? AND attempt = ?",
-            [event.run_id, attempt],
-        )[0]["seq"]
-        latest = parsed.seq >= int(newest)
+            return  # the same (run, attempt, file name): already recorded
+        # Files can be ingested out of order (a batch cut by a crash, a sweep after the watcher,
+        # a file that waited for its writer): the run's last progress is the attempt's latest
+        # event, by time, then seq, then name; not whichever file came in last.
+        later = tx.rows(
+            "SELECT 1 AS later FROM progress_events WHERE run_id = ? AND attempt = ? "
+            "AND (at_utc, seq, name) > (?, ?, ?) LIMIT 1",
+            [event.run_id, attempt, at_utc, parsed.seq, name],
+        )
+        latest = not later
         tx.touch_run(
             event.run_id,
             changes={"last_progress_summary": summary.text, "last_progress_at": parsed.timestamp}
@@ -304,7 +311,8 @@ class Ingestor:
         if kinds:
             flag_secrets(tx, event.run_id, kinds, source="progress", actor=event.lane)
         if parsed.usage is not None:
-            record_usage(tx, event.run_id, attempt, parsed.seq, parsed.usage)
+            record_usage(tx, event.run_id, attempt, parsed.seq, parsed.usage,
+                         at_utc=at_utc, name=name)  # fmt: skip
 
     def _ack(self, tx: Transaction, event: Event, data: bytes) -> None:
         assert event.run_id is not None
