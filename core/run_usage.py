@@ -1,8 +1,10 @@
 """Tokens and cost a run's agent reported: kept per attempt, summed per run and per workspace.
 
 An agent's adapter reports cumulative figures for its attempt with its progress events
-(``usage``, docs/ipc.md); the event with the highest seq stands, so files ingested out of
-order never move a figure backwards.
+(``usage``, docs/ipc.md); the latest event's figures stand, so files ingested out of order
+never move a figure backwards. "Latest" is the attempt's order of events: by time (``at_utc``,
+the timestamp as fixed-width UTC text), then seq, then file name. Not seq alone: NanoClaw's
+worker starts seq again at 0 for each query of an attempt.
 """
 
 from __future__ import annotations
@@ -22,15 +24,32 @@ class UsageFigures(Protocol):
     def cost_usd(self) -> float: ...
 
 
-def record_usage(tx: Transaction, run_id: str, attempt: int, seq: int, usage: UsageFigures) -> None:
+def record_usage(
+    tx: Transaction,
+    run_id: str,
+    attempt: int,
+    seq: int,
+    usage: UsageFigures,
+    *,
+    at_utc: str = "",
+    name: str = "",
+) -> None:
+    """Keep ``usage`` as the attempt's figures unless a later event's already stand.
+
+    ``at_utc``, ``seq`` and ``name`` place the event in its attempt (by that order).
+    """
     tx.execute(
-        "INSERT INTO run_usage (run_id, attempt, seq, tokens_in, tokens_out, cost_usd, "
-        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, attempt) DO UPDATE SET "
-        "seq = excluded.seq, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out, "
+        "INSERT INTO run_usage (run_id, attempt, seq, at_utc, name, tokens_in, tokens_out, "
+        "cost_usd, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (run_id, attempt) DO UPDATE SET "
+        "seq = excluded.seq, at_utc = excluded.at_utc, name = excluded.name, "
+        "tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out, "
         "cost_usd = excluded.cost_usd, updated_at = excluded.updated_at "
-        "WHERE excluded.seq > run_usage.seq",
-        [run_id, attempt, seq, usage.tokens_in, usage.tokens_out, usage.cost_usd, tx.now],
-    )
+        "WHERE (excluded.at_utc, excluded.seq, excluded.name) "
+        "> (run_usage.at_utc, run_usage.seq, run_usage.name)",
+        [run_id, attempt, seq, at_utc, name, usage.tokens_in, usage.tokens_out,
+         usage.cost_usd, tx.now],
+    )  # fmt: skip
 
 
 def run_usage(store: SqliteStore | Transaction, run_id: str) -> dict[str, Any] | None:

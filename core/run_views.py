@@ -76,9 +76,11 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
         "FROM steering_events WHERE run_id = ? ORDER BY created_at, steer_id",
         [run_id],
     )
+    # An attempt's events in their order: by time, then seq, then file name (seq alone
+    # restarts with each query of a NanoClaw worker); the latest attempt's last.
     recent = store.rows(
         "SELECT seq, timestamp, phase, summary, tool_used FROM progress_events "
-        "WHERE run_id = ? ORDER BY seq DESC LIMIT ?",
+        "WHERE run_id = ? ORDER BY attempt DESC, at_utc DESC, seq DESC, name DESC LIMIT ?",
         [run_id, events],
     )
     detail["events"] = list(reversed(recent))

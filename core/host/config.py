@@ -36,6 +36,7 @@ from core.host.worker_profiles import (
     WorkerProfile,
     profile_name_problem,
 )
+from core.ipc.inplace import WRITE_GRACE_S
 
 POLL_ENV = "JARVIS_POLL"
 CONFIG_NAME = "jarvis.toml"
@@ -119,6 +120,9 @@ class WatchConfig(BaseModel):
 
     poll: bool = False
     poll_interval_ms: Annotated[int, Field(ge=10, le=10_000)] = 100
+    write_grace_s: Annotated[float, Field(gt=0, le=60)] = WRITE_GRACE_S
+    """How long a file that is empty or not yet a whole JSON object is left for its writer to
+    finish, from its last change, before it is quarantined."""
 
 
 def _tool_name(value: str) -> str:

@@ -131,6 +131,7 @@ class Host:
             self.layout,
             on_progress=self._activity,
             universal_default=self.config.criteria.universal,
+            write_grace_s=self.config.watch.write_grace_s,
         )
         try:
             # What is on disk first, then the runs a previous host left: retried, like every
@@ -311,6 +312,10 @@ class Host:
         for path, result in zip(paths, results, strict=True):
             if result.outcome == "quarantined":
                 log.warning("quarantined %s (%s)", inert(path.name), inert(result.detail))
+            elif result.outcome == "waiting" and result.detail:
+                # Written in place and read half-way: the writer's next write or a later sweep
+                # finishes it (`[watch] write_grace_s`).
+                log.info("waiting for %s (%s)", inert(str(path)), inert(result.detail))
 
     def _ingest_alone(self, path: Path) -> Ingested:
         try:
@@ -388,6 +393,7 @@ class Host:
     def sweep(self) -> None:
         """Ingest everything on disk (start-up, the safety net, and polling mode)."""
         assert self.store is not None
+        self.ingestor.forget_gone()
         batch: list[Path] = []
         links: list[Path] = []
         for path in self.event_files(links=links):

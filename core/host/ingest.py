@@ -6,6 +6,11 @@ deleted. A crash after the commit and before the delete leaves a file whose rece
 again, it is recognised and only deleted. A crash before the commit leaves nothing behind but
 the file, which is simply ingested again. A file that cannot be accepted is quarantined with its
 reason (docs/ipc.md), never deleted, never retried.
+
+One exception to "never retried": a file that is empty or not yet a whole JSON object may still
+be being written, since NanoClaw's worker writes its progress and acks in place (no temp file).
+Such a file is left where it is for `WRITE_GRACE_S` from its last change and read again on a
+later report or sweep; still unfinished after that, it is quarantined like any other.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +31,7 @@ from core.host.refusals import record_reason, run_named_by
 from core.intake import IntakeResult, PreparedDispatch, prepare_dispatch, submit_prepared
 from core.ipc.chat import read_message
 from core.ipc.files import quarantine, read_event
+from core.ipc.inplace import WRITE_GRACE_S, may_be_unfinished
 from core.ipc.layout import Event, IpcLayout, Rejection
 from core.ipc.payloads import (
     DispatchTask,
@@ -39,7 +46,7 @@ from core.run_secrets import flag_secrets
 from core.run_usage import record_usage
 from core.store.sqlite_store import SqliteStore, Transaction
 
-Outcome = Literal["ingested", "replayed", "quarantined", "ignored", "gone"]
+Outcome = Literal["ingested", "replayed", "quarantined", "ignored", "gone", "waiting"]
 #: Where a dispatch goes when it names no target (a message's JSON body names none).
 DEFAULT_TARGET = "jarvis-worker-1"
 _Ahead = dict[tuple[str, str, str], IntakeResult | PreparedDispatch]
@@ -83,9 +90,19 @@ class Ingestor:
         *,
         on_progress: Callable[[str], None] | None = None,
         universal_default: bool = False,
+        write_grace_s: float = WRITE_GRACE_S,
+        wall_clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.layout = layout
+        self.write_grace_s = write_grace_s
+        """How long an unfinished file is left for its writer (`WRITE_GRACE_S`)."""
+        self._wall_clock = wall_clock
+        """The time files' modification times are compared with."""
+        self._clock = clock
+        self._waiting: dict[Path, float] = {}
+        """Unfinished files left for their writers: when each was first found unfinished."""
         self.universal_default = universal_default
         """The workspace's ``[criteria] universal``, for dispatches that arrive as files."""
         self._on_progress = on_progress
@@ -139,10 +156,51 @@ class Ingestor:
             outcome: Outcome = "replayed" if replayed else "ingested"
             results[index] = Ingested(outcome, event.kind, event.run_id)
         for index, path, event, data, why in refused:
+            message = why.message
+            if may_be_unfinished(why.code, data):
+                waiting = self._wait_for_writer(path, event)
+                if waiting is not None:
+                    results[index] = waiting
+                    continue
+                message += (
+                    f" It stayed so past the {self.write_grace_s:g} s a file written in place "
+                    "is given to be finished."
+                )
             results[index] = self._quarantine(
-                path, event.lane, why.code, why.message, run_id=event.run_id, data=data
+                path, event.lane, why.code, message, run_id=event.run_id, data=data
             )
-        return [r if r is not None else Ingested("gone") for r in results]
+        final = [r if r is not None else Ingested("gone") for r in results]
+        if self._waiting:
+            for path, result in zip(paths, final, strict=True):
+                if result.outcome != "waiting":
+                    self._waiting.pop(path, None)
+        return final
+
+    def _wait_for_writer(self, path: Path, event: Event) -> Ingested | None:
+        """A ``waiting`` outcome while an unfinished file is within its grace, else None.
+
+        The grace runs from the file's last change, and never past the grace after the host
+        first found it unfinished: a writer that keeps touching a broken file cannot keep it
+        waiting forever. Its ``detail`` is set the first time only (for one log line).
+        """
+        try:
+            changed = os.lstat(path).st_mtime
+        except OSError:
+            return None  # gone meanwhile: the quarantine says so
+        now = self._clock()
+        first = self._waiting.get(path)
+        found_now = first is None
+        if first is None:
+            self._waiting[path] = first = now
+        if now - first >= self.write_grace_s or self._wall_clock() - changed >= self.write_grace_s:
+            return None
+        detail = "unfinished: left for its writer and read again" if found_now else ""
+        return Ingested("waiting", event.kind, event.run_id, detail=detail)
+
+    def forget_gone(self) -> None:
+        """Stop tracking unfinished files that are no longer there (their writer removed them)."""
+        for path in [p for p in self._waiting if not os.path.lexists(p)]:
+            del self._waiting[path]
 
     def _prepare(self, path: Path) -> Ingested | tuple[Event, bytes]:
         """Classify and read one file; an `Ingested` when there is nothing to apply."""
@@ -269,15 +327,20 @@ class Ingestor:
         tool = redact(parsed.tool_used) if parsed.tool_used is not None else None
         kinds = {*summary.kinds, *phase.kinds, *(tool.kinds if tool else ())}
         tool_used = tool.text if tool is not None else None
+        # An event is (run, attempt, file name): NanoClaw's worker starts seq again at 0 for
+        # each query of an attempt, so seq alone would take a later query's events for replays.
+        name, at_utc = event.path.name, parsed.at_utc
         inserted = tx.execute(
-            "INSERT OR IGNORE INTO progress_events "
-            "(run_id, attempt, seq, timestamp, phase, summary, tool_used, ingested_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO progress_events (run_id, attempt, seq, name, timestamp, "
+            "at_utc, phase, summary, tool_used, ingested_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 event.run_id,
                 attempt,
                 parsed.seq,
+                name,
                 parsed.timestamp,
+                at_utc,
                 phase.text,
                 summary.text,
                 tool_used,
@@ -285,14 +348,16 @@ class Ingestor:
             ],
         )
         if not inserted:
-            return  # the same (run, attempt, seq) under another file name: already recorded
-        # Files can be ingested out of order (a batch cut by a crash, a sweep after the watcher):
-        # the run's last progress is its highest seq, not whichever file came in last.
-        newest = tx.rows(
-            "SELECT MAX(seq) AS seq FROM progress_events WHERE run_id = ? AND attempt = ?",
-            [event.run_id, attempt],
-        )[0]["seq"]
-        latest = parsed.seq >= int(newest)
+            return  # the same (run, attempt, file name): already recorded
+        # Files can be ingested out of order (a batch cut by a crash, a sweep after the watcher,
+        # a file that waited for its writer): the run's last progress is the attempt's latest
+        # event, by time, then seq, then name; not whichever file came in last.
+        later = tx.rows(
+            "SELECT 1 AS later FROM progress_events WHERE run_id = ? AND attempt = ? "
+            "AND (at_utc, seq, name) > (?, ?, ?) LIMIT 1",
+            [event.run_id, attempt, at_utc, parsed.seq, name],
+        )
+        latest = not later
         tx.touch_run(
             event.run_id,
             changes={"last_progress_summary": summary.text, "last_progress_at": parsed.timestamp}
@@ -312,7 +377,8 @@ class Ingestor:
         if kinds:
             flag_secrets(tx, event.run_id, kinds, source="progress", actor=event.lane)
         if parsed.usage is not None:
-            record_usage(tx, event.run_id, attempt, parsed.seq, parsed.usage)
+            record_usage(tx, event.run_id, attempt, parsed.seq, parsed.usage,
+                         at_utc=at_utc, name=name)  # fmt: skip
 
     def _ack(self, tx: Transaction, event: Event, data: bytes) -> None:
         assert event.run_id is not None

@@ -18,6 +18,7 @@ from core.contracts.jsondoc import load_object
 from core.contracts.names import run_id_problem
 from core.contracts.pydantic_errors import from_validation_error
 from core.ipc.files import MAX_EVENT_BYTES
+from core.ipc.progress_order import utc_text
 from core.workspace import lane_problem
 
 #: The longest progress ``phase``: it is a label, shown in a column.
@@ -63,7 +64,7 @@ def _storable(value: int) -> int:
 
 def _iso_timestamp(value: str) -> str:
     try:
-        datetime.fromisoformat(value)
+        utc_text(datetime.fromisoformat(value))
     except ValueError:
         raise PydanticCustomError(
             "bad_format",
@@ -110,9 +111,15 @@ class ProgressEvent(BaseModel):
     tool_used: str | None = None
     usage: Usage | None = None
     """Tokens and cost of the attempt so far (cumulative: the latest event's figures stand)."""
-    seq: Annotated[int, Field(ge=1), AfterValidator(_storable)]
-    """Positive (at most `STORE_INT_MAX`), increasing within an attempt; the host keys the
-    event by (run, attempt, seq)."""
+    seq: Annotated[int, Field(ge=0), AfterValidator(_storable)]
+    """From 0 (at most `STORE_INT_MAX`), increasing within one query of the worker's (NanoClaw's
+    starts again at 0 for each); neither the event's identity nor its order on its own
+    (`core.ipc.progress_order`)."""
+
+    @property
+    def at_utc(self) -> str:
+        """``timestamp`` as fixed-width UTC text, which sorts as the moments do."""
+        return utc_text(datetime.fromisoformat(self.timestamp))
 
 
 class AckFile(BaseModel):

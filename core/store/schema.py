@@ -407,6 +407,51 @@ def _usage(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0010_progress_identity")
+def _progress_identity(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- NanoClaw's worker numbers progress from 0, and from 0 again for each query of an
+        -- attempt: (run, attempt, seq) no longer names one event. Its file's name does (it
+        -- holds the event's time and seq): an event is (run, attempt, name). Rows from before
+        -- keep a NULL name (they were told apart by seq, which stays unique among them).
+        -- at_utc is the event's timestamp as fixed-width UTC text; an attempt's events are
+        -- ordered by (at_utc, seq, name), and the last of that order is the latest. Rows from
+        -- before have '' (no attempt spans the upgrade: a host start ends running runs), so
+        -- among themselves they keep their seq order.
+        CREATE TABLE progress_events_new (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            name TEXT,
+            timestamp TEXT NOT NULL,
+            at_utc TEXT NOT NULL DEFAULT '',
+            phase TEXT,
+            summary TEXT,
+            tool_used TEXT,
+            ingested_at TEXT NOT NULL,
+            UNIQUE (run_id, attempt, name)
+        );
+        INSERT INTO progress_events_new
+            (id, run_id, attempt, seq, name, timestamp, at_utc, phase, summary, tool_used,
+             ingested_at)
+            SELECT id, run_id, attempt, seq, NULL, timestamp, '', phase, summary, tool_used,
+                   ingested_at
+            FROM progress_events;
+        DROP TABLE progress_events;
+        ALTER TABLE progress_events_new RENAME TO progress_events;
+        CREATE INDEX progress_events_order
+            ON progress_events (run_id, attempt, at_utc, seq, name);
+
+        -- The usage figures that stand are the latest event's by the same order.
+        ALTER TABLE run_usage ADD COLUMN at_utc TEXT NOT NULL DEFAULT '';
+        ALTER TABLE run_usage ADD COLUMN name TEXT NOT NULL DEFAULT '';
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

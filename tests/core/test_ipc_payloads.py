@@ -102,8 +102,27 @@ def test_a_body_naming_another_lane_is_refused() -> None:
 
 
 def test_mismatches_are_reported_with_shape_errors() -> None:
-    result = progress(run_id="task-8", seq=0)
+    result = progress(run_id="task-8", seq=-1)
     assert codes(result) == [("run_id", "run_id_mismatch"), ("seq", "out_of_range")]
+
+
+def test_seq_starts_at_zero_as_nanoclaws_worker_numbers_it() -> None:
+    event = progress(seq=0)
+    assert isinstance(event, ProgressEvent) and event.seq == 0
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "utc"),
+    [
+        ("2026-03-17T10:01:02.345Z", "2026-03-17T10:01:02.345000Z"),
+        ("2026-03-17T11:01:02.345+01:00", "2026-03-17T10:01:02.345000Z"),
+        ("2026-03-17T10:01:02", "2026-03-17T10:01:02.000000Z"),
+    ],
+)
+def test_an_events_time_is_kept_as_sortable_utc_text(timestamp: str, utc: str) -> None:
+    event = progress(timestamp=timestamp)
+    assert isinstance(event, ProgressEvent)
+    assert (event.timestamp, event.at_utc) == (timestamp, utc)
 
 
 @pytest.mark.parametrize(
@@ -111,7 +130,7 @@ def test_mismatches_are_reported_with_shape_errors() -> None:
     [
         ({"kind": "worker_steer"}, ("kind", "not_allowed")),
         ({"kind": ...}, ("kind", "required")),
-        ({"seq": 0}, ("seq", "out_of_range")),
+        ({"seq": -1}, ("seq", "out_of_range")),
         ({"seq": -3}, ("seq", "out_of_range")),
         ({"seq": True}, ("seq", "wrong_type")),
         ({"seq": 1.0}, ("seq", "wrong_type")),
@@ -121,6 +140,7 @@ def test_mismatches_are_reported_with_shape_errors() -> None:
         ({"summary": "s" * 4001}, ("summary", "too_long")),
         ({"summary": 5}, ("summary", "wrong_type")),
         ({"timestamp": "yesterday"}, ("timestamp", "bad_format")),
+        ({"timestamp": "0001-01-01T00:00:00+01:00"}, ("timestamp", "bad_format")),
         ({"timestamp": 1763782200120}, ("timestamp", "wrong_type")),
         ({"tool_used": 3}, ("tool_used", "wrong_type")),
         ({"extra": 1}, ("extra", "unknown_field")),

@@ -29,7 +29,8 @@ def test_0002_keeps_progress_written_under_0001(tmp_path: Path) -> None:
     applied = [r["name"] for r in store.rows("SELECT name FROM _sqlite_migrations ORDER BY id")]
     assert applied == ["0001_initial", "0002_host", "0003_console_reads", "0004_criteria",
                        "0005_verification_process", "0006_worker_trouble",
-                       "0007_secrets_found", "0008_worktrees", "0009_usage"]  # fmt: skip
+                       "0007_secrets_found", "0008_worktrees", "0009_usage",
+                       "0010_progress_identity"]  # fmt: skip
     (event,) = store.rows("SELECT run_id, attempt, seq, summary FROM progress_events")
     assert event == {"run_id": "r1", "attempt": 1, "seq": 7, "summary": "kept across the upgrade"}
     assert store.get_run("r1")["worker_pid"] is None  # type: ignore[index]
@@ -38,3 +39,57 @@ def test_0002_keeps_progress_written_under_0001(tmp_path: Path) -> None:
     again = SqliteStore(path)
     assert len(again.rows("SELECT name FROM _sqlite_migrations")) == len(applied)
     again.close()
+
+
+def test_0010_keeps_progress_and_usage_and_tells_events_apart_by_file_name(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "jarvis.db"
+    old = Database(path)
+    MIGRATIONS.apply(old, stop_before="0010_progress_identity")
+    old.execute(
+        "INSERT INTO runs (run_id, lane, source_lane, state, dispatch_json, created_at, "
+        "updated_at) VALUES ('r1', 'jarvis-worker-1', 'main', 'running', '{}', 't', 't')"
+    )
+    for seq in (1, 2):
+        old.execute(
+            "INSERT INTO progress_events (run_id, attempt, seq, timestamp, phase, summary, "
+            "ingested_at) VALUES ('r1', 1, ?, 't', 'testing', ?, 't')",
+            [seq, f"event {seq}"],
+        )
+    old.execute(
+        "INSERT INTO run_usage (run_id, attempt, seq, tokens_in, tokens_out, cost_usd, "
+        "updated_at) VALUES ('r1', 1, 2, 10, 5, 0.5, 't')"
+    )
+    old.conn.commit()
+    old.close()
+
+    store = SqliteStore(path)
+    try:
+        kept = store.rows(
+            "SELECT seq, name, at_utc, summary FROM progress_events "
+            "ORDER BY attempt, at_utc, seq, name"
+        )
+        assert kept == [
+            {"seq": 1, "name": None, "at_utc": "", "summary": "event 1"},
+            {"seq": 2, "name": None, "at_utc": "", "summary": "event 2"},
+        ]
+        (usage,) = store.rows("SELECT seq, at_utc, name, tokens_in FROM run_usage")
+        assert usage == {"seq": 2, "at_utc": "", "name": "", "tokens_in": 10}
+        # A later query's seq 1 again, under its own file name, is another event.
+        with store.transaction() as tx:
+            added = tx.execute(
+                "INSERT OR IGNORE INTO progress_events (run_id, attempt, seq, name, timestamp, "
+                "at_utc, ingested_at) VALUES ('r1', 1, 1, '2026-03-17T10-01-02-345Z-1.json', "
+                "'t', '2026-03-17T10:01:02.345000Z', 't')",
+                [],
+            )
+            again = tx.execute(
+                "INSERT OR IGNORE INTO progress_events (run_id, attempt, seq, name, timestamp, "
+                "at_utc, ingested_at) VALUES ('r1', 1, 1, '2026-03-17T10-01-02-345Z-1.json', "
+                "'t', '2026-03-17T10:01:02.345000Z', 't')",
+                [],
+            )
+        assert (added, again) == (1, 0)
+    finally:
+        store.close()
