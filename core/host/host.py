@@ -62,6 +62,7 @@ from core.nanoclaw.launch import (
     request_close,
 )
 from core.nanoclaw.outcome import runner_failure
+from core.nanoclaw.worker_runs import WorkerRunsWriter
 from core.repos.worktrees import Worktree
 from core.run_usage import attempt_usage, workspace_usage
 from core.store.sqlite_store import SqliteStore
@@ -107,6 +108,8 @@ class Host:
         self._budget_notes: dict[str, str] = {}
         """Why a run being stopped for its budget is stopped (for its failure's reason)."""
         self._budget_said = False
+        self._worker_runs = WorkerRunsWriter(self.layout, owner=f"jarvis-{os.getpid()}")
+        """Each lane's ``worker_runs.json``, what NanoClaw's agents read (`core.nanoclaw`)."""
 
     # -- the host's own lifecycle ------------------------------------------------------------
 
@@ -242,6 +245,7 @@ class Host:
         self._schedule()
         deliver_pending(self.store, self.layout)
         expire_steers(self.store, self.layout, ack_timeout_s=self.config.timeouts.steer_ack_s)
+        self._worker_runs.refresh(self.store, self.config.lanes)
 
     # -- files ------------------------------------------------------------------------------------
 
