@@ -49,7 +49,7 @@ from core.host.workers import (
     start_worker,
     worker_env,
 )
-from core.ipc.layout import IpcLayout, IpcPathError
+from core.ipc.layout import HOST_SNAPSHOTS, IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
 from core.nanoclaw.frames import FrameDecoder
@@ -258,6 +258,10 @@ class Host:
                 change != watchfiles.Change.deleted
                 and name.endswith(".json")
                 and not (name.startswith("."))
+                # The host's own snapshots at the top of a lane, rewritten every few seconds.
+                and not (
+                    name in HOST_SNAPSHOTS and os.path.dirname(os.path.dirname(path)) == str(root)
+                )
             )
 
         def watch() -> None:
