@@ -347,6 +347,14 @@ class HostConfig(BaseModel):
         found = self.profile_for(lane)
         return found is not None and found[1].steers_at_turn_end
 
+    def lane_limit(self, lane: str) -> int:
+        """Runs at a time on ``lane``: its concurrency, and one at most on a ``nanoclaw``
+        profile's lane, whose runners share the lane's IPC folder (``input/_close`` ends
+        whichever runner is there), as NanoClaw runs one container per group."""
+        limit = self.workers.limit_for(lane)
+        found = self.profile_for(lane)
+        return min(limit, 1) if found is not None and found[1].agent == "nanoclaw" else limit
+
     def worker_command(self, lane: str) -> list[str]:
         """What the host runs for a run on ``lane``."""
         found = self.profile_for(lane)

@@ -49,9 +49,20 @@ from core.host.workers import (
     start_worker,
     worker_env,
 )
-from core.ipc.layout import IpcLayout, IpcPathError
+from core.ipc.layout import HOST_SNAPSHOTS, IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
+from core.nanoclaw.frames import FrameDecoder
+from core.nanoclaw.launch import (
+    CLOSE_GRACE_S,
+    Launch,
+    LaunchError,
+    build_launch,
+    prepare_input,
+    request_close,
+)
+from core.nanoclaw.outcome import runner_failure
+from core.nanoclaw.worker_runs import WorkerRunsWriter
 from core.repos.worktrees import Worktree
 from core.run_usage import attempt_usage, workspace_usage
 from core.store.sqlite_store import SqliteStore
@@ -97,6 +108,8 @@ class Host:
         self._budget_notes: dict[str, str] = {}
         """Why a run being stopped for its budget is stopped (for its failure's reason)."""
         self._budget_said = False
+        self._worker_runs = WorkerRunsWriter(self.layout, owner=f"jarvis-{os.getpid()}")
+        """Each lane's ``worker_runs.json``, what NanoClaw's agents read (`core.nanoclaw`)."""
 
     # -- the host's own lifecycle ------------------------------------------------------------
 
@@ -243,6 +256,7 @@ class Host:
             ack_timeout_s=self.config.timeouts.steer_ack_s,
             patient=patient,
         )
+        self._worker_runs.refresh(self.store, self.config.lanes)
 
     # -- files ------------------------------------------------------------------------------------
 
@@ -255,6 +269,10 @@ class Host:
                 change != watchfiles.Change.deleted
                 and name.endswith(".json")
                 and not (name.startswith("."))
+                # The host's own snapshots at the top of a lane, rewritten every few seconds.
+                and not (
+                    name in HOST_SNAPSHOTS and os.path.dirname(os.path.dirname(path)) == str(root)
+                )
             )
 
         def watch() -> None:
@@ -543,7 +561,7 @@ class Host:
         )
         for run in queued:
             lane = run["lane"]
-            if busy.get(lane, 0) >= self.config.workers.limit_for(lane):
+            if busy.get(lane, 0) >= self.config.lane_limit(lane):
                 continue
             if self._start(run["run_id"]):
                 busy[lane] = busy.get(lane, 0) + 1
@@ -631,16 +649,25 @@ class Host:
         if worktree is not None:
             # Where the branch started: what an agent's adapter diffs against.
             env["JARVIS_BASE_COMMIT"] = worktree.base_commit
+        command = program_from(self.config.worker_command(lane), self.workspace.root)
+        stdin: bytes | None = None
+        frames: FrameDecoder | None = None
         try:
+            nanoclaw = self._nanoclaw_launch(run, command, paths, checkout)
+            if nanoclaw is not None:
+                command, stdin, frames = nanoclaw.argv, nanoclaw.stdin, FrameDecoder()
+                env.update(nanoclaw.env)
             worker = start_worker(
-                program_from(self.config.worker_command(lane), self.workspace.root),
+                command,
                 run_id=run_id,
                 lane=lane,
                 env=env,
                 cwd=checkout,
                 paths=paths,
+                stdin=stdin,
+                frames=frames,
             )
-        except OSError as exc:
+        except (OSError, LaunchError) as exc:
             record_failure(self.store, run_id, "start_failed", f"the worker did not start: {exc}")
             return False
         worker.attempt = int(run["retry_count"]) + 1
@@ -655,6 +682,58 @@ class Host:
             )
         log.info("run %s started on %s (pid %d)", run_id, lane, worker.pid)
         return True
+
+    def _nanoclaw_launch(
+        self, run: dict[str, Any], command: list[str], paths: WorkerPaths, checkout: Path
+    ) -> Launch | None:
+        """How a run on a ``nanoclaw`` profile's lane is started (None: not such a lane).
+
+        Raises:
+            LaunchError, OSError: it cannot be started as configured.
+        """
+        found = self.config.profile_for(str(run["lane"]))
+        if found is None or found[1].agent != "nanoclaw":
+            return None
+        profile = found[1]
+        prepare_input(paths.ipc_dir)
+        return build_launch(
+            command,
+            container=profile.is_container,
+            run_id=str(run["run_id"]),
+            lane=str(run["lane"]),
+            dispatch=json.loads(run["dispatch_json"]),
+            criteria=run_criteria.criteria_of(run),
+            ipc_dir=paths.ipc_dir,
+            checkout=checkout,
+            profile_env=profile.env,
+            host_env=os.environ,
+            secret_names=profile.secrets,
+            assistant_name=profile.assistant_name,
+        )
+
+    def _end_nanoclaw(self, worker: WorkerProcess, now: float) -> None:
+        """A NanoClaw runner answered: ask it to end, as NanoClaw's host asks a worker's.
+
+        After its first result it is sent ``input/_close`` (its agent otherwise waits for
+        follow-ups), and stopped if still there `CLOSE_GRACE_S` later. A frame past the size
+        cap stops it at once.
+        """
+        frames = worker.frames
+        assert frames is not None
+        if frames.overflowed:
+            worker.terminate("frame_overflow")
+        elif frames.results_seen and worker.close_requested_at is None:
+            worker.close_requested_at = now
+            try:
+                request_close(self.layout.lane_dir(worker.lane))
+            except OSError as exc:
+                log.warning("run %s: input/_close could not be written: %s", worker.run_id,
+                            inert(str(exc)))  # fmt: skip
+        elif (
+            worker.close_requested_at is not None
+            and now - worker.close_requested_at > CLOSE_GRACE_S
+        ):
+            worker.terminate("closed")
 
     def _reap(self) -> None:
         assert self.store is not None
@@ -672,6 +751,8 @@ class Host:
         }
         over = self._over_budget(now)
         for run_id, worker in list(self.workers.items()):
+            if worker.frames is not None:
+                self._end_nanoclaw(worker, now)
             if run_id in over:
                 worker.interrupt("budget_exceeded")
                 self._budget_notes.setdefault(run_id, over[run_id])
@@ -751,7 +832,18 @@ class Host:
             pass  # the operator's cancel already ended the run
         else:
             output = worker.output()
-            if code != 0 and _COMPLETION_TAG not in output.lower():
+            failure = None
+            if worker.frames is not None:
+                # The completion is in the frames' results, not in the JSON-escaped stdout.
+                decoded = worker.frames.finish()
+                output = decoded.text.encode("utf-8", "surrogatepass")
+                failure = runner_failure(decoded)
+                if decoded.problem_count:
+                    log.warning("run %s: %d output frame problem(s), first: %s", worker.run_id,
+                                decoded.problem_count, decoded.problems[0])  # fmt: skip
+            if failure is not None:
+                record_failure(self.store, worker.run_id, "crash", failure)
+            elif code != 0 and _COMPLETION_TAG not in output.lower():
                 message = f"the worker exited with code {code} without a completion"
                 if tail:  # what it said last is usually why: the operator sees it first
                     message += f"; its stderr ends: {last_line(tail)}"

@@ -16,7 +16,16 @@ worker = "claude"
 
 An agent profile runs the agent through Jarvis's adapter (`python -m core.agents.runner`), which
 speaks the worker protocol (docs/ipc.md) on the agent's behalf; a ``command`` profile runs its
-command as a worker itself, as ``[workers] command`` does.
+command as a worker itself, as ``[workers] command`` does; a ``nanoclaw`` profile runs NanoClaw's
+container runner as NanoClaw's host would (`core.nanoclaw.launch`, docs/nanoclaw.md):
+
+```toml
+[workers.nanoclaw]
+agent = "nanoclaw"
+command = ["docker", "run", "-i", "--rm", "nanoclaw-agent:latest"]
+container = true                   # default: true for docker/podman/container/nerdctl … run
+secrets = ["GITHUB_TOKEN"]         # host variables passed in the runner's stdin `secrets`
+```
 """
 
 from __future__ import annotations
@@ -28,7 +37,11 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-Agent = Literal["claude-code", "codex", "opencode", "aider", "command"]
+from core.nanoclaw.launch import looks_like_container, run_word
+
+Agent = Literal["claude-code", "codex", "opencode", "aider", "command", "nanoclaw"]
+#: Agents whose ``command`` is the whole program: run as given, not through the adapter.
+RUN_AS_GIVEN = frozenset({"command", "nanoclaw"})
 
 #: The executable each agent is found as, when its profile names no ``command``.
 DEFAULT_EXECUTABLES: dict[str, list[str]] = {
@@ -53,6 +66,16 @@ def profile_name_problem(name: str) -> str | None:
             "starting with a letter or digit."
         )
     return None
+
+
+def _secret_name(name: str) -> str:
+    if not _ENV_NAME.fullmatch(name) or name.startswith("JARVIS_"):
+        raise PydanticCustomError(
+            "bad_secret_name",
+            "{name} is not a variable name: letters, digits and '_', and not JARVIS_*.",
+            {"name": repr(name)},
+        )
+    return name
 
 
 def _env_names(env: dict[str, str]) -> dict[str, str]:
@@ -82,14 +105,54 @@ class WorkerProfile(BaseModel):
     Codex (docs/agents.md); none are chosen for you."""
     env: Annotated[dict[str, str], AfterValidator(_env_names)] = Field(default_factory=dict)
     """More environment variables for the agent (its API endpoint, say)."""
+    container: bool | None = None
+    """``nanoclaw``: whether ``command`` starts a container, which the host then gives its
+    mounts (default: a ``docker``, ``podman``, ``container`` or ``nerdctl`` command with a
+    ``run`` word is one)."""
+    assistant_name: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    """``nanoclaw``: the runner's ``assistantName`` (default NanoClaw's, ``Andy``)."""
+    secrets: list[Annotated[str, AfterValidator(_secret_name)]] = Field(default_factory=list)
+    """``nanoclaw``: variables (from ``env``, else the host's environment) whose values go in
+    the runner's stdin ``secrets``, in this order; unset ones are left out."""
 
     @model_validator(mode="after")
     def _command_needs_one(self) -> WorkerProfile:
-        if self.agent == "command" and self.command is None:
+        if self.agent in RUN_AS_GIVEN and self.command is None:
             raise PydanticCustomError(
-                "command_required", "a profile with agent = 'command' must set command."
+                "command_required",
+                "a profile with agent = {agent} must set command.",
+                {"agent": repr(self.agent)},
             )
+        nanoclaw_only = [
+            key for key in ("container", "assistant_name") if getattr(self, key) is not None
+        ] + (["secrets"] if self.secrets else [])
+        if self.agent != "nanoclaw" and nanoclaw_only:
+            raise PydanticCustomError(
+                "nanoclaw_only",
+                "{keys} belong to agent = 'nanoclaw' profiles.",
+                {"keys": ", ".join(nanoclaw_only)},
+            )
+        if self.agent == "nanoclaw" and (self.model is not None or self.args):
+            raise PydanticCustomError(
+                "nanoclaw_takes_no_model",
+                "a nanoclaw profile takes no model or args: the runner chooses its model, and "
+                "fixed arguments belong in command.",
+            )
+        if self.agent == "nanoclaw" and self.container and self.command:
+            if run_word(self.command) is None:
+                raise PydanticCustomError(
+                    "container_needs_run",
+                    "container = true needs a command with a 'run' word (such as docker run "
+                    "-i --rm IMAGE): the host adds the container's mounts after it.",
+                )
         return self
+
+    @property
+    def is_container(self) -> bool:
+        """Whether a ``nanoclaw`` profile's command starts a container."""
+        if self.container is not None:
+            return self.container
+        return looks_like_container(self.executable())
 
     def executable(self) -> list[str]:
         """The agent's program and fixed arguments, as it is looked up."""
@@ -100,12 +163,12 @@ class WorkerProfile(BaseModel):
         """Whether a steer waits for the agent's turn to end (the runner resumes the session
         with it): true of every agent Jarvis runs through its adapter. Such a steer is not
         expired for want of an ack while the turn goes on; the run's end still expires it."""
-        return self.agent != "command"
+        return self.agent not in RUN_AS_GIVEN
 
     def worker_command(self, name: str) -> list[str]:
         """What the host runs for a run of this profile: the command itself, or the adapter
         that runs the agent on the worker protocol's behalf."""
-        if self.agent == "command":
+        if self.agent in RUN_AS_GIVEN:
             return self.executable()
         return [sys.executable, "-m", "core.agents.runner", "--profile", name]
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from core.nanoclaw.frames import FrameDecoder
 from core.worker_logs import RotatingLog
 
 #: How much of a worker's stdout is kept in memory for finding its completion block.
@@ -81,6 +82,10 @@ class WorkerProcess:
     """Why the host is ending it (timeout, cancel, shutdown), or None."""
     term_sent_at: float | None = None
     interrupt_sent_at: float | None = None
+    frames: FrameDecoder | None = None
+    """A NanoClaw runner's output frames, decoded as its stdout arrives (None for others)."""
+    close_requested_at: float | None = None
+    """When the host asked a NanoClaw runner to end (``input/_close``)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -91,7 +96,9 @@ class WorkerProcess:
         """Record activity (output or a progress event): it resets the no-output clock."""
         self.last_output = time.monotonic()
 
-    def _pump(self, stream: IO[bytes], log: RotatingLog, tail: _Tail) -> None:
+    def _pump(
+        self, stream: IO[bytes], log: RotatingLog, tail: _Tail, frames: FrameDecoder | None
+    ) -> None:
         try:
             while True:
                 chunk = stream.read1(_CHUNK) if hasattr(stream, "read1") else stream.read(_CHUNK)
@@ -100,6 +107,8 @@ class WorkerProcess:
                 self.touch()
                 with self._lock:
                     tail.add(chunk)
+                if frames is not None:
+                    frames.feed(chunk)
                 log.write(chunk)  # never raises: a full disk must not stop the pipe's reading
         finally:
             log.close()
@@ -186,34 +195,62 @@ def start_worker(
     env: Mapping[str, str],
     cwd: Path,
     paths: WorkerPaths,
+    stdin: bytes | None = None,
+    frames: FrameDecoder | None = None,
 ) -> WorkerProcess:
-    """Start a worker. Raises OSError when the command cannot be started."""
+    """Start a worker. Raises OSError when the command cannot be started.
+
+    Args:
+        stdin: written to the worker's stdin (on a thread of its own: a worker that does not
+            read must not block the host), which is then closed; None: stdin is /dev/null.
+        frames: fed the worker's stdout as it arrives (a NanoClaw runner's output frames).
+    """
     paths.log_dir.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(
         list(command),
         cwd=cwd,
         env=dict(env),
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group: stopping it stops its children too
     )
     now = time.monotonic()
-    worker = WorkerProcess(run_id, lane, process, started=now, last_output=now)
+    worker = WorkerProcess(run_id, lane, process, started=now, last_output=now, frames=frames)
     assert process.stdout is not None and process.stderr is not None
-    for stream, name, tail in (
-        (process.stdout, "stdout.log", worker.stdout_tail),
-        (process.stderr, "stderr.log", worker.stderr_tail),
+    for stream, name, tail, decoder in (
+        (process.stdout, "stdout.log", worker.stdout_tail, frames),
+        (process.stderr, "stderr.log", worker.stderr_tail, None),
     ):
         thread = threading.Thread(
             target=worker._pump,
-            args=(stream, RotatingLog(paths.log_dir / name), tail),
+            args=(stream, RotatingLog(paths.log_dir / name), tail, decoder),
             name=f"worker-{name}-{run_id}",
             daemon=True,
         )
         thread.start()
         worker.threads.append(thread)
+    if stdin is not None:
+        assert process.stdin is not None
+        feeder = threading.Thread(
+            target=_feed, args=(process.stdin, stdin), name=f"worker-stdin-{run_id}", daemon=True
+        )
+        feeder.start()
     return worker
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    """Write ``data`` to a worker's stdin and close it; a worker that exits first is no fault."""
+    try:
+        stream.write(data)
+        stream.flush()
+    except OSError:  # BrokenPipeError: it did not read it all
+        pass
+    finally:
+        try:
+            stream.close()
+        except OSError:
+            pass
 
 
 def is_worker_of(pid: int, run_id: str) -> bool:

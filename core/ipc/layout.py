@@ -8,8 +8,8 @@ the layout is given is validated (`lane_problem`, `run_id_problem`) and a bad on
 path alone (plus an ``lstat`` of the folders on the way, never following a link), whether it is
 an event the host should read (`Event`), something the host should refuse and quarantine
 (`Rejection`), or a file that is none of its business (``None``: temp files, the host's own steer
-files, anything under ``errors/``). The lane in an `Event` comes from the folder the file was
-found in; that folder is the writer's identity (docs/ipc.md).
+files and snapshots, a lane's ``input/``, anything under ``errors/``). The lane in an `Event`
+comes from the folder the file was found in; that folder is the writer's identity (docs/ipc.md).
 """
 
 from __future__ import annotations
@@ -32,6 +32,11 @@ STEER = "steer"
 TASKS = "tasks"
 MESSAGES = "messages"
 ERRORS = "errors"
+#: Host → runner follow-ups and the ``_close`` sentinel (NanoClaw's channel into a container):
+#: the runner's to read and delete, never the host's to ingest.
+INPUT = "input"
+#: Files the host writes at the top of a lane folder for the lane's agents to read.
+HOST_SNAPSHOTS = frozenset({"worker_runs.json"})
 #: The folders `IpcLayout.ensure_lane` creates in every lane.
 LANE_FOLDERS = (PROGRESS, STEER, TASKS, MESSAGES)
 
@@ -179,9 +184,10 @@ class IpcLayout:
 
         Returns:
             ``None`` for files that are not events: names starting with ``.`` or not ending in
-            ``.json`` (temp files), the host's own ``steer/<run_id>.json``, and anything under
-            ``errors/``. An `Event` for a well-placed event file. A `Rejection` for anything else
-            that claims to be one.
+            ``.json`` (temp files), the host's own ``steer/<run_id>.json`` and
+            ``worker_runs.json``, anything under a lane's ``input/`` and under ``errors/``. An
+            `Event` for a well-placed event file. A `Rejection` for anything else that claims
+            to be one.
         """
         try:
             return self._classify(os.fspath(path))
@@ -261,6 +267,8 @@ def _place(parts: list[str]) -> _Placed | Rejection | None:
     """The event kind and run id the parts (lane first) describe."""
     lane, folder, rest = parts[0], parts[1] if len(parts) > 2 else None, parts[2:]
     name = parts[-1]
+    if folder == INPUT or (len(parts) == 2 and name in HOST_SNAPSHOTS):
+        return None  # the lane's to read: follow-ups for its runner, the host's snapshots
     if folder == PROGRESS and len(rest) == 2:
         run_id = rest[0]
         problem = run_id_problem(run_id)
