@@ -37,6 +37,11 @@ ERRORS = "errors"
 INPUT = "input"
 #: Files the host writes at the top of a lane folder for the lane's agents to read.
 HOST_SNAPSHOTS = frozenset({"worker_runs.json"})
+#: NanoClaw's host writes these beside it for its agents; Jarvis does not, but a deployment moved
+#: under Jarvis still has them, and they are the agents' to read, not anything to refuse.
+NANOCLAW_SNAPSHOTS = frozenset(
+    {"available_groups.json", "current_tasks.json", "control_plane_status.json"}
+)
 #: The folders `IpcLayout.ensure_lane` creates in every lane.
 LANE_FOLDERS = (PROGRESS, STEER, TASKS, MESSAGES)
 
@@ -267,8 +272,8 @@ def _place(parts: list[str]) -> _Placed | Rejection | None:
     """The event kind and run id the parts (lane first) describe."""
     lane, folder, rest = parts[0], parts[1] if len(parts) > 2 else None, parts[2:]
     name = parts[-1]
-    if folder == INPUT or (len(parts) == 2 and name in HOST_SNAPSHOTS):
-        return None  # the lane's to read: follow-ups for its runner, the host's snapshots
+    if folder == INPUT or (len(parts) == 2 and name in HOST_SNAPSHOTS | NANOCLAW_SNAPSHOTS):
+        return None  # the lane's to read: follow-ups for its runner, the hosts' snapshots
     if folder == PROGRESS and len(rest) == 2:
         run_id = rest[0]
         problem = run_id_problem(run_id)
