@@ -11,7 +11,6 @@ from typing import Any
 
 from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
-from core.run_usage import run_usage, usage_by_run
 from core.store.sqlite_store import Row, SqliteStore
 
 SUMMARY_FIELDS = (
@@ -65,7 +64,7 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
         "WHERE run_id = ? ORDER BY attempt, id",
         [run_id],
     )
-    detail["usage"] = run_usage(store, run_id)
+    detail["usage"] = store.run_usage(run_id)
     for gate in detail["gates"]:
         # A gate that could not be checked is never reported as passed, even where the
         # workspace let the run through without it (`[git] unverified_may_review`).
@@ -199,7 +198,7 @@ def needs_attention(row: dict[str, Any]) -> bool:
 
 def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
     """Run summaries with their steer receipts, latest gate verdicts and what their agents
-    reported spending (``usage``: `core.run_usage.usage_by_run`'s totals over every attempt, None
+    reported spending (``usage``: `SqliteStore.usage_by_run`'s totals over every attempt, None
     when nothing was reported), for a run table.
 
     ``run_ids=None`` reads every run (a console's first read); otherwise only those runs, which
@@ -212,7 +211,7 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
             "SELECT run_id, status, COUNT(*) AS n FROM steering_events GROUP BY run_id, status"
         )
         gates = store.rows(_GATE_TOTALS.format(inner="", where=""))
-        usage = usage_by_run(store)
+        usage = store.usage_by_run()
     else:
         runs, steers, gates, usage = [], [], [], {}
         for chunk in _chunks(sorted(set(run_ids))):
@@ -229,7 +228,7 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
                 ),
                 chunk + chunk,
             )
-            usage.update(usage_by_run(store, chunk))
+            usage.update(store.usage_by_run(chunk))
     steer_counts: dict[str, dict[str, int]] = {}
     for row in steers:
         steer_counts.setdefault(row["run_id"], {})[row["status"]] = int(row["n"])

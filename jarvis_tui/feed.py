@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.host.launcher import host_status
-from core.run_usage import workspace_usage
 from core.run_views import (
     fingerprint_peers,
     journal_entry,
@@ -59,12 +58,12 @@ class FeedRead:
     """A full read's first page: the newest runs only (``counts`` are every run's), shown while
     the whole list is read; that read follows at once."""
     burn: dict[str, Any] | None = None
-    """Tokens and cost every run's agent reported (`core.run_usage.workspace_usage`), None
+    """Tokens and cost every run's agent reported (`SqliteStore.workspace_usage`), None
     when no agent reported any (or the read did not look)."""
 
 
 def _burn(store: SqliteStore) -> dict[str, Any] | None:
-    used = workspace_usage(store)
+    used = store.workspace_usage()
     return used if used["tokens_in"] or used["tokens_out"] or used["cost_usd"] else None
 
 

@@ -64,7 +64,6 @@ from core.nanoclaw.launch import (
 from core.nanoclaw.outcome import runner_failure
 from core.nanoclaw.worker_runs import WorkerRunsWriter
 from core.repos.worktrees import Worktree
-from core.run_usage import attempt_usage, workspace_usage
 from core.store.sqlite_store import SqliteStore
 from core.text import inert
 from core.worker_logs import attempt_dir
@@ -785,13 +784,13 @@ class Host:
             return over_budget(budgets, running_s, {}, None)
         attempts = {
             run_id: Spent(int(used["tokens_in"]) + int(used["tokens_out"]), float(used["cost_usd"]))
-            for run_id, used in attempt_usage(self.store, list(self.workers)).items()
+            for run_id, used in self.store.attempt_usage(list(self.workers)).items()
         }
         return over_budget(budgets, running_s, attempts, self._workspace_spent())
 
     def _workspace_spent(self) -> Spent:
         assert self.store is not None
-        total = workspace_usage(self.store)
+        total = self.store.workspace_usage()
         return Spent(int(total["tokens_in"]) + int(total["tokens_out"]), float(total["cost_usd"]))
 
     def _workspace_over_budget(self) -> str | None:

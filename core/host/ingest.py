@@ -43,7 +43,6 @@ from core.ipc.payloads import (
 )
 from core.operator_actions import steer_in
 from core.run_secrets import flag_secrets
-from core.run_usage import record_usage
 from core.store.sqlite_store import SqliteStore, Transaction
 
 Outcome = Literal["ingested", "replayed", "quarantined", "ignored", "gone", "waiting"]
@@ -377,8 +376,9 @@ class Ingestor:
         if kinds:
             flag_secrets(tx, event.run_id, kinds, source="progress", actor=event.lane)
         if parsed.usage is not None:
-            record_usage(tx, event.run_id, attempt, parsed.seq, parsed.usage,
-                         at_utc=at_utc, name=name)  # fmt: skip
+            tx.record_usage(
+                event.run_id, attempt, parsed.seq, parsed.usage, at_utc=at_utc, name=name
+            )
 
     def _ack(self, tx: Transaction, event: Event, data: bytes) -> None:
         assert event.run_id is not None

@@ -37,6 +37,7 @@ from core.store.opening import (
     quick_check,
 )
 from core.store.schema import migrate
+from core.store.usage import UsageReads, UsageWrites
 
 Row = dict[str, Any]
 Clock = Callable[[], datetime]
@@ -65,7 +66,7 @@ class StaleVersion(Exception):
         self.current = current
 
 
-class Transaction:
+class Transaction(UsageReads, UsageWrites):
     """The write operations of one store transaction. Obtain one from `SqliteStore.transaction`."""
 
     def __init__(self, db: Database, now: str) -> None:
@@ -238,7 +239,7 @@ class Transaction:
         )
 
 
-class SqliteStore:
+class SqliteStore(UsageReads):
     """One connection to one workspace's ``jarvis.db``. Use one store per thread."""
 
     def __init__(

@@ -10,7 +10,6 @@ import pytest
 from core.ipc.payloads import Usage
 from core.lifecycle import RunState
 from core.operator_actions import retry, steer
-from core.run_usage import record_usage
 from core.run_views import (
     fingerprint_peers,
     needs_attention,
@@ -81,7 +80,7 @@ def test_table_rows_by_id_read_in_chunks(store: SqliteStore) -> None:
 
 def _usage(store: SqliteStore, run_id: str, attempt: int, seq: int, **figures: float) -> None:
     with store.transaction() as tx:
-        record_usage(tx, run_id, attempt, seq, Usage.model_validate(figures))
+        tx.record_usage(run_id, attempt, seq, Usage.model_validate(figures))
 
 
 def test_table_rows_carry_what_each_runs_agent_spent_over_every_attempt(

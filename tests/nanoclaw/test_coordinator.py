@@ -152,7 +152,9 @@ def test_the_coordinators_steer_reaches_a_running_run(
 ) -> None:
     andy = Coordinator(ws / "data" / "ipc")
     andy.dispatch(documented_dispatch("task-4", input="Work slowly. sim:slow"))
-    with running_host(ws) as host:
+    # Thirty-odd events a second or more apart: the run is still at work when the steer lands
+    # (the worker looks at its steer file every 100 ms), however busy the machine.
+    with running_host(ws, interval="1000,1500") as host:
         wait_for_states(conn, {"task-4": "running"}, HANG_GUARD_S, host=host)
         andy.steer("task-4", "Only touch src/server.ts")
         wait_until(

@@ -24,7 +24,6 @@ from core.ipc.layout import HOST_SNAPSHOTS, IpcLayout
 from core.lifecycle import Action
 from core.moves import host_move
 from core.operator_actions import steer
-from core.run_usage import attempt_usage
 from core.run_views import run_detail
 from core.store.sqlite_store import SqliteStore
 from tests.host.hostkit import (
@@ -205,7 +204,7 @@ def test_the_latest_events_usage_stands_though_seq_restarts(
     host = ingestor(ipc, store)
     for path in reversed(paths):
         assert host.handle(path).outcome == "ingested"
-    used = attempt_usage(store, [RUN])[RUN]
+    used = store.attempt_usage([RUN])[RUN]
     assert (used["tokens_in"], used["tokens_out"], used["cost_usd"]) == (600, 60, 5)
     run = store.get_run(RUN)
     assert run is not None and run["last_progress_summary"] == "step 5"

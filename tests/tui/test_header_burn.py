@@ -6,7 +6,6 @@ from pathlib import Path
 
 from core.ipc.payloads import Usage
 from core.lifecycle import RunState
-from core.run_usage import record_usage
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.feed import StoreFeed
 from jarvis_tui.widgets.status_header import render_status
@@ -33,7 +32,7 @@ def test_the_feed_reads_the_burn_of_every_run(tmp_path: Path) -> None:
         first = feed.read(None)
         assert first is not None and first.burn is None
         with store.transaction() as tx:
-            record_usage(tx, "r1", 1, 5, Usage(tokens_in=10, tokens_out=2, cost_usd=0.5))
+            tx.record_usage("r1", 1, 5, Usage(tokens_in=10, tokens_out=2, cost_usd=0.5))
             tx.touch_run("r1", changes={}, kind="progress", payload={}, actor="test")
         later = feed.read(first.last_seq)
         assert later is not None and later.burn == {"tokens_in": 10, "tokens_out": 2,

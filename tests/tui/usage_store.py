@@ -11,7 +11,6 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.ipc.payloads import Usage
-from core.run_usage import record_usage
 from core.store.sqlite_store import SqliteStore
 from tests.tui.conftest import START, build_store, ticking_clock
 
@@ -38,7 +37,7 @@ def report_usage(db_path: Path, run_id: str, attempt: int, seq: int, usage: Usag
                        "timestamp": "2026-01-02T10:10:00.000Z"}  # fmt: skip
             tx.touch_run(run_id, changes={}, kind="progress", payload=payload,
                          actor="jarvis-worker-1")  # fmt: skip
-            record_usage(tx, run_id, attempt, seq, usage)
+            tx.record_usage(run_id, attempt, seq, usage)
     finally:
         store.close()
 
