@@ -21,15 +21,7 @@ from core.store.sqlite_store import SqliteStore, iso
 
 def deliver_pending(store: SqliteStore, layout: IpcLayout) -> int:
     """Write the oldest pending steer of every running run that has none outstanding."""
-    candidates = store.rows(
-        "SELECT s.steer_id, s.run_id, s.message, s.operator, r.lane FROM steering_events s "
-        "JOIN runs r ON r.run_id = s.run_id "
-        "WHERE s.status = 'pending' AND r.state = ? AND NOT EXISTS ("
-        "  SELECT 1 FROM steering_events d WHERE d.run_id = s.run_id AND d.status = 'delivered')"
-        # rowid keeps the order steers were recorded in, even within one millisecond.
-        " ORDER BY s.created_at, s.rowid",
-        [RunState.RUNNING.value],
-    )
+    candidates = store.steers_to_deliver(RunState.RUNNING.value)
     delivered = 0
     seen: set[str] = set()
     for steer in candidates:
@@ -49,11 +41,7 @@ def deliver_pending(store: SqliteStore, layout: IpcLayout) -> int:
             },
         )
         with store.transaction() as tx:
-            changed = tx.execute(
-                "UPDATE steering_events SET status = 'delivered', sent_at = ? "
-                "WHERE steer_id = ? AND status = 'pending'",
-                [tx.now, steer["steer_id"]],
-            )
+            changed = tx.mark_steer_delivered(steer["steer_id"])
             if changed:
                 tx.touch_run(
                     steer["run_id"],
@@ -81,13 +69,7 @@ def expire_steers(
     """
     now = store.now()
     deadline = iso(datetime.fromisoformat(now) - timedelta(seconds=ack_timeout_s))
-    stale = store.rows(
-        "SELECT s.steer_id, s.run_id, s.status, s.sent_at, r.state, r.lane FROM steering_events s "
-        "JOIN runs r ON r.run_id = s.run_id "
-        "WHERE (s.status = 'delivered' AND s.sent_at < ?) "
-        "   OR (s.status IN ('pending', 'delivered') AND r.state != ?)",
-        [deadline, RunState.RUNNING.value],
-    )
+    stale = store.steers_to_expire(deadline, RunState.RUNNING.value)
     expired = 0
     for steer in stale:
         if steer["state"] == RunState.RUNNING.value and steer["run_id"] in patient:
@@ -98,11 +80,7 @@ def expire_steers(
         else:
             reason = f"not acknowledged within {ack_timeout_s:g} s"
         with store.transaction() as tx:
-            changed = tx.execute(
-                "UPDATE steering_events SET status = 'expired', status_reason = ? "
-                "WHERE steer_id = ? AND status = ?",
-                [reason, steer["steer_id"], steer["status"]],
-            )
+            changed = tx.expire_steer(steer["steer_id"], steer["status"], reason)
             if changed:
                 tx.touch_run(
                     steer["run_id"],

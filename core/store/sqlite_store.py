@@ -37,6 +37,7 @@ from core.store.opening import (
     quick_check,
 )
 from core.store.schema import migrate
+from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
 
 Row = dict[str, Any]
@@ -66,7 +67,7 @@ class StaleVersion(Exception):
         self.current = current
 
 
-class Transaction(UsageReads, UsageWrites):
+class Transaction(UsageReads, UsageWrites, SteerWrites):
     """The write operations of one store transaction. Obtain one from `SqliteStore.transaction`."""
 
     def __init__(self, db: Database, now: str) -> None:
@@ -239,7 +240,7 @@ class Transaction(UsageReads, UsageWrites):
         )
 
 
-class SqliteStore(UsageReads):
+class SqliteStore(UsageReads, SteerReads):
     """One connection to one workspace's ``jarvis.db``. Use one store per thread."""
 
     def __init__(

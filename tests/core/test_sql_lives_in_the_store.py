@@ -23,7 +23,6 @@ NOT_YET_MOVED: dict[str, int] = {
     "core/host/openclaw.py": 3,
     "core/host/outcomes.py": 4,
     "core/host/refusals.py": 2,
-    "core/host/steering.py": 4,
     "core/nanoclaw/worker_runs.py": 4,
     "core/repos/approval.py": 2,
     "core/repos/records.py": 8,
