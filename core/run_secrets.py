@@ -38,10 +38,10 @@ def flag_secrets(
     new = set(kinds)
     if not new:
         return
-    rows = tx.rows("SELECT secrets_found FROM runs WHERE run_id = ?", [run_id])
-    if not rows:
+    run = tx.get_run(run_id)
+    if run is None:
         return
-    known = set(found_kinds(rows[0]["secrets_found"]))
+    known = set(found_kinds(run["secrets_found"]))
     if new <= known:
         return
     merged = sorted(known | new)

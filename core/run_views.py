@@ -110,9 +110,7 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
     )
     detail["diff_stat"] = diff_stat(store, run_id)
     detail["quarantined"] = quarantined_files(store, run_id=run_id, limit=REFUSALS_SHOWN)
-    detail["quarantined_count"] = int(
-        store.rows("SELECT COUNT(*) AS n FROM quarantined_files WHERE run_id = ?", [run_id])[0]["n"]
-    )
+    detail["quarantined_count"] = store.refusal_count(run_id)
     return detail
 
 
@@ -132,10 +130,6 @@ def diff_stat(store: SqliteStore, run_id: str) -> dict[str, int] | None:
 #: A run's refused files shown with it, newest first; a lane that floods one is counted.
 REFUSALS_SHOWN = 20
 
-_REFUSAL_FIELDS = (
-    "run_id, named_run, lane, code, message, original_path, stored_as, outcome, quarantined_at"
-)
-
 
 def quarantined_files(
     store: SqliteStore, *, run_id: str | None = None, limit: int = 100, unattached: bool = False
@@ -146,25 +140,12 @@ def quarantined_files(
     path or content named), ``lane``, ``code``, ``message``, ``original_path``, ``stored_as``
     (where it lies now, under data/ipc/errors/), ``outcome`` and ``quarantined_at``.
     """
-    where, params = "", []
-    if run_id is not None:
-        where, params = "WHERE run_id = ?", [run_id]
-    elif unattached:
-        where = "WHERE run_id IS NULL"
-    return store.rows(
-        f"SELECT {_REFUSAL_FIELDS} FROM quarantined_files {where} ORDER BY id DESC LIMIT ?",
-        [*params, limit],
-    )
+    return store.refusals(run_id=run_id, unattached=unattached, limit=limit)
 
 
 def quarantine_counts(store: SqliteStore, since: str) -> dict[str, int]:
     """How many files were refused at or after ``since`` (ISO text), and how many of no run."""
-    row = store.rows(
-        "SELECT COUNT(*) AS total, COALESCE(SUM(run_id IS NULL), 0) AS unattached "
-        "FROM quarantined_files WHERE quarantined_at >= ?",
-        [since],
-    )[0]
-    return {"total": int(row["total"]), "unattached": int(row["unattached"])}
+    return store.refusal_counts(since)
 
 
 def journal_entry(row: Row) -> dict[str, Any]:

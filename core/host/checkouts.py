@@ -69,14 +69,7 @@ def checkout_job(store: SqliteStore, config: HostConfig, run: Row) -> CheckoutJo
     if repo is None:
         return None
     run_id = str(run["run_id"])
-    live = frozenset(
-        r["run_id"]
-        for r in store.rows(
-            f"SELECT run_id FROM runs WHERE state IN ({', '.join('?' for _ in LIVE)}) "
-            "AND run_id != ?",
-            [*LIVE, run_id],
-        )
-    )
+    live = frozenset(r["run_id"] for r in store.list_runs(states=tuple(LIVE))) - {run_id}
     return CheckoutJob(
         run_id=run_id,
         attempt=int(run["retry_count"]) + 1,

@@ -93,9 +93,7 @@ def catch_up(store: SqliteStore, errors_dir: Path) -> int:
         return 0
     if not present:
         return 0
-    recorded_names = {
-        r["reason_file"] for r in store.rows("SELECT reason_file FROM quarantined_files")
-    }
+    recorded_names = store.refusal_reason_files()
     missing = sorted(present - recorded_names)
     recorded = 0
     for start in range(0, len(missing), _CATCH_UP_BATCH):
@@ -138,22 +136,19 @@ def _insert(tx: Transaction, name: str, reason: Mapping[str, Any]) -> bool:
     code = _text(reason.get("code")) or "unknown"
     message = _text(reason.get("message")) or ""
     lane = _text(reason.get("lane"))
-    inserted = tx.execute(
-        "INSERT OR IGNORE INTO quarantined_files (reason_file, run_id, named_run, lane, code, "
-        "message, original_path, stored_as, outcome, quarantined_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            name,
-            run_id,
-            named,
-            lane,
-            code,
-            message,
-            _text(reason.get("original_path")) or "",
-            _text(reason.get("stored_as")),
-            _text(reason.get("outcome")) or "unknown",
-            _text(reason.get("quarantined_at")) or tx.now,
-        ],
+    inserted = tx.record_refusal(
+        name,
+        {
+            "run_id": run_id,
+            "named_run": named,
+            "lane": lane,
+            "code": code,
+            "message": message,
+            "original_path": _text(reason.get("original_path")) or "",
+            "stored_as": _text(reason.get("stored_as")),
+            "outcome": _text(reason.get("outcome")) or "unknown",
+            "quarantined_at": _text(reason.get("quarantined_at")) or tx.now,
+        },
     )
     if inserted and run_id is not None:
         # The journal is how consoles hear of it; the message is cut, the row keeps it whole.

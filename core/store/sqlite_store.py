@@ -36,6 +36,7 @@ from core.store.opening import (
     needs_creating,
     quick_check,
 )
+from core.store.refusals import RefusalReads, RefusalWrites
 from core.store.schema import migrate
 from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
@@ -67,7 +68,7 @@ class StaleVersion(Exception):
         self.current = current
 
 
-class Transaction(UsageReads, UsageWrites, SteerWrites):
+class Transaction(UsageReads, UsageWrites, SteerWrites, RefusalReads, RefusalWrites):
     """The write operations of one store transaction. Obtain one from `SqliteStore.transaction`."""
 
     def __init__(self, db: Database, now: str) -> None:
@@ -240,7 +241,7 @@ class Transaction(UsageReads, UsageWrites, SteerWrites):
         )
 
 
-class SqliteStore(UsageReads, SteerReads):
+class SqliteStore(UsageReads, SteerReads, RefusalReads):
     """One connection to one workspace's ``jarvis.db``. Use one store per thread."""
 
     def __init__(
