@@ -155,10 +155,7 @@ class StoreFeed:
             if sum(counts.values()) <= limit:
                 return None
             seq = store.last_seq()
-            newest = store.rows(
-                "SELECT run_id FROM runs ORDER BY created_at DESC, run_id LIMIT ?", [limit]
-            )
-            rows = _searchable(table_rows(store, [row["run_id"] for row in newest]))
+            rows = _searchable(table_rows(store, store.newest_run_ids(limit)))
             return FeedRead(rows, True, counts, [], seq, host_pid(self.db_path.parent), True)
         finally:
             store.close()

@@ -554,10 +554,7 @@ class Host:
                 self._budget_said = True
             return
         self._budget_said = False
-        queued = self.store.rows(
-            "SELECT run_id, lane FROM runs WHERE state = ? ORDER BY updated_at, run_id LIMIT 200",
-            [RunState.QUEUED.value],
-        )
+        queued = self.store.queued_runs(RunState.QUEUED.value, 200)
         for run in queued:
             lane = run["lane"]
             if busy.get(lane, 0) >= self.config.lane_limit(lane):
@@ -741,12 +738,9 @@ class Host:
         now = time.monotonic()
         timeouts = self.config.timeouts
         ended = {
-            r["run_id"]
-            for r in self.store.rows(
-                f"SELECT run_id FROM runs WHERE state != ? AND run_id IN "
-                f"({', '.join('?' for _ in self.workers)})",
-                [RunState.RUNNING.value, *self.workers],
-            )
+            run_id
+            for run_id, state in self.store.states_of(list(self.workers)).items()
+            if state != RunState.RUNNING.value
         }
         over = self._over_budget(now)
         for run_id, worker in list(self.workers.items()):

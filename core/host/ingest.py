@@ -329,34 +329,23 @@ class Ingestor:
         # An event is (run, attempt, file name): NanoClaw's worker starts seq again at 0 for
         # each query of an attempt, so seq alone would take a later query's events for replays.
         name, at_utc = event.path.name, parsed.at_utc
-        inserted = tx.execute(
-            "INSERT OR IGNORE INTO progress_events (run_id, attempt, seq, name, timestamp, "
-            "at_utc, phase, summary, tool_used, ingested_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                event.run_id,
-                attempt,
-                parsed.seq,
-                name,
-                parsed.timestamp,
-                at_utc,
-                phase.text,
-                summary.text,
-                tool_used,
-                tx.now,
-            ],
+        inserted = tx.add_progress_event(
+            event.run_id,
+            attempt,
+            parsed.seq,
+            name,
+            timestamp=parsed.timestamp,
+            at_utc=at_utc,
+            phase=phase.text,
+            summary=summary.text,
+            tool_used=tool_used,
         )
         if not inserted:
             return  # the same (run, attempt, file name): already recorded
         # Files can be ingested out of order (a batch cut by a crash, a sweep after the watcher,
         # a file that waited for its writer): the run's last progress is the attempt's latest
         # event, by time, then seq, then name; not whichever file came in last.
-        later = tx.rows(
-            "SELECT 1 AS later FROM progress_events WHERE run_id = ? AND attempt = ? "
-            "AND (at_utc, seq, name) > (?, ?, ?) LIMIT 1",
-            [event.run_id, attempt, at_utc, parsed.seq, name],
-        )
-        latest = not later
+        latest = not tx.has_later_progress(event.run_id, attempt, at_utc, parsed.seq, name)
         tx.touch_run(
             event.run_id,
             changes={"last_progress_summary": summary.text, "last_progress_at": parsed.timestamp}
@@ -386,19 +375,12 @@ class Ingestor:
         if isinstance(parsed, list):
             raise _Refuse(parsed[0].code if parsed else "bad_ack", _errors_text(parsed))
         self._run_of_lane(tx, event.lane, event.run_id)
-        steers = tx.rows(
-            "SELECT status FROM steering_events WHERE steer_id = ? AND run_id = ?",
-            [parsed.steer_id, event.run_id],
-        )
-        if not steers:
+        status = tx.steer_status(parsed.steer_id, event.run_id)
+        if status is None:
             raise _Refuse("unknown_steer", f"Run {event.run_id} has no steer {parsed.steer_id}.")
-        if steers[0]["status"] in ("acked",):
+        if status == "acked":
             return
-        tx.execute(
-            "UPDATE steering_events SET status = 'acked', acked_at = ?, status_reason = NULL "
-            "WHERE steer_id = ?",
-            [parsed.acked_at, parsed.steer_id],
-        )
+        tx.ack_steer(parsed.steer_id, parsed.acked_at)
         tx.touch_run(
             event.run_id,
             changes={},

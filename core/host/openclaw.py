@@ -147,10 +147,7 @@ def gate_finished_results(
             review (marked unverified).
     """
     gated = 0
-    for run in store.rows(
-        "SELECT run_id, dispatch_json FROM runs WHERE source_lane = ? AND state = ?",
-        [SOURCE, RunState.RUNNING.value],
-    ):
+    for run in store.runs_from(SOURCE, RunState.RUNNING.value):
         folder = results_dir(workspace_root, run["run_id"])
         if not (folder / "status.json").is_file():
             continue
@@ -189,16 +186,10 @@ def gate_finished_results(
                     )  # fmt: skip
                 )
             for name, passed, detail in rows:
-                tx.execute(
-                    "INSERT INTO gate_results (run_id, attempt, name, passed, detail, evaluated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    [run["run_id"], attempt, name, int(passed), detail, tx.now],
-                )
+                tx.add_gate_result(run["run_id"], attempt, name, passed, detail)
             name, passed_git, status, detail = git_gate
-            tx.execute(
-                "INSERT INTO gate_results (run_id, attempt, name, passed, detail, evaluated_at, "
-                "status) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [run["run_id"], attempt, name, passed_git, inert(detail), tx.now, status],
+            tx.add_gate_result(
+                run["run_id"], attempt, name, bool(passed_git), inert(detail), status
             )
             if change is not None and change.repo_dir is not None and change.head:
                 # The risk level may lower the repository's merge mode, never raise it.

@@ -64,11 +64,7 @@ def record_completion(
         flag_secrets(tx, run_id, redact(output.decode("utf-8", "replace")).kinds,
                      source="completion", actor=HOST)  # fmt: skip
         for gate in verdict.gates:
-            tx.execute(
-                "INSERT INTO gate_results (run_id, attempt, name, passed, detail, evaluated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [run_id, attempt, gate.name, int(gate.passed), mask_secrets(gate.detail), tx.now],
-            )
+            tx.add_gate_result(run_id, attempt, gate.name, gate.passed, mask_secrets(gate.detail))
         git_passed = True
         if claims is not None:
             for git_gate in claims.gates:
@@ -76,18 +72,13 @@ def record_completion(
                     git_gate.status == "not_checked" and unchecked_may_review
                 )
                 git_passed = git_passed and lets_through
-                tx.execute(
-                    "INSERT INTO gate_results (run_id, attempt, name, passed, detail, "
-                    "evaluated_at, status) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        run_id,
-                        attempt,
-                        git_gate.name,
-                        int(lets_through),
-                        mask_secrets(inert(git_gate.detail)),
-                        tx.now,
-                        git_gate.status,
-                    ],
+                tx.add_gate_result(
+                    run_id,
+                    attempt,
+                    git_gate.name,
+                    lets_through,
+                    mask_secrets(inert(git_gate.detail)),
+                    git_gate.status,
                 )
             record_check(tx, run_id, attempt, str(claims.repo or ""), claims)
         completion = verdict.completion or {}
@@ -149,19 +140,14 @@ def record_failure(store: SqliteStore, run_id: str, kind: str, message: str) -> 
         if run is None or run["state"] != RunState.RUNNING.value:
             return None
         attempt = int(run["retry_count"]) + 1
-        tx.execute(
-            "INSERT INTO failures (run_id, attempt, error_class, error_code, step_id, url, "
-            "message, fingerprint, at) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?)",
-            [
-                run_id,
-                attempt,
-                error_class,
-                error_code,
-                _STEP,
-                message,
-                fingerprint(error_class, error_code, _STEP),
-                tx.now,
-            ],
+        tx.add_failure(
+            run_id,
+            attempt,
+            error_class=error_class,
+            error_code=error_code,
+            step_id=_STEP,
+            message=message,
+            fingerprint=fingerprint(error_class, error_code, _STEP),
         )
         try:
             return apply_move(
@@ -234,10 +220,6 @@ def record_stderr(
     if not kept.text.strip():
         return ""
     with store.transaction() as tx:
-        tx.execute(
-            "INSERT OR IGNORE INTO worker_stderr "
-            "(run_id, attempt, exit_code, tail, total_bytes, at) VALUES (?, ?, ?, ?, ?, ?)",
-            [run_id, attempt, exit_code, kept.text, total, tx.now],
-        )
+        tx.keep_stderr(run_id, attempt, exit_code, kept.text, total)
         flag_secrets(tx, run_id, kept.kinds, source="stderr", actor=HOST)
     return kept.text

@@ -37,6 +37,8 @@ from core.store.opening import (
     quick_check,
 )
 from core.store.refusals import RefusalReads, RefusalWrites
+from core.store.results import ResultWrites
+from core.store.runs import RunReads
 from core.store.schema import migrate
 from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
@@ -68,7 +70,7 @@ class StaleVersion(Exception):
         self.current = current
 
 
-class Transaction(UsageReads, UsageWrites, SteerWrites, RefusalReads, RefusalWrites):
+class Transaction(UsageReads, UsageWrites, SteerWrites, RefusalReads, RefusalWrites, ResultWrites):
     """The write operations of one store transaction. Obtain one from `SqliteStore.transaction`."""
 
     def __init__(self, db: Database, now: str) -> None:
@@ -241,7 +243,7 @@ class Transaction(UsageReads, UsageWrites, SteerWrites, RefusalReads, RefusalWri
         )
 
 
-class SqliteStore(UsageReads, SteerReads, RefusalReads):
+class SqliteStore(UsageReads, SteerReads, RefusalReads, RunReads):
     """One connection to one workspace's ``jarvis.db``. Use one store per thread."""
 
     def __init__(

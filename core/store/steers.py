@@ -48,6 +48,25 @@ class SteerWrites:
     def execute(self, sql: str, params: list[Any]) -> int:
         raise NotImplementedError  # the backend's transaction runs it
 
+    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
+        raise NotImplementedError
+
+    def steer_status(self, steer_id: str, run_id: str) -> str | None:
+        """The run's steer's status, or None when the run has no such steer."""
+        found = self.rows(
+            "SELECT status FROM steering_events WHERE steer_id = ? AND run_id = ?",
+            [steer_id, run_id],
+        )
+        return str(found[0]["status"]) if found else None
+
+    def ack_steer(self, steer_id: str, acked_at: str) -> None:
+        """The worker acknowledged the steer at ``acked_at`` (its own clock)."""
+        self.execute(
+            "UPDATE steering_events SET status = 'acked', acked_at = ?, status_reason = NULL "
+            "WHERE steer_id = ?",
+            [acked_at, steer_id],
+        )
+
     def mark_steer_delivered(self, steer_id: str) -> bool:
         return bool(
             self.execute(

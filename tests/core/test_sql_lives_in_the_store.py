@@ -17,15 +17,10 @@ NOT_YET_MOVED: dict[str, int] = {
     "core/criteria/run_criteria.py": 8,
     "core/demo_fleet.py": 3,
     "core/demo_seed.py": 8,
-    "core/host/host.py": 2,
-    "core/host/ingest.py": 4,
-    "core/host/openclaw.py": 3,
-    "core/host/outcomes.py": 4,
     "core/nanoclaw/worker_runs.py": 4,
     "core/repos/approval.py": 2,
     "core/repos/records.py": 8,
     "core/run_views.py": 15,
-    "jarvis_tui/feed.py": 1,
 }
 
 _STATEMENT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|WITH|PRAGMA)\s")

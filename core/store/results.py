@@ -1,0 +1,109 @@
+"""What a run's attempts produced — progress events, gate results, failures, the end of a
+worker's stderr: the SQLite backend's statements, as methods its transactions take on
+(`ResultWrites`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ResultWrites:
+    """An attempt's results, recorded (inside a transaction)."""
+
+    now: str
+
+    def execute(self, sql: str, params: list[Any]) -> int:
+        raise NotImplementedError  # the backend's transaction runs it
+
+    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
+        raise NotImplementedError
+
+    def add_progress_event(
+        self,
+        run_id: str,
+        attempt: int,
+        seq: int,
+        name: str,
+        *,
+        timestamp: str,
+        at_utc: str,
+        phase: str,
+        summary: str,
+        tool_used: str | None,
+    ) -> bool:
+        """Record one event unless its (run, attempt, file name) already is; whether it was
+        new."""
+        return bool(
+            self.execute(
+                "INSERT INTO progress_events (run_id, attempt, seq, name, timestamp, at_utc, "
+                "phase, summary, tool_used, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                [
+                    run_id,
+                    attempt,
+                    seq,
+                    name,
+                    timestamp,
+                    at_utc,
+                    phase,
+                    summary,
+                    tool_used,
+                    self.now,
+                ],
+            )  # fmt: skip
+        )
+
+    def has_later_progress(
+        self, run_id: str, attempt: int, at_utc: str, seq: int, name: str
+    ) -> bool:
+        """Whether the attempt has an event after (``at_utc``, ``seq``, ``name``)."""
+        return bool(
+            self.rows(
+                "SELECT 1 AS later FROM progress_events WHERE run_id = ? AND attempt = ? "
+                "AND (at_utc, seq, name) > (?, ?, ?) LIMIT 1",
+                [run_id, attempt, at_utc, seq, name],
+            )
+        )
+
+    def add_gate_result(
+        self,
+        run_id: str,
+        attempt: int,
+        name: str,
+        passed: bool,
+        detail: str,
+        status: str | None = None,
+    ) -> None:
+        """One gate's verdict on an attempt; ``status`` for the git gates (``not_checked``…)."""
+        self.execute(
+            "INSERT INTO gate_results (run_id, attempt, name, passed, detail, evaluated_at, "
+            "status) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [run_id, attempt, name, int(passed), detail, self.now, status],
+        )
+
+    def add_failure(
+        self,
+        run_id: str,
+        attempt: int,
+        *,
+        error_class: str,
+        error_code: str,
+        step_id: str,
+        message: str,
+        fingerprint: str,
+    ) -> None:
+        self.execute(
+            "INSERT INTO failures (run_id, attempt, error_class, error_code, step_id, url, "
+            "message, fingerprint, at) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?)",
+            [run_id, attempt, error_class, error_code, step_id, message, fingerprint, self.now],
+        )
+
+    def keep_stderr(
+        self, run_id: str, attempt: int, exit_code: int | None, tail: str, total_bytes: int
+    ) -> None:
+        """The end of an attempt's stderr, once (a second record of the attempt is ignored)."""
+        self.execute(
+            "INSERT INTO worker_stderr (run_id, attempt, exit_code, tail, total_bytes, at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [run_id, attempt, exit_code, tail, total_bytes, self.now],
+        )

@@ -1,0 +1,43 @@
+"""Named reads of runs beyond one run by id: the SQLite backend's statements, as methods the
+store (`RunReads`) takes on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class RunReads:
+    """Which runs are where."""
+
+    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
+        raise NotImplementedError  # the backend's store runs it
+
+    def queued_runs(self, queued: str, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` runs in state ``queued``, longest waiting first: ``run_id``, ``lane``."""
+        return self.rows(
+            "SELECT run_id, lane FROM runs WHERE state = ? ORDER BY updated_at, run_id LIMIT ?",
+            [queued, limit],
+        )
+
+    def states_of(self, run_ids: Sequence[str]) -> dict[str, str]:
+        """Each named run's state, by run id (a run that does not exist has no entry)."""
+        if not run_ids:
+            return {}
+        marks = ", ".join("?" for _ in run_ids)
+        rows = self.rows(f"SELECT run_id, state FROM runs WHERE run_id IN ({marks})", list(run_ids))
+        return {r["run_id"]: r["state"] for r in rows}
+
+    def newest_run_ids(self, limit: int) -> list[str]:
+        """The ``limit`` most recently created runs' ids, newest first."""
+        rows = self.rows(
+            "SELECT run_id FROM runs ORDER BY created_at DESC, run_id LIMIT ?", [limit]
+        )
+        return [str(r["run_id"]) for r in rows]
+
+    def runs_from(self, source_lane: str, state: str) -> list[dict[str, Any]]:
+        """Runs dispatched from ``source_lane`` now in ``state``: ``run_id``, ``dispatch_json``."""
+        return self.rows(
+            "SELECT run_id, dispatch_json FROM runs WHERE source_lane = ? AND state = ?",
+            [source_lane, state],
+        )
