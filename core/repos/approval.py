@@ -24,8 +24,7 @@ def carry_out_merge(
     """
     run_id = str(run["run_id"])
     attempt = int(run["retry_count"]) + 1
-    rows = tx.rows("SELECT * FROM run_git WHERE run_id = ? AND attempt = ?", [run_id, attempt])
-    record = dict(rows[0]) if rows else {}
+    record = tx.attempt_git(run_id, attempt)
     mode = record.get("merge_mode")
     if not mode or not record.get("repo_dir") or not record.get("branch"):
         return None
@@ -46,10 +45,7 @@ def carry_out_merge(
         )  # fmt: skip
     if outcome.refused:
         return outcome
-    tx.execute(
-        "UPDATE run_git SET merged_commit = ?, merge_note = ? WHERE run_id = ? AND attempt = ?",
-        [outcome.merged_commit, outcome.note, run_id, attempt],
-    )
+    tx.record_merge(run_id, attempt, outcome.merged_commit, outcome.note)
     payload: dict[str, Any] = {"mode": mode, "branch": branch, "base": base, **outcome.to_json()}
     tx.journal(run_id, "merge", payload, operator)
     tx.audit(run_id, actor=operator, action="merge", from_state=run["state"],

@@ -25,20 +25,21 @@ def record_worktree(
     """Note the attempt's worktree as made (or made again, after a host restart), with what
     approving it will do (its repository's merge mode and remote)."""
     with store.transaction() as tx:
-        tx.execute(
-            "INSERT INTO run_git (run_id, attempt, repo, repo_dir, checkout, branch, base_ref, "
-            "base_commit, start_commit, made_at, merge_mode, push_remote) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (run_id, attempt) DO UPDATE SET repo = excluded.repo, "
-            "repo_dir = excluded.repo_dir, checkout = excluded.checkout, "
-            "branch = excluded.branch, base_ref = excluded.base_ref, "
-            "base_commit = excluded.base_commit, start_commit = excluded.start_commit, "
-            "made_at = excluded.made_at, removed_at = NULL, merge_mode = excluded.merge_mode, "
-            "push_remote = excluded.push_remote",
-            [run_id, attempt, repo, str(worktree.repo_dir), str(worktree.path), worktree.branch,
-             worktree.base_ref, worktree.base_commit, worktree.start_commit, tx.now, merge_mode,
-             push_remote],
-        )  # fmt: skip
+        tx.put_worktree(
+            run_id,
+            attempt,
+            {
+                "repo": repo,
+                "repo_dir": str(worktree.repo_dir),
+                "checkout": str(worktree.path),
+                "branch": worktree.branch,
+                "base_ref": worktree.base_ref,
+                "base_commit": worktree.base_commit,
+                "start_commit": worktree.start_commit,
+                "merge_mode": merge_mode,
+                "push_remote": push_remote,
+            },
+        )
         tx.touch_run(
             run_id,
             changes={},
@@ -55,27 +56,18 @@ def record_worktree(
 
 def attempt_git(store: SqliteStore | Transaction, run_id: str, attempt: int) -> dict[str, Any]:
     """The attempt's ``run_git`` row, or an empty dict."""
-    rows = store.rows("SELECT * FROM run_git WHERE run_id = ? AND attempt = ?", [run_id, attempt])
-    return dict(rows[0]) if rows else {}
+    return store.attempt_git(run_id, attempt)
 
 
 def latest_git(store: SqliteStore | Transaction, run_id: str) -> dict[str, Any]:
     """The ``run_git`` row of the run's latest attempt that has one, or an empty dict."""
-    rows = store.rows(
-        "SELECT * FROM run_git WHERE run_id = ? ORDER BY attempt DESC LIMIT 1", [run_id]
-    )
-    return dict(rows[0]) if rows else {}
+    return store.latest_git(run_id)
 
 
 def latest_checked(store: SqliteStore | Transaction, run_id: str) -> dict[str, Any]:
     """The ``run_git`` row of the run's latest attempt whose completion was checked against a
     commit and a merge base (the attempt with a diff to show), or an empty dict."""
-    rows = store.rows(
-        "SELECT * FROM run_git WHERE run_id = ? AND checked_at IS NOT NULL "
-        "AND head_commit IS NOT NULL AND merge_base IS NOT NULL ORDER BY attempt DESC LIMIT 1",
-        [run_id],
-    )
-    return dict(rows[0]) if rows else {}
+    return store.latest_checked(run_id)
 
 
 def record_check(
@@ -83,24 +75,17 @@ def record_check(
 ) -> None:
     """Keep what git showed of the attempt's completion with its worktree record."""
     stat = check.stat() if check.merge_base else {}
-    tx.execute(
-        "INSERT INTO run_git (run_id, attempt, checkout, head_commit, merge_base, diff_files, "
-        "diff_additions, diff_deletions, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (run_id, attempt) DO UPDATE SET head_commit = excluded.head_commit, "
-        "merge_base = excluded.merge_base, diff_files = excluded.diff_files, "
-        "diff_additions = excluded.diff_additions, diff_deletions = excluded.diff_deletions, "
-        "checked_at = excluded.checked_at",
-        [
-            run_id,
-            attempt,
-            checkout,
-            check.head,
-            check.merge_base,
-            stat.get("files"),
-            stat.get("additions"),
-            stat.get("deletions"),
-            tx.now,
-        ],
+    tx.put_git_check(
+        run_id,
+        attempt,
+        {
+            "checkout": checkout,
+            "head_commit": check.head,
+            "merge_base": check.merge_base,
+            "diff_files": stat.get("files"),
+            "diff_additions": stat.get("additions"),
+            "diff_deletions": stat.get("deletions"),
+        },
     )
 
 
@@ -121,26 +106,13 @@ def removable(store: SqliteStore, grace_s: float) -> list[Removable]:
     cutoff = iso(datetime.fromisoformat(store.now()) - timedelta(seconds=grace_s))
     # The run's last audit row is the operator's last word on it: an approval (done) or a
     # cancel (failed), and when it was said.
-    rows = store.rows(
-        "SELECT g.run_id, g.attempt, g.repo_dir, g.checkout FROM run_git g "
-        "JOIN runs r ON r.run_id = g.run_id "
-        "JOIN audit a ON a.id = (SELECT MAX(id) FROM audit WHERE run_id = r.run_id) "
-        "WHERE g.removed_at IS NULL AND g.repo_dir IS NOT NULL "
-        "AND g.attempt = r.retry_count + 1 "
-        "AND ((r.state = ? AND a.action = 'approve') OR (r.state = ? AND a.action = 'cancel') "
-        "     OR (r.state = ? AND a.action = 'override')) "
-        "AND a.at <= ? ORDER BY a.at LIMIT 20",
-        [RunState.DONE.value, RunState.FAILED.value, RunState.DONE.value, cutoff],
-    )
+    rows = store.worktrees_to_remove(cutoff, done=RunState.DONE.value, failed=RunState.FAILED.value)
     return [Removable(r["run_id"], r["attempt"], r["repo_dir"], r["checkout"]) for r in rows]
 
 
 def mark_removed(store: SqliteStore, run_id: str, attempt: int, stash: str | None) -> None:
     with store.transaction() as tx:
-        tx.execute(
-            "UPDATE run_git SET removed_at = ? WHERE run_id = ? AND attempt = ?",
-            [tx.now, run_id, attempt],
-        )
+        tx.mark_worktree_removed(run_id, attempt)
         payload: dict[str, Any] = {"attempt": attempt, "removed": True}
         if stash:
             payload["stash"] = stash
@@ -164,16 +136,19 @@ def record_diff(
     """Keep where an attempt's change is in a repository (an OpenClaw run's branch), so its
     diff can be shown and approving it can carry out its merge mode, like any run's."""
     files, additions, deletions = stat
-    tx.execute(
-        "INSERT INTO run_git (run_id, attempt, repo_dir, checkout, branch, base_ref, "
-        "head_commit, merge_base, diff_files, diff_additions, diff_deletions, checked_at, "
-        "merge_mode, push_remote) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (run_id, attempt) DO UPDATE SET repo_dir = excluded.repo_dir, "
-        "branch = excluded.branch, base_ref = excluded.base_ref, "
-        "head_commit = excluded.head_commit, merge_base = excluded.merge_base, "
-        "diff_files = excluded.diff_files, diff_additions = excluded.diff_additions, "
-        "diff_deletions = excluded.diff_deletions, checked_at = excluded.checked_at, "
-        "merge_mode = excluded.merge_mode, push_remote = excluded.push_remote",
-        [run_id, attempt, repo_dir, repo_dir, branch, base_ref, head, merge_base, files,
-         additions, deletions, tx.now, merge_mode, push_remote],
-    )  # fmt: skip
+    tx.put_git_diff(
+        run_id,
+        attempt,
+        {
+            "repo_dir": repo_dir,
+            "branch": branch,
+            "base_ref": base_ref,
+            "head_commit": head,
+            "merge_base": merge_base,
+            "diff_files": files,
+            "diff_additions": additions,
+            "diff_deletions": deletions,
+            "merge_mode": merge_mode,
+            "push_remote": push_remote,
+        },
+    )

@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from core.store.git_records import GitReads, GitWrites
 from core.store.opening import (
     check_schema,
     check_writable,
@@ -70,7 +71,16 @@ class StaleVersion(Exception):
         self.current = current
 
 
-class Transaction(UsageReads, UsageWrites, SteerWrites, RefusalReads, RefusalWrites, ResultWrites):
+class Transaction(
+    UsageReads,
+    UsageWrites,
+    SteerWrites,
+    RefusalReads,
+    RefusalWrites,
+    ResultWrites,
+    GitReads,
+    GitWrites,
+):
     """The write operations of one store transaction. Obtain one from `SqliteStore.transaction`."""
 
     def __init__(self, db: Database, now: str) -> None:
@@ -243,7 +253,7 @@ class Transaction(UsageReads, UsageWrites, SteerWrites, RefusalReads, RefusalWri
         )
 
 
-class SqliteStore(UsageReads, SteerReads, RefusalReads, RunReads):
+class SqliteStore(UsageReads, SteerReads, RefusalReads, RunReads, GitReads):
     """One connection to one workspace's ``jarvis.db``. Use one store per thread."""
 
     def __init__(

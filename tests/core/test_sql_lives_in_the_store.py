@@ -18,8 +18,6 @@ NOT_YET_MOVED: dict[str, int] = {
     "core/demo_fleet.py": 3,
     "core/demo_seed.py": 8,
     "core/nanoclaw/worker_runs.py": 4,
-    "core/repos/approval.py": 2,
-    "core/repos/records.py": 8,
     "core/run_views.py": 15,
 }
 

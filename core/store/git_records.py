@@ -1,0 +1,133 @@
+"""Each attempt's worktree and what git showed of it (table ``run_git``): the SQLite backend's
+statements, as methods the store (`GitReads`) and its transactions (`GitReads`, `GitWrites`)
+take on. `core.repos.records` is what the engine calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class GitReads:
+    """``run_git`` rows, read."""
+
+    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
+        raise NotImplementedError  # the backend's store or transaction runs it
+
+    def _one(self, sql: str, params: list[Any]) -> dict[str, Any]:
+        found = self.rows(sql, params)
+        return dict(found[0]) if found else {}
+
+    def attempt_git(self, run_id: str, attempt: int) -> dict[str, Any]:
+        """The attempt's row, or an empty dict."""
+        return self._one(
+            "SELECT * FROM run_git WHERE run_id = ? AND attempt = ?", [run_id, attempt]
+        )
+
+    def latest_git(self, run_id: str) -> dict[str, Any]:
+        """The row of the run's latest attempt that has one, or an empty dict."""
+        return self._one(
+            "SELECT * FROM run_git WHERE run_id = ? ORDER BY attempt DESC LIMIT 1", [run_id]
+        )
+
+    def latest_checked(self, run_id: str) -> dict[str, Any]:
+        """The row of the run's latest attempt whose completion was checked against a commit
+        and a merge base, or an empty dict."""
+        return self._one(
+            "SELECT * FROM run_git WHERE run_id = ? AND checked_at IS NOT NULL "
+            "AND head_commit IS NOT NULL AND merge_base IS NOT NULL "
+            "ORDER BY attempt DESC LIMIT 1",
+            [run_id],
+        )
+
+    def worktrees_to_remove(
+        self, cutoff: str, *, done: str, failed: str, limit: int = 20
+    ) -> list[dict[str, Any]]:
+        """Worktrees still on disk of runs whose operator's last word — an approval or an
+        override (``done``), or a cancel (``failed``) — was said at or before ``cutoff``:
+        ``run_id``, ``attempt``, ``repo_dir``, ``checkout``, oldest first."""
+        return self.rows(
+            "SELECT g.run_id, g.attempt, g.repo_dir, g.checkout FROM run_git g "
+            "JOIN runs r ON r.run_id = g.run_id "
+            "JOIN audit a ON a.id = (SELECT MAX(id) FROM audit WHERE run_id = r.run_id) "
+            "WHERE g.removed_at IS NULL AND g.repo_dir IS NOT NULL "
+            "AND g.attempt = r.retry_count + 1 "
+            "AND ((r.state = ? AND a.action = 'approve') OR (r.state = ? AND a.action = 'cancel') "
+            "     OR (r.state = ? AND a.action = 'override')) "
+            "AND a.at <= ? ORDER BY a.at LIMIT ?",
+            [done, failed, done, cutoff, limit],
+        )
+
+
+class GitWrites:
+    """``run_git`` rows, written (inside a transaction)."""
+
+    now: str
+
+    def execute(self, sql: str, params: list[Any]) -> int:
+        raise NotImplementedError  # the backend's transaction runs it
+
+    def put_worktree(self, run_id: str, attempt: int, fields: dict[str, Any]) -> None:
+        """The attempt's worktree as made (again): ``repo``, ``repo_dir``, ``checkout``,
+        ``branch``, ``base_ref``, ``base_commit``, ``start_commit``, ``merge_mode``,
+        ``push_remote``; not removed."""
+        self.execute(
+            "INSERT INTO run_git (run_id, attempt, repo, repo_dir, checkout, branch, base_ref, "
+            "base_commit, start_commit, made_at, merge_mode, push_remote) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (run_id, attempt) DO UPDATE SET repo = excluded.repo, "
+            "repo_dir = excluded.repo_dir, checkout = excluded.checkout, "
+            "branch = excluded.branch, base_ref = excluded.base_ref, "
+            "base_commit = excluded.base_commit, start_commit = excluded.start_commit, "
+            "made_at = excluded.made_at, removed_at = NULL, merge_mode = excluded.merge_mode, "
+            "push_remote = excluded.push_remote",
+            [run_id, attempt, fields["repo"], fields["repo_dir"], fields["checkout"],
+             fields["branch"], fields["base_ref"], fields["base_commit"], fields["start_commit"],
+             self.now, fields["merge_mode"], fields["push_remote"]],
+        )  # fmt: skip
+
+    def put_git_check(self, run_id: str, attempt: int, fields: dict[str, Any]) -> None:
+        """What git showed of the attempt's completion: ``checkout``, ``head_commit``,
+        ``merge_base``, ``diff_files``, ``diff_additions``, ``diff_deletions``."""
+        self.execute(
+            "INSERT INTO run_git (run_id, attempt, checkout, head_commit, merge_base, "
+            "diff_files, diff_additions, diff_deletions, checked_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (run_id, attempt) DO UPDATE SET head_commit = excluded.head_commit, "
+            "merge_base = excluded.merge_base, diff_files = excluded.diff_files, "
+            "diff_additions = excluded.diff_additions, diff_deletions = excluded.diff_deletions, "
+            "checked_at = excluded.checked_at",
+            [run_id, attempt, fields["checkout"], fields["head_commit"], fields["merge_base"],
+             fields["diff_files"], fields["diff_additions"], fields["diff_deletions"], self.now],
+        )  # fmt: skip
+
+    def put_git_diff(self, run_id: str, attempt: int, fields: dict[str, Any]) -> None:
+        """Where an attempt's change is in a repository (an OpenClaw run's branch):
+        ``repo_dir``, ``branch``, ``base_ref``, ``head_commit``, ``merge_base``, ``diff_files``,
+        ``diff_additions``, ``diff_deletions``, ``merge_mode``, ``push_remote``."""
+        self.execute(
+            "INSERT INTO run_git (run_id, attempt, repo_dir, checkout, branch, base_ref, "
+            "head_commit, merge_base, diff_files, diff_additions, diff_deletions, checked_at, "
+            "merge_mode, push_remote) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (run_id, attempt) DO UPDATE SET repo_dir = excluded.repo_dir, "
+            "branch = excluded.branch, base_ref = excluded.base_ref, "
+            "head_commit = excluded.head_commit, merge_base = excluded.merge_base, "
+            "diff_files = excluded.diff_files, diff_additions = excluded.diff_additions, "
+            "diff_deletions = excluded.diff_deletions, checked_at = excluded.checked_at, "
+            "merge_mode = excluded.merge_mode, push_remote = excluded.push_remote",
+            [run_id, attempt, fields["repo_dir"], fields["repo_dir"], fields["branch"],
+             fields["base_ref"], fields["head_commit"], fields["merge_base"],
+             fields["diff_files"], fields["diff_additions"], fields["diff_deletions"], self.now,
+             fields["merge_mode"], fields["push_remote"]],
+        )  # fmt: skip
+
+    def mark_worktree_removed(self, run_id: str, attempt: int) -> None:
+        self.execute(
+            "UPDATE run_git SET removed_at = ? WHERE run_id = ? AND attempt = ?",
+            [self.now, run_id, attempt],
+        )
+
+    def record_merge(self, run_id: str, attempt: int, merged_commit: str | None, note: str) -> None:
+        self.execute(
+            "UPDATE run_git SET merged_commit = ?, merge_note = ? WHERE run_id = ? AND attempt = ?",
+            [merged_commit, note, run_id, attempt],
+        )
