@@ -65,11 +65,6 @@ _COPIED = (
     "selected_session_id", "effective_session_id", "session_selection_source",
     "session_resume_status", "session_resume_error",
 )  # fmt: skip
-_COLUMNS = ", ".join(
-    ("run_id", "lane", "state", "state_reason", "retry_count", "created_at", "started_at",
-     "finished_at", "worker_pid", "verification_state", "last_progress_at", *_COPIED)
-)  # fmt: skip
-_STARTED = "COALESCE(started_at, created_at)"
 
 
 def scope_of(lane: str) -> tuple[str, str | None, str | None]:
@@ -145,20 +140,8 @@ def row_of(run: Mapping[str, Any], *, owner: str) -> dict[str, Any]:
 
 def _runs(store: SqliteStore, lane: str, *, active: bool) -> list[Row]:
     _, pattern, exact = scope_of(lane)
-    where, params = [], []
-    if pattern is not None:
-        where.append("lane LIKE ?")
-        params.append(pattern)
-    if exact is not None:
-        where.append("lane = ?")
-        params.append(exact)
-    if active:
-        where.append(f"state IN ({', '.join('?' for _ in ACTIVE)})")
-        params.extend(ACTIVE)
-    clause = f"WHERE {' AND '.join(where)} " if where else ""
-    return store.rows(
-        f"SELECT {_COLUMNS} FROM runs {clause}ORDER BY {_STARTED} DESC, run_id DESC LIMIT ?",
-        [*params, LIMIT],
+    return store.runs_in_scope(
+        lane_like=pattern, lane=exact, states=ACTIVE if active else (), limit=LIMIT
     )
 
 
@@ -167,14 +150,7 @@ def dispatch_blocks(store: SqliteStore, lane: str) -> list[dict[str, Any]]:
     ``messages/`` or ``tasks/`` (where a dispatch arrives). ``main`` sees every lane's, the
     coordinator and every other lane its own. NanoClaw's ``target_jid`` and ``target_folder``
     are left out: a refused file may name no valid target."""
-    where, params = "", []
-    if lane != MAIN:
-        where, params = "WHERE lane = ? ", [lane]
-    found = store.rows(
-        "SELECT quarantined_at, lane, code, message, named_run, original_path "
-        f"FROM quarantined_files {where}ORDER BY id DESC LIMIT ?",
-        [*params, LIMIT * 8],
-    )
+    found = store.lane_refusals(None if lane == MAIN else lane, LIMIT * 8)
     blocks: list[dict[str, Any]] = []
     for row in found:
         parts = Path(str(row["original_path"])).parts
@@ -265,12 +241,7 @@ class WorkerRunsWriter:
         if now - self._checked < CHECK_S:
             return 0
         self._checked = now
-        (row,) = store.rows(
-            "SELECT (SELECT MAX(updated_at) FROM runs) AS runs, "
-            "(SELECT COUNT(*) FROM runs) AS count, "
-            "(SELECT MAX(id) FROM quarantined_files) AS refused"
-        )
-        signature = (row["runs"], row["count"], row["refused"])
+        signature = store.change_signature()
         if signature == self._signature and now - self._written < REFRESH_S:
             return 0
         self._signature = signature
@@ -279,7 +250,7 @@ class WorkerRunsWriter:
 
     def lanes(self, store: SqliteStore, extra: Iterable[str] = ()) -> list[str]:
         """Every lane with a folder in the tree, a run in the store, or a configuration."""
-        found = {str(r["lane"]) for r in store.rows("SELECT DISTINCT lane FROM runs")}
+        found = store.lanes_with_runs()
         found.update(extra)
         try:
             with os.scandir(self.layout.root) as entries:

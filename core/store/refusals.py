@@ -35,6 +35,16 @@ class RefusalReads:
             [*params, limit],
         )
 
+    def lane_refusals(self, lane: str | None, limit: int) -> list[dict[str, Any]]:
+        """Refused files found in ``lane``'s folder (every lane's when None), newest first:
+        ``quarantined_at``, ``lane``, ``code``, ``message``, ``named_run``, ``original_path``."""
+        where, params = ("WHERE lane = ? ", [lane]) if lane is not None else ("", [])
+        return self.rows(
+            "SELECT quarantined_at, lane, code, message, named_run, original_path "
+            f"FROM quarantined_files {where}ORDER BY id DESC LIMIT ?",
+            [*params, limit],
+        )
+
     def refusal_count(self, run_id: str) -> int:
         return int(
             self.rows("SELECT COUNT(*) AS n FROM quarantined_files WHERE run_id = ?", [run_id])[0][

@@ -41,3 +41,44 @@ class RunReads:
             "SELECT run_id, dispatch_json FROM runs WHERE source_lane = ? AND state = ?",
             [source_lane, state],
         )
+
+    def runs_in_scope(
+        self,
+        *,
+        lane_like: str | None = None,
+        lane: str | None = None,
+        states: Sequence[str] = (),
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """Whole runs of lanes matching ``lane_like`` (an SQL LIKE pattern) and/or ``lane``, in
+        ``states`` when given, the most recently started (else created) first."""
+        where: list[str] = []
+        params: list[Any] = []
+        if lane_like is not None:
+            where.append("lane LIKE ?")
+            params.append(lane_like)
+        if lane is not None:
+            where.append("lane = ?")
+            params.append(lane)
+        if states:
+            where.append(f"state IN ({', '.join('?' for _ in states)})")
+            params.extend(states)
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        return self.rows(
+            f"SELECT * FROM runs {clause}"
+            "ORDER BY COALESCE(started_at, created_at) DESC, run_id DESC LIMIT ?",
+            [*params, limit],
+        )
+
+    def lanes_with_runs(self) -> set[str]:
+        return {str(r["lane"]) for r in self.rows("SELECT DISTINCT lane FROM runs")}
+
+    def change_signature(self) -> tuple[Any, ...]:
+        """Something that changes whenever a run or a refusal does: the newest run change,
+        how many runs there are, the newest refusal."""
+        (row,) = self.rows(
+            "SELECT (SELECT MAX(updated_at) FROM runs) AS runs, "
+            "(SELECT COUNT(*) FROM runs) AS count, "
+            "(SELECT MAX(id) FROM quarantined_files) AS refused"
+        )
+        return (row["runs"], row["count"], row["refused"])

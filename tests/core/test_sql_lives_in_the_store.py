@@ -17,7 +17,6 @@ NOT_YET_MOVED: dict[str, int] = {
     "core/criteria/run_criteria.py": 8,
     "core/demo_fleet.py": 3,
     "core/demo_seed.py": 8,
-    "core/nanoclaw/worker_runs.py": 4,
     "core/run_views.py": 15,
 }
 
