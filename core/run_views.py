@@ -12,6 +12,7 @@ from typing import Any
 from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
 from core.store.sqlite_store import Row, SqliteStore
+from core.store.views import CHUNK
 
 SUMMARY_FIELDS = (
     "run_id", "lane", "source_lane", "task_type", "state", "state_reason", "retry_count",
@@ -59,55 +60,27 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
     if row is None:
         return None
     detail = run_full(row)
-    detail["gates"] = store.rows(
-        "SELECT attempt, name, passed, status, detail, evaluated_at FROM gate_results "
-        "WHERE run_id = ? ORDER BY attempt, id",
-        [run_id],
-    )
+    detail["gates"] = store.gate_results(run_id)
     detail["usage"] = store.run_usage(run_id)
     for gate in detail["gates"]:
         # A gate that could not be checked is never reported as passed, even where the
         # workspace let the run through without it (`[git] unverified_may_review`).
         gate["status"] = gate["status"] or ("passed" if gate["passed"] else "failed")
         gate["passed"] = gate["status"] == "passed"
-    detail["steers"] = store.rows(
-        "SELECT steer_id, message, operator, status, status_reason, created_at, sent_at, acked_at "
-        "FROM steering_events WHERE run_id = ? ORDER BY created_at, steer_id",
-        [run_id],
-    )
+    detail["steers"] = store.steers_of(run_id)
     # An attempt's events in their order: by time, then seq, then file name (seq alone
     # restarts with each query of a NanoClaw worker); the latest attempt's last.
-    recent = store.rows(
-        "SELECT seq, timestamp, phase, summary, tool_used FROM progress_events "
-        "WHERE run_id = ? ORDER BY attempt DESC, at_utc DESC, seq DESC, name DESC LIMIT ?",
-        [run_id, events],
-    )
+    recent = store.recent_events(run_id, events)
     detail["events"] = list(reversed(recent))
-    detail["failures"] = store.rows(
-        "SELECT attempt, error_class, error_code, step_id, url, message, fingerprint, at "
-        "FROM failures WHERE run_id = ? ORDER BY id",
-        [run_id],
-    )
-    detail["audit"] = store.rows(
-        "SELECT actor, action, from_state, to_state, reason, at FROM audit "
-        "WHERE run_id = ? ORDER BY id",
-        [run_id],
-    )
-    latest = store.rows(
-        "SELECT attempt, results_json FROM verification_results WHERE run_id = ? "
-        "ORDER BY id DESC LIMIT 1",
-        [run_id],
-    )
+    detail["failures"] = store.failures_of(run_id)
+    detail["audit"] = store.audit_of(run_id)
+    latest = store.latest_verification(run_id)
     # The latest verification_results (constraint-extraction shape) and its attempt, or None.
     detail["verification"] = (
-        {"attempt": latest[0]["attempt"], **_loads(latest[0]["results_json"])} if latest else None
+        {"attempt": latest["attempt"], **_loads(latest["results_json"])} if latest else None
     )
     # The end of each attempt's stderr (masked and inert when stored), oldest attempt first.
-    detail["stderr"] = store.rows(
-        "SELECT attempt, exit_code, tail, total_bytes, at FROM worker_stderr "
-        "WHERE run_id = ? ORDER BY attempt",
-        [run_id],
-    )
+    detail["stderr"] = store.stderr_of(run_id)
     detail["diff_stat"] = diff_stat(store, run_id)
     detail["quarantined"] = quarantined_files(store, run_id=run_id, limit=REFUSALS_SHOWN)
     detail["quarantined_count"] = store.refusal_count(run_id)
@@ -156,8 +129,7 @@ def journal_entry(row: Row) -> dict[str, Any]:
 
 # -- the console's views: bounded reads that scale with what changed, not with the store ---------
 
-#: SQLite binds at most 32,766 parameters; reads by id go in chunks well under that.
-_CHUNK = 500
+_CHUNK = CHUNK
 
 ATTENTION_STATES = frozenset({"review_requested", "failed_contract", "failed"})
 """States in which a run waits on an operator (the lifecycle's NEEDS_HUMAN, by value)."""
@@ -186,29 +158,14 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
     is what keeps a live console's cost proportional to what the journal says changed. Either
     way each of those is a fixed number of queries (per chunk of ids), never one per run.
     """
+    runs = store.runs_by_id(run_ids)
+    steers = store.steer_counts(run_ids)
+    gates = store.gate_totals(run_ids)
     if run_ids is None:
-        runs = store.rows("SELECT * FROM runs ORDER BY created_at DESC, run_id")
-        steers = store.rows(
-            "SELECT run_id, status, COUNT(*) AS n FROM steering_events GROUP BY run_id, status"
-        )
-        gates = store.rows(_GATE_TOTALS.format(inner="", where=""))
         usage = store.usage_by_run()
     else:
-        runs, steers, gates, usage = [], [], [], {}
+        usage = {}
         for chunk in _chunks(sorted(set(run_ids))):
-            marks = ", ".join("?" for _ in chunk)
-            runs += store.rows(f"SELECT * FROM runs WHERE run_id IN ({marks})", chunk)
-            steers += store.rows(
-                "SELECT run_id, status, COUNT(*) AS n FROM steering_events "
-                f"WHERE run_id IN ({marks}) GROUP BY run_id, status",
-                chunk,
-            )
-            gates += store.rows(
-                _GATE_TOTALS.format(
-                    inner=f"WHERE run_id IN ({marks})", where=f"WHERE g.run_id IN ({marks})"
-                ),
-                chunk + chunk,
-            )
             usage.update(store.usage_by_run(chunk))
     steer_counts: dict[str, dict[str, int]] = {}
     for row in steers:
@@ -235,19 +192,9 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
 
 # Only the latest attempt's verdicts count: a retried run's old failures are history. The run
 # filter goes inside the subquery too, or it would group every gate row of the store first.
-_GATE_TOTALS = (
-    "SELECT g.run_id, SUM(g.passed AND COALESCE(g.status, '') != 'not_checked') AS passed, "
-    "SUM(COALESCE(g.status, '') = 'not_checked') AS not_checked, COUNT(*) AS total "
-    "FROM gate_results g "
-    "JOIN (SELECT run_id, MAX(attempt) AS attempt FROM gate_results {inner} GROUP BY run_id) "
-    "latest ON latest.run_id = g.run_id AND latest.attempt = g.attempt {where} GROUP BY g.run_id"
-)
-
-
 def state_counts(store: SqliteStore) -> dict[str, int]:
     """How many runs are in each state."""
-    rows = store.rows("SELECT state, COUNT(*) AS n FROM runs GROUP BY state")
-    return {str(row["state"]): int(row["n"]) for row in rows}
+    return store.state_counts()
 
 
 def run_journal(
@@ -262,30 +209,11 @@ def run_journal(
     ``before_seq`` pages back through history: the console keeps only a window in memory and asks
     the store for anything older.
     """
-    where: list[str] = []
-    params: list[Any] = []
-    if run_id is not None:
-        where.append("run_id = ?")
-        params.append(run_id)
-    if before_seq is not None:
-        where.append("seq < ?")
-        params.append(before_seq)
-    sql = "SELECT * FROM journal"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY seq DESC LIMIT ?"
-    params.append(limit)
-    return [journal_entry(row) for row in reversed(store.rows(sql, params))]
+    rows = store.journal_page(run_id, limit=limit, before_seq=before_seq)
+    return [journal_entry(row) for row in reversed(rows)]
 
 
 def fingerprint_peers(store: SqliteStore, run_id: str) -> list[dict[str, Any]]:
     """Each distinct failure fingerprint of ``run_id``, newest first, with how many OTHER runs
     failed with the same fingerprint (the sign of a shared cause rather than a flaky worker)."""
-    return store.rows(
-        "SELECT f.fingerprint, f.error_class, f.error_code, MAX(f.at) AS at, "
-        "  (SELECT COUNT(DISTINCT o.run_id) FROM failures o "
-        "   WHERE o.fingerprint = f.fingerprint AND o.run_id != f.run_id) AS other_runs "
-        "FROM failures f WHERE f.run_id = ? "
-        "GROUP BY f.fingerprint ORDER BY MAX(f.id) DESC",
-        [run_id],
-    )
+    return store.fingerprint_peers(run_id)

@@ -43,6 +43,7 @@ from core.store.runs import RunReads
 from core.store.schema import migrate
 from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
+from core.store.views import ViewReads
 
 Row = dict[str, Any]
 Clock = Callable[[], datetime]
@@ -253,7 +254,7 @@ class Transaction(
         )
 
 
-class SqliteStore(UsageReads, SteerReads, RefusalReads, RunReads, GitReads):
+class SqliteStore(UsageReads, SteerReads, RefusalReads, RunReads, GitReads, ViewReads):
     """One connection to one workspace's ``jarvis.db``. Use one store per thread."""
 
     def __init__(

@@ -17,7 +17,6 @@ NOT_YET_MOVED: dict[str, int] = {
     "core/criteria/run_criteria.py": 8,
     "core/demo_fleet.py": 3,
     "core/demo_seed.py": 8,
-    "core/run_views.py": 15,
 }
 
 _STATEMENT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|WITH|PRAGMA)\s")
