@@ -9,6 +9,9 @@ journal where it was returns None: an idle console does no work and redraws noth
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,19 +114,54 @@ def _searchable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class StoreFeed:
-    """Reads for one console. Each call opens its own connection: they run on worker threads."""
+    """Reads for one console, through one long-lived connection of its own.
+
+    The calls come from worker threads; a lock lets one at a time use the connection. Opening
+    a store checks its schema, so a poll that opened one each time paid that every second. The
+    connection is dropped and opened again at the next call after a read failed (the store
+    was replaced, or a fault), and after every call when it is immutable (a read-only
+    workspace with no writer: such a connection never sees later commits).
+    """
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
+        self._store: SqliteStore | None = None
+        self._lock = threading.Lock()
+        self.opened = 0
+        """How many connections this feed has opened (one, on a healthy store)."""
 
-    def _open(self) -> SqliteStore:
-        # A reader: the schema is the writers' business, so a console never takes the write lock.
-        return SqliteStore(self.db_path, migrate=False)
+    @contextmanager
+    def _reading(self) -> Iterator[SqliteStore]:
+        with self._lock:
+            if self._store is None:
+                # A reader: the schema is the writers' business, so a console never takes the
+                # write lock.
+                self._store = SqliteStore(self.db_path, migrate=False, shared=True)
+                self.opened += 1
+            store = self._store
+            try:
+                yield store
+            except BaseException:
+                self._drop()
+                raise
+            if store.immutable:
+                self._drop()
+
+    def _drop(self) -> None:
+        if self._store is not None:
+            try:
+                self._store.close()
+            finally:
+                self._store = None
+
+    def close(self) -> None:
+        """Close the connection (the console is leaving); a later call opens one again."""
+        with self._lock:
+            self._drop()
 
     def read(self, since_seq: int | None, *, last_host: int | None = None) -> FeedRead | None:
         """What changed after ``since_seq`` (None: everything), or None when nothing did."""
-        store = self._open()
-        try:
+        with self._reading() as store:
             seq = store.last_seq()
             host = host_pid(self.db_path.parent)
             if since_seq is not None and seq == since_seq:
@@ -142,28 +180,22 @@ class StoreFeed:
             rows = _searchable(table_rows(store, changed))
             last = entries[-1]["seq"] if entries else seq
             return FeedRead(rows, False, state_counts(store), entries, last, host, burn=burn)
-        finally:
-            store.close()
 
     def first_page(self, limit: int | None = None) -> FeedRead | None:
         """The newest ``limit`` runs (default FIRST_PAGE; the table's top under its default
         order, newest first), or None when the store holds no more: a full read is as quick."""
         limit = FIRST_PAGE if limit is None else limit
-        store = self._open()
-        try:
+        with self._reading() as store:
             counts = state_counts(store)
             if sum(counts.values()) <= limit:
                 return None
             seq = store.last_seq()
             rows = _searchable(table_rows(store, store.newest_run_ids(limit)))
             return FeedRead(rows, True, counts, [], seq, host_pid(self.db_path.parent), True)
-        finally:
-            store.close()
 
     def run_view(self, run_id: str, *, journal_limit: int) -> RunView:
         """The selected run's detail, newest journal entries and shared fingerprints."""
-        store = self._open()
-        try:
+        with self._reading() as store:
             detail = run_detail(store, run_id, events=0)
             if detail is None:
                 return RunView(run_id, None)
@@ -173,8 +205,6 @@ class StoreFeed:
                 run_journal(store, run_id, limit=journal_limit),
                 fingerprint_peers(store, run_id),
             )
-        finally:
-            store.close()
 
     def diff_opening(self, run_id: str, *, page_lines: int) -> DiffOpening:
         """Where ``run_id``'s diff is, its files and findings, and its first ``page_lines``
@@ -189,12 +219,9 @@ class StoreFeed:
         )
         from core.repos.git import GitError
 
-        store = self._open()
-        try:
+        with self._reading() as store:
             found = run_diff_source(store, run_id)
             detail = None if isinstance(found, DiffRefusal) else run_detail(store, run_id, events=0)
-        finally:
-            store.close()
         if isinstance(found, DiffRefusal):
             return DiffOpening(run_id, None, found)
         gates = (detail or {}).get("gates") or []
@@ -214,26 +241,17 @@ class StoreFeed:
         default), or core's sentence saying why there is none."""
         from core.worker_logs import find_log
 
-        store = self._open()
-        try:
+        with self._reading() as store:
             return find_log(store, run_id, attempt=attempt, stream=stream)
-        finally:
-            store.close()
 
     def attempt_running(self, log: LogFiles) -> bool:
         """Whether the attempt ``log`` belongs to is still running (its log may still grow)."""
         from core.worker_logs import attempt_is_running
 
-        store = self._open()
-        try:
+        with self._reading() as store:
             return attempt_is_running(store, log)
-        finally:
-            store.close()
 
     def all_journal(self, *, limit: int) -> list[dict[str, Any]]:
         """The newest journal entries of every run, oldest first."""
-        store = self._open()
-        try:
+        with self._reading() as store:
             return run_journal(store, None, limit=limit)
-        finally:
-            store.close()

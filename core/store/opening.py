@@ -232,9 +232,10 @@ def create_store(path: Path) -> bool:
 
 
 def connect(
-    path: Path, *, read_only: bool, busy_timeout_s: float
+    path: Path, *, read_only: bool, busy_timeout_s: float, shared: bool = False
 ) -> tuple[sqlite3.Connection, bool]:
-    """A connection to the existing store at ``path``, read-only when asked.
+    """A connection to the existing store at ``path``, read-only when asked; ``shared``: usable
+    from any thread (its user serialises the calls).
 
     Returns:
         The connection, and whether it is ``immutable`` (see below): such a connection never
@@ -254,9 +255,13 @@ def connect(
         sqlite3.Error: the database cannot be opened or read (for `fault` to classify).
     """
     if not read_only:
-        return sqlite3.connect(str(path), timeout=busy_timeout_s), False
+        return sqlite3.connect(
+            str(path), timeout=busy_timeout_s, check_same_thread=not shared
+        ), False
     uri = path.absolute().as_uri()
-    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=busy_timeout_s)
+    conn = sqlite3.connect(
+        f"{uri}?mode=ro", uri=True, timeout=busy_timeout_s, check_same_thread=not shared
+    )
     try:
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         return conn, False
@@ -270,7 +275,10 @@ def connect(
         if found is None or found.kind not in ("read_only", "cannot_open", "io_error") or has_log:
             raise
     immutable = f"{uri}?mode=ro&immutable=1"
-    return sqlite3.connect(immutable, uri=True, timeout=busy_timeout_s), True
+    return (
+        sqlite3.connect(immutable, uri=True, timeout=busy_timeout_s, check_same_thread=not shared),
+        True,
+    )
 
 
 def check_writable(path: Path) -> None:

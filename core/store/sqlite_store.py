@@ -266,6 +266,7 @@ class SqliteStore(UsageReads, SteerReads, RefusalReads, RunReads, GitReads, View
         migrate: bool = True,
         create: bool = True,
         read_only: bool = False,
+        shared: bool = False,
     ) -> None:
         """Open the store, through the checks of `core.store.opening`.
 
@@ -275,6 +276,8 @@ class SqliteStore(UsageReads, SteerReads, RefusalReads, RunReads, GitReads, View
             create: make a new store when there is none (else ``no_workspace``).
             read_only: open for reading only, needing no write access to the workspace; never
                 creates or migrates.
+            shared: one connection used from several threads, one call at a time (the
+                console's long-lived reader serialises its calls).
 
         Raises:
             StoreError: the store is missing (without ``create``), empty, damaged, not a file,
@@ -295,7 +298,7 @@ class SqliteStore(UsageReads, SteerReads, RefusalReads, RunReads, GitReads, View
             check_writable(self.path)
         try:
             conn, self.immutable = connect(
-                self.path, read_only=read_only, busy_timeout_s=busy_timeout_s
+                self.path, read_only=read_only, busy_timeout_s=busy_timeout_s, shared=shared
             )
         except sqlite3.Error as exc:
             raise fault(exc, self.path) from None

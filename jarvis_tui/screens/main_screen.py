@@ -303,6 +303,11 @@ class MainScreen(Screen[None]):
         if self.live:
             self.set_interval(AGE_REFRESH, self._refresh_ages)
 
+    def on_unmount(self) -> None:
+        # Workers still reading hold the feed's lock; closing waits for them, never under them.
+        self.workers.cancel_all()
+        self.feed.close()
+
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width >= WIDE_COLUMNS, "-wide")
 
