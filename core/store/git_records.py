@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.store.statements import Statements, Writes
 
-class GitReads:
+
+class GitReads(Statements):
     """``run_git`` rows, read."""
-
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
-        raise NotImplementedError  # the backend's store or transaction runs it
 
     def _one(self, sql: str, params: list[Any]) -> dict[str, Any]:
         found = self.rows(sql, params)
@@ -58,13 +57,8 @@ class GitReads:
         )
 
 
-class GitWrites:
+class GitWrites(Writes):
     """``run_git`` rows, written (inside a transaction)."""
-
-    now: str
-
-    def execute(self, sql: str, params: list[Any]) -> int:
-        raise NotImplementedError  # the backend's transaction runs it
 
     def put_worktree(self, run_id: str, attempt: int, fields: dict[str, Any]) -> None:
         """The attempt's worktree as made (again): ``repo``, ``repo_dir``, ``checkout``,

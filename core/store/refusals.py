@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.store.statements import Statements, Writes
+
 _FIELDS = (
     "run_id, named_run, lane, code, message, original_path, stored_as, outcome, quarantined_at"
 )
 
 
-class RefusalReads:
+class RefusalReads(Statements):
     """Refusals, read."""
-
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
-        raise NotImplementedError  # the backend's store or transaction runs it
 
     def refusal_reason_files(self) -> set[str]:
         """The names of every reason file already recorded."""
@@ -64,11 +63,8 @@ class RefusalReads:
         return {"total": int(row["total"]), "unattached": int(row["unattached"])}
 
 
-class RefusalWrites:
+class RefusalWrites(Writes):
     """A refusal, recorded (inside a transaction)."""
-
-    def execute(self, sql: str, params: list[Any]) -> int:
-        raise NotImplementedError  # the backend's transaction runs it
 
     def record_refusal(self, reason_file: str, fields: dict[str, Any]) -> bool:
         """Record one refused file under its reason file's name, unless it already is; whether

@@ -4,19 +4,11 @@ worker's stderr: the SQLite backend's statements, as methods its transactions ta
 
 from __future__ import annotations
 
-from typing import Any
+from core.store.statements import Writes
 
 
-class ResultWrites:
+class ResultWrites(Writes):
     """An attempt's results, recorded (inside a transaction)."""
-
-    now: str
-
-    def execute(self, sql: str, params: list[Any]) -> int:
-        raise NotImplementedError  # the backend's transaction runs it
-
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
-        raise NotImplementedError
 
     def add_progress_event(
         self,

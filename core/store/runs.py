@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.store.statements import Statements
 
-class RunReads:
+
+class RunReads(Statements):
     """Which runs are where."""
-
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
-        raise NotImplementedError  # the backend's store runs it
 
     def queued_runs(self, queued: str, limit: int) -> list[dict[str, Any]]:
         """Up to ``limit`` runs in state ``queued``, longest waiting first: ``run_id``, ``lane``."""

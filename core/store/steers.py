@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.store.statements import Statements, Writes
 
-class SteerReads:
+
+class SteerReads(Statements):
     """Steers the host has to act on."""
-
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
-        raise NotImplementedError  # the backend's store runs it
 
     def steers_to_deliver(self, running: str) -> list[dict[str, Any]]:
         """Pending steers of runs in state ``running`` that have none delivered and waiting,
@@ -39,17 +38,9 @@ class SteerReads:
         )
 
 
-class SteerWrites:
+class SteerWrites(Writes):
     """A steer's status moved, inside a transaction; each returns whether it moved (a steer
     another writer moved first is left as it is)."""
-
-    now: str
-
-    def execute(self, sql: str, params: list[Any]) -> int:
-        raise NotImplementedError  # the backend's transaction runs it
-
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
-        raise NotImplementedError
 
     def steer_status(self, steer_id: str, run_id: str) -> str | None:
         """The run's steer's status, or None when the run has no such steer."""

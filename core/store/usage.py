@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from core.store.statements import Statements, Writes
+
 
 class UsageFigures(Protocol):
     @property
@@ -33,11 +35,8 @@ def _totals(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class UsageReads:
+class UsageReads(Statements):
     """What runs' agents reported, read."""
-
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
-        raise NotImplementedError  # the backend's store or transaction runs it
 
     def run_usage(self, run_id: str) -> dict[str, Any] | None:
         """The run's totals over its attempts, or None when its agent reported nothing."""
@@ -81,13 +80,8 @@ class UsageReads:
         return _totals(row)
 
 
-class UsageWrites:
+class UsageWrites(Writes):
     """What an agent reported, kept (inside a transaction)."""
-
-    now: str
-
-    def execute(self, sql: str, params: list[Any]) -> int:
-        raise NotImplementedError  # the backend's transaction runs it
 
     def record_usage(
         self,

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.store.statements import Statements
+
 #: SQLite binds at most 32,766 parameters; reads by id go in chunks well under that.
 CHUNK = 500
 
@@ -24,11 +26,8 @@ def _marks(ids: Sequence[str]) -> str:
     return ", ".join("?" for _ in ids)
 
 
-class ViewReads:
+class ViewReads(Statements):
     """Reads for operators' views: bounded, and a fixed number of queries per call."""
-
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[Any]:
-        raise NotImplementedError  # the backend's store runs it
 
     # -- one run ------------------------------------------------------------------------------
 
