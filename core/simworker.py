@@ -17,13 +17,13 @@ a file it does not claim, ``lie_commit`` cites a commit that does not exist, ``s
 cites its first commit after making a second, ``uncommitted`` leaves a change uncommitted, and
 ``leak_secret`` commits an access key.
 
-Environment (see docs/ipc.md): ``JARVIS_RUN_ID``, ``JARVIS_LANE``, ``JARVIS_DISPATCH``,
-``JARVIS_PROGRESS_DIR``, ``JARVIS_STEER_FILE`` and ``JARVIS_ACK_FILE`` are required;
-``JARVIS_ATTEMPT`` defaults to 1; ``JARVIS_IPC_DIR`` is accepted but not needed, since every path
-the worker uses comes in its own variable. ``JARVIS_SIM_INTERVAL_MS=min,max`` overrides the
-100-500 ms interval between events, ``JARVIS_SIM_EVENTS=N`` how many events a scenario other
-than ``crash`` and ``hang`` emits (at least the few its ending needs), and ``JARVIS_SIM_SEED``
-makes the run reproducible.
+Environment (see docs/ipc.md; read by `core.ipc.worker_env`): ``JARVIS_RUN_ID``,
+``JARVIS_LANE``, ``JARVIS_DISPATCH``, ``JARVIS_PROGRESS_DIR``, ``JARVIS_STEER_FILE`` and
+``JARVIS_ACK_FILE`` are required; ``JARVIS_ATTEMPT`` defaults to 1; ``JARVIS_IPC_DIR`` is accepted
+but not needed, since every path the worker uses comes in its own variable.
+``JARVIS_SIM_INTERVAL_MS=min,max`` overrides the 100-500 ms interval between events,
+``JARVIS_SIM_EVENTS=N`` how many events a scenario other than ``crash`` and ``hang`` emits (at
+least the few its ending needs), and ``JARVIS_SIM_SEED`` makes the run reproducible.
 
 Exit codes: 0 after a completion, 1 for a crash (or an unwritable IPC file), 2 for a bad
 environment, 128 + the signal number when stopped by SIGTERM (143) or SIGINT (130).
@@ -43,15 +43,24 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
 from core.contracts.dispatch import P0_COMPLETION_FIELDS, PR_FIELDS, evidence_required
-from core.contracts.names import relative_path_problem, run_id_problem
+from core.contracts.names import relative_path_problem
 from core.contracts.screenshot_ban import mentions_screenshot
+from core.ipc.worker_env import (
+    OUTPUT_END,
+    OUTPUT_START,
+    ConfigError,
+    WorkerConfig,
+    iso_ms,
+    load_worker_config,
+    write_json_atomic,
+)
 from core.repos.git import GitError, git
 
 SCENARIOS = (
@@ -89,8 +98,6 @@ CHANGELOG_NAMES = frozenset(
 BACKLOG_NAMES = frozenset({"BACKLOG.md", "TODO.md", "backlog.md", "todo.md"})
 DEFAULT_SCENARIO = "ok"
 DEFAULT_INTERVAL_MS = (100, 500)
-OUTPUT_START = "---NANOCLAW_OUTPUT_START---"
-OUTPUT_END = "---NANOCLAW_OUTPUT_END---"
 
 EXIT_OK = 0
 EXIT_CRASH = 1
@@ -104,17 +111,7 @@ MAX_STEER_BYTES = 64 * 1024
 #: Operators read summaries on one line; a long steer message is cut rather than flooding it.
 MAX_SUMMARY_CHARS = 400
 
-REQUIRED_ENV = (
-    "JARVIS_RUN_ID",
-    "JARVIS_LANE",
-    "JARVIS_DISPATCH",
-    "JARVIS_PROGRESS_DIR",
-    "JARVIS_STEER_FILE",
-    "JARVIS_ACK_FILE",
-)
-
 _SCENARIO_TOKEN = re.compile(r"\bsim:([a-z_]+)")
-_LANE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PATH_TOKEN = re.compile(r"[\w.-]+(?:/[\w.-]+)+")
 _TEST_RUNNERS = {"pytest", "jest", "vitest", "tox", "nox"}
 _LINTERS = {"ruff", "mypy", "eslint", "flake8", "pylint", "tsc", "black", "prettier"}
@@ -158,27 +155,14 @@ _BROWSER_TOOLS = (
 )
 
 
-class ConfigError(Exception):
-    """A missing or invalid environment variable; the message is one line for stderr."""
-
-
 @dataclass(frozen=True, slots=True)
-class Config:
-    """Everything the worker takes from its environment."""
+class Config(WorkerConfig):
+    """Everything the simulated worker takes from its environment: the protocol's, then its own."""
 
-    run_id: str
-    lane: str
-    attempt: int
-    dispatch: dict[str, Any]
-    progress_dir: Path
-    steer_file: Path
-    ack_file: Path
     interval_ms: tuple[int, int] = DEFAULT_INTERVAL_MS
     seed: str | None = None
     events: int | None = None
     """How many progress events to emit (``JARVIS_SIM_EVENTS``); else the scenario's own."""
-    criteria: tuple[dict[str, Any], ...] = ()
-    """The run's acceptance criteria (``JARVIS_CRITERIA``): what the host will verify."""
 
 
 def _parse_interval(raw: str) -> tuple[int, int]:
@@ -197,60 +181,23 @@ def _parse_interval(raw: str) -> tuple[int, int]:
 
 
 def load_config(env: Mapping[str, str]) -> Config:
-    """Read and check the worker's environment.
+    """Read and check the worker's environment, ``JARVIS_SIM_*`` included.
 
     Raises:
         ConfigError: a required variable is missing or blank, or a value is invalid.
     """
-    missing = [name for name in REQUIRED_ENV if not env.get(name, "").strip()]
-    if missing:
-        raise ConfigError(f"missing environment variable(s): {', '.join(missing)}")
-    run_id = env["JARVIS_RUN_ID"]
-    problem = run_id_problem(run_id)
-    if problem:
-        raise ConfigError(f"JARVIS_RUN_ID is invalid: {problem[1]}")
-    lane = env["JARVIS_LANE"]
-    if not _LANE.fullmatch(lane):
-        raise ConfigError(f"JARVIS_LANE must be a plain folder name, not {lane!r}")
-    raw_attempt = env.get("JARVIS_ATTEMPT", "").strip() or "1"
-    if not raw_attempt.isdigit() or int(raw_attempt) < 1:
-        raise ConfigError(f"JARVIS_ATTEMPT must be a positive integer, not {raw_attempt!r}")
-    try:
-        dispatch = json.loads(env["JARVIS_DISPATCH"])
-    except ValueError as exc:
-        raise ConfigError(f"JARVIS_DISPATCH is not JSON: {exc}") from None
-    if not isinstance(dispatch, dict):
-        raise ConfigError("JARVIS_DISPATCH must be a JSON object")
-    dispatch_run_id = dispatch.get("run_id")
-    if isinstance(dispatch_run_id, str) and dispatch_run_id != run_id:
-        # The completion is gated against the dispatch's run_id and progress against the folder's;
-        # a worker given both cannot satisfy both, so refuse instead of failing later.
-        raise ConfigError(
-            f"JARVIS_RUN_ID {run_id!r} does not match the dispatch's run_id {dispatch_run_id!r}"
-        )
+    base = load_worker_config(env)
     interval_raw = env.get("JARVIS_SIM_INTERVAL_MS", "").strip()
     seed = env.get("JARVIS_SIM_SEED", "").strip() or None
     raw_events = env.get("JARVIS_SIM_EVENTS", "").strip()
     if raw_events and (not raw_events.isdigit() or int(raw_events) < 1):
         raise ConfigError(f"JARVIS_SIM_EVENTS must be a positive integer, not {raw_events!r}")
-    try:
-        criteria = json.loads(env.get("JARVIS_CRITERIA", "").strip() or "[]")
-    except ValueError as exc:
-        raise ConfigError(f"JARVIS_CRITERIA is not JSON: {exc}") from None
-    if not isinstance(criteria, list):
-        raise ConfigError("JARVIS_CRITERIA must be a JSON list")
+    protocol = {f.name: getattr(base, f.name) for f in fields(WorkerConfig)}
     return Config(
-        run_id=run_id,
-        lane=lane,
-        attempt=int(raw_attempt),
-        dispatch=dispatch,
-        progress_dir=Path(env["JARVIS_PROGRESS_DIR"]),
-        steer_file=Path(env["JARVIS_STEER_FILE"]),
-        ack_file=Path(env["JARVIS_ACK_FILE"]),
+        **protocol,
         interval_ms=_parse_interval(interval_raw) if interval_raw else DEFAULT_INTERVAL_MS,
         seed=seed,
         events=int(raw_events) if raw_events else None,
-        criteria=tuple(c for c in criteria if isinstance(c, dict)),
     )
 
 
@@ -273,31 +220,6 @@ def _task_text(dispatch: Mapping[str, Any]) -> str:
         if isinstance(value, str):
             return value
     return ""
-
-
-def write_json_atomic(path: Path, doc: Mapping[str, Any]) -> None:
-    """Write ``doc`` to ``path`` via a ``.<name>.tmp`` sibling and a rename.
-
-    Readers skip names that start with ``.``, and a rename within a directory is atomic, so a
-    reader sees the whole file or nothing. No fsync: the files are read live by the host, and a
-    lost event after a power cut costs a simulator nothing.
-    """
-    data = json.dumps(doc, ensure_ascii=False).encode("utf-8")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
-def iso_ms(epoch_ms: int) -> str:
-    """``epoch_ms`` as an ISO-8601 UTC timestamp with milliseconds and a ``Z``."""
-    whole = datetime.fromtimestamp(epoch_ms // 1000, tz=UTC)
-    return f"{whole:%Y-%m-%dT%H:%M:%S}.{epoch_ms % 1000:03d}Z"
 
 
 def _clip(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:

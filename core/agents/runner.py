@@ -39,13 +39,13 @@ from core.agents.prompt import build_prompt
 from core.agents.registry import adapter_for
 from core.contracts.completion import extract_completion
 from core.host.worker_profiles import DEFAULT_EXECUTABLES
-from core.simworker import (
+from core.ipc.worker_env import (
     OUTPUT_END,
     OUTPUT_START,
-    Config,
     ConfigError,
+    WorkerConfig,
     iso_ms,
-    load_config,
+    load_worker_config,
     write_json_atomic,
 )
 
@@ -62,7 +62,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 class Runner:
     """One attempt of one agent on one run."""
 
-    def __init__(self, config: Config, profile: dict[str, Any], out: IO[str]) -> None:
+    def __init__(self, config: WorkerConfig, profile: dict[str, Any], out: IO[str]) -> None:
         self.config = config
         self.profile = profile
         self.agent = str(profile["agent"])
@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--profile", required=True, help="the worker profile's name")
     args = parser.parse_args(argv)
     try:
-        config = load_config(os.environ)
+        config = load_worker_config(os.environ)
         profile = json.loads(os.environ.get("JARVIS_WORKER_PROFILE") or "{}")
         if not isinstance(profile, dict) or profile.get("name") != args.profile:
             raise ConfigError(f"JARVIS_WORKER_PROFILE does not describe profile {args.profile}")

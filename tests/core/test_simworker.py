@@ -27,6 +27,7 @@ import pytest
 from core import simworker
 from core.contracts.completion import evaluate_completion, extract_completion
 from core.contracts.dispatch import validate_dispatch
+from core.ipc.worker_env import REQUIRED_ENV
 from tests.processes import HANG_GUARD_S, PipedProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -445,7 +446,7 @@ def _env(tmp_path: Path, **overrides: str | None) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("name", simworker.REQUIRED_ENV)
+@pytest.mark.parametrize("name", REQUIRED_ENV)
 def test_each_required_variable_is_checked(
     tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
