@@ -32,8 +32,10 @@ from core.contracts.pydantic_errors import from_validation_error
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
 from core.host.worker_profiles import (
     RESERVED,
+    SIMWORKER_MODULE,
     LaneConfig,
     WorkerProfile,
+    moved_modules,
     profile_name_problem,
 )
 from core.ipc.inplace import WRITE_GRACE_S
@@ -45,7 +47,7 @@ REPOS_DIR = "repos"
 
 
 def _default_command() -> list[str]:
-    return [sys.executable, "-m", "core.simworker"]
+    return [sys.executable, "-m", SIMWORKER_MODULE]
 
 
 def _lane_name(value: str) -> str:
@@ -67,7 +69,9 @@ def _profile_name(value: str) -> str:
 class WorkersConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    command: Annotated[list[str], Field(min_length=1)] = Field(default_factory=_default_command)
+    command: Annotated[list[str], Field(min_length=1), AfterValidator(moved_modules)] = Field(
+        default_factory=_default_command
+    )
     """The worker program and its arguments; run without a shell."""
     concurrency: Annotated[int, Field(ge=1, le=64)] = 1
     lane_concurrency: dict[str, Annotated[int, Field(ge=0, le=64)]] = Field(default_factory=dict)

@@ -2,13 +2,13 @@
 
 It makes a temporary workspace (or uses ``--workspace DIR``, which must be empty or absent),
 writes a demo ``jarvis.toml``, seeds a few hours of history from ``sample_runs/``
-(`core.demo_seed`), starts a host and the fleet feeder (`core.demo_fleet`), and runs the console
-in the foreground. The process tree:
+(`jarvis_sim.demo_seed`), starts a host and the fleet feeder (`jarvis_sim.demo_fleet`), and runs
+the console in the foreground. The process tree:
 
-    jarvis demo                       this process: seeds, supervises, runs the console
-    ├── jarvis host --workspace W     its own process group, PR_SET_PDEATHSIG = SIGTERM
-    │   └── simulated workers         one process group each, started by the host
-    └── python -m core.demo_fleet     its own process group, PR_SET_PDEATHSIG = SIGTERM
+    jarvis demo                            this process: seeds, supervises, runs the console
+    ├── jarvis host --workspace W          its own process group, PR_SET_PDEATHSIG = SIGTERM
+    │   └── simulated workers              one process group each, started by the host
+    └── python -m jarvis_sim.demo_fleet    its own process group, PR_SET_PDEATHSIG = SIGTERM
 
 Unlike the host `jarvis tui` starts, this one belongs to the demo and ends with it. When the
 console quits or crashes, or the demo gets SIGTERM, SIGHUP or SIGINT, the demo SIGTERMs both
@@ -36,12 +36,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from core.demo_repos import make_demo_repos, repos_config
-from core.demo_seed import SeedError, seed_new_workspace
 from core.host.launcher import child_env, log_tail, parent_death_signal, processes_with_env
 from core.host.lock import HostLock
 from core.repos.git import GitError
 from core.workspace import Workspace, WorkspaceError
+from jarvis_sim.demo_repos import make_demo_repos, repos_config
+from jarvis_sim.demo_seed import SeedError, seed_new_workspace
 from jarvis_tui.cli.demo_leftovers import make_temporary, remove_leftovers
 from jarvis_tui.cli.inputs import UsageError
 from jarvis_tui.cli.tui import check_theme
@@ -106,7 +106,7 @@ class DemoProcesses:
         self.host = self._spawn(
             [python, "-m", "jarvis_tui", "host", "--workspace", str(self.root)], "host.log"
         )
-        fleet = [python, "-m", "core.demo_fleet", "--workspace", str(self.root)]
+        fleet = [python, "-m", "jarvis_sim.demo_fleet", "--workspace", str(self.root)]
         if self.interval is not None:
             fleet += ["--interval", str(self.interval)]
         self.fleet = self._spawn(fleet, "fleet.log")

@@ -14,7 +14,7 @@ from collections import Counter
 from rich.table import Table
 from rich.text import Text
 
-from core.samples import check_samples, samples_dir
+from jarvis_sim.samples import check_samples, samples_dir
 from jarvis_tui.cli.output import console, emit_json, verdict_line
 from jarvis_tui.safe_text import inert
 

@@ -14,7 +14,7 @@ every ``--interval-ms``, then edits, commits and answers as usual: ``--events`` 
 events a run (the runner's start, the session, the reads, the edit, the commit, the result).
 
 Baseline: the same host and workspace settings, the lane running the plain ``command`` worker
-(the built-in simulated worker, ``python -m core.simworker``) told to write exactly as many
+(the built-in simulated worker, ``python -m jarvis_sim.simworker``) told to write exactly as many
 events at the same pace (``JARVIS_SIM_EVENTS``, ``JARVIS_SIM_INTERVAL_MS``).
 
 No repository is configured: each run gets an empty checkout, so no git runs in either mode and

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.samples import SampleCheck, check_samples
+from jarvis_sim.samples import SampleCheck, check_samples
 from tests.cli.conftest import jarvis
 from tests.conftest import SAMPLES
 

@@ -218,7 +218,7 @@ def test_samples_reports_every_sample_as_named() -> None:
 def test_a_misnamed_sample_is_caught(tmp_path: Path) -> None:
     import shutil
 
-    from core.samples import check_samples
+    from jarvis_sim.samples import check_samples
 
     root = tmp_path / "samples"
     shutil.copytree(SAMPLES, root)

@@ -1,4 +1,4 @@
-"""The engine never imports the console or UI libraries (DESIGN: two packages, one direction)."""
+"""The engine never imports the console, the simulator or UI libraries (one direction only)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import core
 
-FORBIDDEN = ("textual", "rich", "jarvis_tui")
+FORBIDDEN = ("textual", "rich", "jarvis_tui", "jarvis_sim")
 
 
 def ui_modules_loaded_by(modules: list[str]) -> list[str]:

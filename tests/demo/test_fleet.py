@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from core import demo_fleet
 from core.contracts.dispatch import validate_dispatch
-from core.demo_fleet import DECK, TICK_S, Fleet, run_fleet
-from core.demo_tasks import WORKER_LANES
 from core.host.ingest import Ingestor
 from core.ipc.layout import IpcLayout
 from core.lifecycle import Action
 from core.moves import host_move
-from core.simworker import SCENARIOS, scenario_of
 from core.store.sqlite_store import SqliteStore
+from jarvis_sim import demo_fleet
+from jarvis_sim.demo_fleet import DECK, TICK_S, Fleet, run_fleet
+from jarvis_sim.demo_tasks import WORKER_LANES
+from jarvis_sim.simworker import SCENARIOS, scenario_of
 from tests.host.hostkit import wait_until
 from tests.processes import HANG_GUARD_S, PipedProcess
 
@@ -32,7 +32,7 @@ def task_files(ws: Path) -> list[Path]:
 def test_the_fleet_dispatches_every_scenario_and_stops_on_sigterm(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     with PipedProcess(
-        [sys.executable, "-m", "core.demo_fleet", "--workspace", str(ws),
+        [sys.executable, "-m", "jarvis_sim.demo_fleet", "--workspace", str(ws),
          "--interval", "0.01", "--seed", "5", "--max-backlog", "1000"],
     ) as proc:  # fmt: skip
         wait_until(lambda: len(task_files(ws)) >= 2 * sum(DECK.values()), HANG_GUARD_S,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.demo_seed import SeedError, seed_new_workspace
+from jarvis_sim.demo_seed import SeedError, seed_new_workspace
 from tests.faults.test_crash import verify
 
 

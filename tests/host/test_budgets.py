@@ -26,7 +26,7 @@ from tests.processes import HANG_GUARD_S
 SPENDER = f"""#!{sys.executable}
 import os, signal, sys, time
 from pathlib import Path
-from core.simworker import write_json_atomic, iso_ms
+from core.ipc.worker_env import iso_ms, write_json_atomic
 progress = Path(os.environ["JARVIS_PROGRESS_DIR"])
 stop = []
 signal.signal(signal.SIGINT, lambda s, f: stop.append(s))

@@ -13,9 +13,25 @@ from tests.processes import PipedProcess
 
 def test_an_empty_workspace_gets_working_defaults(tmp_path: Path) -> None:
     config = load_config(tmp_path)
-    assert config.workers.command[1:] == ["-m", "core.simworker"]
+    assert config.workers.command[1:] == ["-m", "jarvis_sim.simworker"]
     assert config.workers.limit_for("jarvis-worker-1") == 1
     assert config.timeouts.steer_ack_s > 0 and not config.watch.poll
+
+
+def test_a_worker_command_naming_the_simulators_old_module_runs_it_where_it_is_now(
+    tmp_path: Path,
+) -> None:
+    # The simulated worker was `core.simworker` before it left the engine for `jarvis_sim`.
+    (tmp_path / "jarvis.toml").write_text(
+        '[workers]\ncommand = ["python3", "-m", "core.simworker", "-m", "x"]\n'
+        '[workers.sim]\nagent = "command"\ncommand = ["python3", "-m", "core.simworker"]\n'
+        '[workers.other]\nagent = "command"\ncommand = ["core.simworker", "-m", "core.x"]\n'
+    )
+    workers = load_config(tmp_path).workers
+    assert workers.command == ["python3", "-m", "jarvis_sim.simworker", "-m", "x"]
+    assert workers.profiles["sim"].command == ["python3", "-m", "jarvis_sim.simworker"]
+    # Only a module after `-m` is renamed, and only one that moved.
+    assert workers.profiles["other"].command == ["core.simworker", "-m", "core.x"]
 
 
 def test_a_config_file_is_read_and_validated(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ VICTIM = "a" * 34 + "b"
 #: The simulated worker, then the file the criterion checks: what a worker could leave behind.
 WORKER = (
     "import os, pathlib, sys\n"
-    "from core.simworker import main\n"
+    "from jarvis_sim.simworker import main\n"
     "code = main()\n"
     f"pathlib.Path(os.environ['JARVIS_CHECKOUT'], 'notes.txt').write_text({VICTIM!r} + '\\n')\n"
     "sys.exit(code)\n"

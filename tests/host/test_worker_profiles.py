@@ -93,7 +93,7 @@ def test_the_host_runs_a_lanes_command_profile_with_its_environment(
         "import os, sys\n"
         "from pathlib import Path\n"
         "Path(os.environ['JARVIS_CHECKOUT'], 'noted').write_text(os.environ['PROFILE_MARK'])\n"
-        "from core.simworker import main\n"
+        "from jarvis_sim.simworker import main\n"
         "sys.exit(main([]))\n"
     )
     worker.chmod(0o755)

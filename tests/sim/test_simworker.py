@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 
 import pytest
 
-from core import simworker
 from core.contracts.completion import evaluate_completion, extract_completion
 from core.contracts.dispatch import validate_dispatch
 from core.ipc.worker_env import REQUIRED_ENV
+from jarvis_sim import simworker
 from tests.processes import HANG_GUARD_S, PipedProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +96,7 @@ def make_lane(
     )
 
 
-COMMAND = [sys.executable, "-m", "core.simworker"]
+COMMAND = [sys.executable, "-m", "jarvis_sim.simworker"]
 
 
 def run(lane: Lane) -> subprocess.CompletedProcess[str]:

@@ -1,4 +1,4 @@
-"""The simulated worker: ``python -m core.simworker`` speaks the worker side of docs/ipc.md.
+"""The simulated worker: ``python -m jarvis_sim.simworker`` speaks the worker side of docs/ipc.md.
 
 It lets the host and the console be exercised end to end without a real coding agent. Its
 behaviour comes from a ``sim:<scenario>`` token in the dispatch's ``input``:
@@ -854,7 +854,7 @@ def _install(stop: _StopFlag) -> list[tuple[int, Any]]:
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     """Run the simulated worker; returns its exit code."""
     parser = argparse.ArgumentParser(
-        prog="python -m core.simworker",
+        prog="python -m jarvis_sim.simworker",
         description="A simulated coding-agent worker speaking the Jarvis IPC protocol. "
         "Configured by JARVIS_* environment variables; see docs/ipc.md.",
     )

@@ -1,6 +1,6 @@
 """The demo's live fleet: a stand-in coordinator that keeps dispatching work until stopped.
 
-``python -m core.demo_fleet --workspace DIR [--interval S] [--seed N]`` dispatches a new run
+``python -m jarvis_sim.demo_fleet --workspace DIR [--interval S] [--seed N]`` dispatches a new run
 every ``interval`` seconds (jittered), across every simulated scenario — mostly ``ok``, with
 ``slow``, ``fail_contract``, ``crash``, ``verify_fail`` and ``hang`` dealt from a shuffled deck
 so that every scenario comes up within any twenty dispatches — to the lanes ``jarvis-worker-1``
@@ -41,12 +41,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from core.demo_tasks import TASKS, WORKER_LANES, build_dispatch
 from core.ipc.files import atomic_write_json
 from core.ipc.layout import IpcLayout
 from core.lifecycle import RunState
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
+from jarvis_sim.demo_tasks import TASKS, WORKER_LANES, build_dispatch
 
 #: Scenario → cards in a deck of twenty: every scenario comes up in every twenty dispatches.
 DECK = {
@@ -245,7 +245,7 @@ class _Stop:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m core.demo_fleet",
+        prog="python -m jarvis_sim.demo_fleet",
         description="Keep dispatching simulated work to a workspace's host until SIGTERM.",
     )
     parser.add_argument("--workspace", required=True, metavar="DIR")

@@ -34,7 +34,6 @@ from typing import Any
 
 from core.criteria import run_criteria
 from core.criteria.allowlist import DEFAULT_POLICY
-from core.demo_tasks import TASKS, WORKER_LANES, DemoTask, build_dispatch
 from core.host.ingest import Ingestor
 from core.host.openclaw import gate_finished_results, ingest_requests
 from core.host.openclaw import requests_dir as openclaw_requests_dir
@@ -44,23 +43,16 @@ from core.host.steering import deliver_pending, expire_steers
 from core.intake import submit_dispatch
 from core.ipc.files import atomic_write_json
 from core.ipc.layout import IpcLayout
+from core.ipc.worker_env import OUTPUT_END, OUTPUT_START, iso_ms
 from core.lifecycle import Action
 from core.moves import host_move
 from core.operator_actions import ActionResult, approve, cancel, override, retry, steer
-from core.samples import samples_dir
-from core.simworker import (
-    OUTPUT_END,
-    OUTPUT_START,
-    Step,
-    build_completion,
-    build_plan,
-    iso_ms,
-    read_task,
-    write_checkout,
-)
 from core.store.sqlite_store import SqliteStore
 from core.worker_logs import attempt_dir
 from core.workspace import Workspace
+from jarvis_sim.demo_tasks import TASKS, WORKER_LANES, DemoTask, build_dispatch
+from jarvis_sim.samples import samples_dir
+from jarvis_sim.simworker import Step, build_completion, build_plan, read_task, write_checkout
 
 #: Who acted in the seeded history (role accounts, as a shared console would show them).
 OPERATORS = ("oncall", "release-lead", "qa-lead")

@@ -1,6 +1,6 @@
 """Small real repositories for the demo's projects, so its runs work on real git.
 
-Each project the demo's tasks name (`core.demo_tasks.TASKS`) gets a bare repository under
+Each project the demo's tasks name (`jarvis_sim.demo_tasks.TASKS`) gets a bare repository under
 ``<workspace>/demo-repos/`` holding a first commit of the files its tasks talk about, and an
 entry in the demo's ``jarvis.toml``. Bare, so approving a run in the demo merges it: no one's
 working tree holds their ``main``.
@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 from core.contracts.names import relative_path_problem
-from core.demo_tasks import TASKS
 from core.repos.git import git
+from jarvis_sim.demo_tasks import TASKS
 
 #: Under the workspace: the demo's repositories, one bare repository per project.
 DEMO_REPOS = "demo-repos"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from core import simworker
 from core.criteria.extract import extract_criteria
+from jarvis_sim import simworker
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs" / "dispatches"
 TODAY_RE = r"## \d{4}-\d{2}-\d{2}"

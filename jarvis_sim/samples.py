@@ -13,15 +13,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parent
 
 
 def samples_dir() -> Path:
-    """Where ``sample_runs/`` is: beside the packages in a checkout, inside the wheel otherwise."""
-    for candidate in (_PACKAGE_ROOT / "sample_runs", _PACKAGE_ROOT / "jarvis_tui" / "sample_runs"):
+    """Where ``sample_runs/`` is: beside the packages in a checkout, inside this one in a wheel."""
+    for candidate in (_PACKAGE.parent / "sample_runs", _PACKAGE / "sample_runs"):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError("sample_runs/ is not installed beside the engine")
+    raise FileNotFoundError("sample_runs/ is not installed beside jarvis_sim")
 
 
 @dataclass(frozen=True, slots=True)
