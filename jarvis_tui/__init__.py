@@ -1,4 +1,4 @@
-"""Jarvis TUI: the operator console and the `jarvis` command line."""
+"""Jarvis TUI: the operator console (`jarvis tui`; the command line is `jarvis_cli`)."""
 
 import os
 

@@ -1,7 +1,7 @@
 """Running the ``jarvis`` command line from tests: in this process, or as a real process.
 
-In process is the default. ``jarvis_tui.cli.run(argv)`` is everything the entry point does
-(``python -m jarvis_tui`` is ``sys.exit(run(sys.argv[1:]))``), so its return value is the exit
+In process is the default. ``jarvis_cli.run(argv)`` is everything the entry point does
+(``python -m jarvis_cli`` is ``sys.exit(run(sys.argv[1:]))``), so its return value is the exit
 code; starting an interpreter per call made every CLI test cost a third of a second or more.
 The call sees what a process would: ``sys.argv``, an stdin holding ``stdin``, stdout and stderr
 captured as text, the working directory and environment, all put back afterwards; argparse's
@@ -63,7 +63,7 @@ def jarvis_process(
 ) -> Result:
     """Run the real command line in a subprocess, as a script would."""
     proc = subprocess.run(
-        [sys.executable, "-m", "jarvis_tui", *map(str, args)],
+        [sys.executable, "-m", "jarvis_cli", *map(str, args)],
         input=stdin,
         capture_output=True,
         cwd=cwd,
@@ -110,7 +110,7 @@ def jarvis_in_process(
     *args: str | Path, stdin: bytes | None = None, cwd: Path | None = None
 ) -> Result:
     """Run ``jarvis args`` in this process, as the entry point would run it."""
-    from jarvis_tui.cli import run
+    from jarvis_cli import run
 
     argv = [str(a) for a in args]
     with _as_a_process(argv, stdin or b"", cwd) as (out, err):

@@ -1,7 +1,7 @@
 """Starting a host in the background, asking whether one runs, and stopping it.
 
 `jarvis tui` calls `ensure_host` so that one command is enough: if no host holds the workspace,
-it starts ``python -m jarvis_tui host --workspace DIR`` as a detached service (its own session,
+it starts ``python -m jarvis_cli host --workspace DIR`` as a detached service (its own session,
 stdin from /dev/null, stdout and stderr appended to ``<workspace>/host.log``) and waits until
 that host holds the workspace lock. The service outlives the console on purpose — like a tmux
 server, a dropped SSH session must not stop the runs in flight — and `stop_host` (``jarvis host
@@ -36,7 +36,7 @@ START_TIMEOUT_S = 5.0
 STOP_TIMEOUT_S = 20.0
 _POLL_S = 0.02
 _PR_SET_PDEATHSIG = 1
-#: Where `core` and `jarvis_tui` are importable from: a checkout's root, or site-packages.
+#: Where `core` and `jarvis_cli` are importable from: a checkout's root, or site-packages.
 _IMPORT_ROOT = Path(__file__).resolve().parents[2]
 
 #: Hosts started by this process. Keeping the handle stops `subprocess` from warning that a
@@ -70,11 +70,11 @@ def workspace_root(workspace: Workspace | Path | str) -> Path:
 
 def host_command(root: Path) -> list[str]:
     """The command line of a host for ``root``: this Python, the ``jarvis host`` command."""
-    return [sys.executable, "-m", "jarvis_tui", "host", "--workspace", str(root)]
+    return [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(root)]
 
 
 def child_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
-    """An environment in which ``python -m jarvis_tui`` works from any directory."""
+    """An environment in which ``python -m jarvis_cli`` works from any directory."""
     env = dict(os.environ if base is None else base)
     parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     # A checkout run without installing needs its root on the path; an installed package is

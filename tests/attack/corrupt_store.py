@@ -114,7 +114,7 @@ def _fingerprint(db: Path) -> str:
 
 
 def _console(ws: Path) -> tuple[int, bytes]:
-    argv = [sys.executable, "-m", "jarvis_tui", "tui", "--no-host", "--workspace", str(ws)]
+    argv = [sys.executable, "-m", "jarvis_cli", "tui", "--no-host", "--workspace", str(ws)]
     env = dict(os.environ, TERM="xterm-256color")
     with PtyProcess(argv, cols=100, rows=30, env=env) as console:
         try:

@@ -132,7 +132,7 @@ HOSTILE_SEQUENCES = [b"\x1b]0;owned", b"\x1b]52;", b"\x1b]8;;https://evil", b"\x
 
 def _console(ws: Path, figures: Figures) -> bytes:
     env = dict(os.environ, TERM="xterm-256color", COLORTERM="truecolor")
-    argv = [sys.executable, "-m", "jarvis_tui", "tui", "--no-host", "--workspace", str(ws)]
+    argv = [sys.executable, "-m", "jarvis_cli", "tui", "--no-host", "--workspace", str(ws)]
     with PtyProcess(argv, cols=160, rows=48, env=env) as console:
         console.wait_for(MARKER.encode(), "the worker's text in the console")
         console.write(b"j")  # the other run, with its own panels

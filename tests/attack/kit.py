@@ -119,7 +119,7 @@ def jarvis(
     running after ``timeout`` seconds is killed and reported with the code `HUNG`."""
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "jarvis_tui", *map(str, args)],
+            [sys.executable, "-m", "jarvis_cli", *map(str, args)],
             input=stdin,
             capture_output=True,
             cwd=ROOT,

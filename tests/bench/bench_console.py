@@ -596,11 +596,11 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 def tui_command() -> tuple[list[str], bool]:
-    """The installed ``jarvis tui`` (else ``python -m jarvis_tui tui``), and whether it has
+    """The installed ``jarvis tui`` (else ``python -m jarvis_cli tui``), and whether it has
     ``--no-host``."""
     jarvis = Path(sys.executable).parent / "jarvis"
     command = (
-        [str(jarvis), "tui"] if jarvis.exists() else [sys.executable, "-m", "jarvis_tui", "tui"]
+        [str(jarvis), "tui"] if jarvis.exists() else [sys.executable, "-m", "jarvis_cli", "tui"]
     )
     usage = subprocess.run([*command, "--help"], cwd=ROOT, capture_output=True, text=True)
     no_host = "--no-host" in usage.stdout
@@ -981,12 +981,12 @@ def source_state() -> str:
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "jarvis_tui", "core", "themes"],
+            ["git", "status", "--porcelain", "--", "core", "jarvis_cli", "jarvis_tui", "themes"],
             cwd=ROOT, capture_output=True, text=True,
         ).stdout.strip()  # fmt: skip
     except OSError:
         return "unknown"
-    return f"{head}{' + uncommitted changes to jarvis_tui/core/themes' if dirty else ''}"
+    return f"{head}{' + uncommitted changes to the code' if dirty else ''}"
 
 
 def verdict(ok: bool) -> str:
@@ -1030,7 +1030,8 @@ def main() -> None:
         top = run_id(args.runs - 1)
 
         # As an installed console starts: with its modules' bytecode already on disk.
-        compileall = [sys.executable, "-m", "compileall", "-q", "jarvis_tui", "core"]
+        compileall = [sys.executable, "-m", "compileall", "-q",
+                      "core", "jarvis_cli", "jarvis_sim", "jarvis_tui"]  # fmt: skip
         subprocess.run(compileall, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         command, no_host = tui_command()
         shown = " ".join([Path(command[0]).name, *command[1:]])

@@ -60,7 +60,7 @@ def workspace(config: str) -> Path:
 
 
 def start_host(ws: Path, *, poll_ms: int | None) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "jarvis_tui", "host", "--workspace", str(ws)]
+    args = [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws)]
     env = dict(os.environ)
     if poll_ms:
         config = (

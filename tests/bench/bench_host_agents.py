@@ -126,7 +126,7 @@ def config(mode: str, args: argparse.Namespace, ws: Path) -> str:
 
 
 def start_host(ws: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "jarvis_tui", "host", "--workspace", str(ws)]
+    args = [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws)]
     with open(ws / "host.err", "wb") as log:  # the host keeps its own copy of the file
         host = subprocess.Popen(args, cwd=ROOT, env=env, stderr=log)
     deadline = time.monotonic() + 30
@@ -228,7 +228,8 @@ def main() -> None:
     if args.quick:
         args.events = 50
 
-    compileall = [sys.executable, "-m", "compileall", "-q", "jarvis_tui", "core"]
+    compileall = [sys.executable, "-m", "compileall", "-q",
+                  "core", "jarvis_cli", "jarvis_sim", "jarvis_tui"]  # fmt: skip
     subprocess.run(compileall, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
           f"{platform.release()}, Python {platform.python_version()}; "

@@ -67,7 +67,7 @@ def demo_once(tmp: Path) -> tuple[float, float]:
     """Seconds to live work, and from SIGTERM to the demo's exit."""
     ws = tmp / f"demo-{time.monotonic_ns()}"
     env = {k: v for k, v in os.environ.items() if k != "JARVIS_WORKSPACE"}
-    argv = [sys.executable, "-m", "jarvis_tui", "demo", "--workspace", str(ws)]
+    argv = [sys.executable, "-m", "jarvis_cli", "demo", "--workspace", str(ws)]
     argv += ["--no-console", "60"]
     started = time.monotonic()
     with PipedProcess(argv, env=env, cwd=ROOT) as demo:

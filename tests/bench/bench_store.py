@@ -259,7 +259,7 @@ def bench_list(workdir: Path, count: int) -> dict[str, Any]:
     db = workspace / "jarvis.db"
     insert_s = fill(db, count)
     command = [
-        sys.executable, "-m", "jarvis_tui", "runs", "--json",
+        sys.executable, "-m", "jarvis_cli", "runs", "--json",
         "--workspace", str(workspace), "--limit", str(count),
     ]  # fmt: skip
     probe = subprocess.run(command, cwd=ROOT, capture_output=True)

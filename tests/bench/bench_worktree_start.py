@@ -67,7 +67,7 @@ def big_repo(where: Path, files: int) -> Path:
 
 def start_host(ws: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ, JARVIS_SIM_INTERVAL_MS="5,10")
-    args = [sys.executable, "-m", "jarvis_tui", "host", "--workspace", str(ws)]
+    args = [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws)]
     host = subprocess.Popen(args, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

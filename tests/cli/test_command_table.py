@@ -7,7 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
-from jarvis_tui.cli import _handler, build_parser
+from jarvis_cli import _handler, build_parser
 
 
 def _leaves(parser: argparse.ArgumentParser, path: str = "jarvis") -> Iterator[tuple[str, str]]:
@@ -33,7 +33,7 @@ def test_opening_the_console_does_not_load_the_contract_models_or_the_extractor(
     # second of first paint when every command's module was imported up front.
     probe = (
         "import sys\n"
-        "from jarvis_tui.cli import build_parser, _handler\n"
+        "from jarvis_cli import build_parser, _handler\n"
         "args = build_parser().parse_args(['tui'])\n"
         "_handler(args.handler)\n"
         "import jarvis_tui.app\n"
@@ -42,4 +42,21 @@ def test_opening_the_console_does_not_load_the_contract_models_or_the_extractor(
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_only_the_console_commands_load_textual() -> None:
+    # Every other command's handler, imported in one fresh interpreter, loads no Textual and no
+    # screen of the console (`jarvis tui` and `jarvis demo` import theirs when they open them).
+    others = sorted({name for _, name in _leaves(build_parser())} - {"tui.run", "demo.run"})
+    probe = (
+        "import sys\n"
+        "from jarvis_cli import _handler\n"
+        f"for name in {others!r}:\n"
+        "    _handler(name)\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'"
+        " or m.startswith(('jarvis_tui.app', 'jarvis_tui.screens', 'jarvis_tui.widgets')))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "host.run" in others and "runs.runs" in others
     assert out.stdout.strip() == ""

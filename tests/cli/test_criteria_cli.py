@@ -12,7 +12,7 @@ import pytest
 from core.criteria import run_criteria
 from core.lifecycle import RunState
 from core.store.sqlite_store import SqliteStore
-from jarvis_tui.cli.criteria import VERIFY_FAILED
+from jarvis_cli.criteria import VERIFY_FAILED
 from tests.cli.conftest import jarvis
 from tests.core.store_helpers import make_run
 

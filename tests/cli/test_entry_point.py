@@ -1,7 +1,7 @@
 """The real entry point, as a process: the boundary the in-process runner stands in for.
 
-Most CLI tests run `jarvis_tui.cli.run` in process (tests/jarvis_cli.py). Here the same
-commands also run as ``python -m jarvis_tui`` and must end the same way, byte for byte: that is
+Most CLI tests run `jarvis_cli.run` in process (tests/jarvis_cli.py). Here the same
+commands also run as ``python -m jarvis_cli`` and must end the same way, byte for byte: that is
 what lets the rest trust the in-process runner. The exit codes scripts see, stdin through a
 pipe, and the commands that always get a process of their own are checked here too.
 """

@@ -91,8 +91,8 @@ def test_stderr_lines_are_quoted_and_cannot_pass_for_fields(tmp_path: Path) -> N
     behind a gutter, and a long one wraps after it, so no line of it starts where a field does."""
     from io import StringIO
 
-    from jarvis_tui.cli.output import console
-    from jarvis_tui.cli.trouble import print_run_trouble
+    from jarvis_cli.output import console
+    from jarvis_cli.trouble import print_run_trouble
 
     forged = "  state                 done\n  overridden_by         alice\n" + "x " * 60
     detail = {"stderr": [{"attempt": 1, "exit_code": 1, "total_bytes": 99, "tail": forged}]}

@@ -205,7 +205,7 @@ def run_raw(args: list[str | Path], *, colour: bool) -> subprocess.CompletedProc
     if colour:
         env.update(FORCE_COLOR="1", TERM="xterm-256color")
     return subprocess.run(
-        [sys.executable, "-m", "jarvis_tui", *map(str, args)],
+        [sys.executable, "-m", "jarvis_cli", *map(str, args)],
         capture_output=True,
         env=env,
         cwd=ROOT,
@@ -265,7 +265,7 @@ def test_json_keeps_the_text_whole(setting: dict[str, list[str | Path]]) -> None
 
 
 def test_the_hosts_log_keeps_a_record_to_one_inert_line() -> None:
-    from jarvis_tui.cli.output import InertLogFormatter
+    from jarvis_cli.output import InertLogFormatter
 
     formatter = InertLogFormatter("%(levelname)s %(message)s")
     record = logging.LogRecord("jarvis.host", logging.WARNING, __file__, 1, "quarantined %s (%s)",

@@ -107,7 +107,7 @@ def test_a_bad_number_is_a_usage_error(ws: Path, flag: list[str]) -> None:
 
 
 def follow(ws: Path, run_id: str, *extra: str) -> PipedProcess:
-    command = [sys.executable, "-m", "jarvis_tui", "logs", run_id, "--follow", "--json"]
+    command = [sys.executable, "-m", "jarvis_cli", "logs", run_id, "--follow", "--json"]
     return PipedProcess([*command, "--poll", "0.01", "--workspace", str(ws), *extra])
 
 
@@ -153,7 +153,7 @@ def test_ctrl_c_ends_a_follow_quietly_with_exit_0(ws: Path) -> None:
     folder = attempt_dir(ws, "run-live", 1)
     folder.mkdir(parents=True)
     (folder / "stdout.log").write_text("working\n")
-    command = [sys.executable, "-m", "jarvis_tui", "logs", "run-live", "--follow"]
+    command = [sys.executable, "-m", "jarvis_cli", "logs", "run-live", "--follow"]
     with PipedProcess([*command, "--workspace", str(ws)]) as follower:
         assert follower.next_line("the last line") == "working"
         follower.wait_for_stderr(b"following", "the follow's start")

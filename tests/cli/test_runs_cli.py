@@ -150,7 +150,7 @@ def test_journal_follow_sees_a_change_from_another_process(ws: Path) -> None:
     from tests.processes import PipedProcess
 
     j(ws, "dispatch", FIX)
-    command = [sys.executable, "-m", "jarvis_tui", "journal", "--follow", "--json"]
+    command = [sys.executable, "-m", "jarvis_cli", "journal", "--follow", "--json"]
     with PipedProcess([*command, "--workspace", str(ws)]) as follower:
         first = json.loads(follower.next_line("the journal's first row"))
         assert first["kind"] == "created"

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from core.store.sqlite_store import SqliteStore
-from jarvis_tui.cli import run
+from jarvis_cli import run
 from tests.broken_stores import BREAK, OPEN_CODE, good_store
 from tests.cli.conftest import jarvis
 from tests.conftest import SAMPLES
@@ -244,7 +244,7 @@ def as_nobody(*args: str | Path) -> Any:
         "import site, sys\n"
         f"for p in {packages!r}: site.addsitedir(p)\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from jarvis_tui.cli import run\n"
+        "from jarvis_cli import run\n"
         "sys.exit(run(sys.argv[1:]))\n"
     )
     proc = subprocess.run(
@@ -344,7 +344,7 @@ def test_dispatch_on_a_full_disk_is_an_io_error_not_a_verdict(
 def test_a_lock_held_past_the_busy_timeout_is_an_io_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jarvis_tui.cli.runs as runs_cli
+    import jarvis_cli.runs as runs_cli
 
     ws = tmp_path / "ws"
     _workspace_with_a_run(ws)
@@ -404,7 +404,7 @@ def test_following_the_journal_of_a_read_only_mount_sees_later_commits(
     # No writer is connected: the follower opens the file as it is, and must open it again to
     # see what a writer that starts later commits.
     follower = subprocess.Popen(
-        [sys.executable, "-m", "jarvis_tui", "journal", "--follow", "--json",
+        [sys.executable, "-m", "jarvis_cli", "journal", "--follow", "--json",
          "--workspace", str(view)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

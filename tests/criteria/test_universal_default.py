@@ -66,7 +66,7 @@ def test_a_dispatch_gets_the_checklist_only_when_it_or_the_workspace_asks(
 
 
 def _jarvis(*args: str, stdin: str | None = None) -> tuple[int, dict[str, Any]]:
-    done = subprocess.run([sys.executable, "-m", "jarvis_tui", *args, "--json"], input=stdin,
+    done = subprocess.run([sys.executable, "-m", "jarvis_cli", *args, "--json"], input=stdin,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     return done.returncode, json.loads(done.stdout)
 

@@ -78,7 +78,7 @@ def start_demo(*args: str, env_extra: dict[str, str] | None = None) -> PipedProc
     env["JARVIS_SIM_INTERVAL_MS"] = "20,60"  # quick runs; the demo's own pace is for watching
     env.pop("JARVIS_WORKSPACE", None)
     env.update(env_extra or {})
-    return PipedProcess([sys.executable, "-m", "jarvis_tui", "demo", *args], env=env)
+    return PipedProcess([sys.executable, "-m", "jarvis_cli", "demo", *args], env=env)
 
 
 def refused_codes(errors: Path) -> set[str]:
@@ -215,7 +215,7 @@ def test_the_demo_refuses_a_workspace_with_something_in_it(tmp_path: Path) -> No
 
 
 def test_jarvis_alone_opens_the_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jarvis_tui.cli import run, tui
+    from jarvis_cli import run, tui
 
     seen: list[tuple[str | None, str, bool]] = []
 

@@ -23,7 +23,7 @@ from tests.processes import HANG_GUARD_S, wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
-JARVIS = [sys.executable, "-m", "jarvis_tui"]
+JARVIS = [sys.executable, "-m", "jarvis_cli"]
 
 
 class Terminal:
@@ -95,7 +95,7 @@ def demo(tmp_path: Path) -> Iterator[tuple[Terminal, Path]]:
     exit_file = tmp_path / "exit-code"
     command = (
         f"cd {Path.cwd()} && JARVIS_OPERATOR=e2e-operator TERM=xterm-256color "
-        f"{sys.executable} -m jarvis_tui demo --workspace {workspace} --interval 0.5; "
+        f"{sys.executable} -m jarvis_cli demo --workspace {workspace} --interval 0.5; "
         f"echo $? > {exit_file}; sleep {HANG_GUARD_S:.0f}"
     )
     terminal = Terminal(command)

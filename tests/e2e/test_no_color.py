@@ -55,7 +55,7 @@ def console_output(workspace: Path, *, no_color: bool) -> bytes:
     env.update(TERM="xterm-256color", COLORTERM="truecolor")
     if no_color:
         env["NO_COLOR"] = "1"
-    argv = [sys.executable, "-m", "jarvis_tui", "tui", "--no-host", "--workspace", str(workspace)]
+    argv = [sys.executable, "-m", "jarvis_cli", "tui", "--no-host", "--workspace", str(workspace)]
     with PtyProcess(argv, cols=100, rows=30, env=env) as console:
         console.wait_for(b"run-contract", "the run table")
         console.write(b"q")

@@ -79,7 +79,7 @@ def dispatch(
 
 
 class HostProcess:
-    """One `python -m jarvis_tui host` on a workspace, its stderr kept in a log file."""
+    """One `python -m jarvis_cli host` on a workspace, its stderr kept in a log file."""
 
     def __init__(
         self,
@@ -99,7 +99,7 @@ class HostProcess:
         # The host runs from this virtual environment, as an installed `jarvis` would: its
         # tools (this interpreter, pytest, ruff) are on its PATH for criteria to find by name.
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-        args = [sys.executable, "-m", "jarvis_tui", "host", "--workspace", str(ws)]
+        args = [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws)]
         if poll:
             args.append("--poll")
         args.extend(extra_args)

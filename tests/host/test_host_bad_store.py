@@ -22,7 +22,7 @@ HANG_GUARD_S = 60
 def jarvis(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """The real entry point in its own process: its exit code is what a service manager sees."""
     return subprocess.run(
-        [sys.executable, "-m", "jarvis_tui", *map(str, args)],
+        [sys.executable, "-m", "jarvis_cli", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=HANG_GUARD_S,
@@ -78,7 +78,7 @@ def test_the_console_on_a_broken_store_exits_2_with_a_sentence(ws: Path, broken:
 def start_host(ws: Path) -> tuple[subprocess.Popen[str], str]:
     """A host on ``ws``, once it holds the workspace; then stopped, with what it logged."""
     host = subprocess.Popen(
-        [sys.executable, "-m", "jarvis_tui", "host", "--workspace", str(ws), "--poll"],
+        [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws), "--poll"],
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -110,7 +110,7 @@ def test_a_good_store_passes_the_hosts_check(ws: Path) -> None:
 
 def test_the_console_waits_longer_for_a_host_that_reads_a_larger_store(tmp_path: Path) -> None:
     from core.host.launcher import START_TIMEOUT_S
-    from jarvis_tui.cli.tui import SLOW_DISK_BYTES_PER_S, host_start_timeout
+    from jarvis_cli.tui import SLOW_DISK_BYTES_PER_S, host_start_timeout
 
     db = tmp_path / "jarvis.db"
     assert host_start_timeout(db) == START_TIMEOUT_S  # none yet: a new store is small

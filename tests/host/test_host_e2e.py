@@ -1,6 +1,6 @@
 """The real host, end to end: `jarvis host` as a process supervising simulated workers.
 
-Each test starts `python -m jarvis_tui host` on its own workspace, drives it through the store,
+Each test starts `python -m jarvis_cli host` on its own workspace, drives it through the store,
 the CLI and signals, and reads the outcome back from the store, the logs and /proc. No test
 leaves a worker process behind (checked after every host is stopped).
 """
@@ -435,7 +435,7 @@ def test_a_host_killed_mid_run_is_recovered_by_the_next(
 
 def test_a_second_host_on_the_same_workspace_is_refused(ws: Path) -> None:
     write_config(ws)
-    command = [sys.executable, "-m", "jarvis_tui", "host", "--workspace", str(ws)]
+    command = [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws)]
     with running_host(ws) as first:
         second = subprocess.run(command, capture_output=True, text=True, timeout=HANG_GUARD_S)
         assert second.returncode == 1, (second.stdout, second.stderr)

@@ -125,7 +125,7 @@ def test_a_host_that_cannot_start_is_reported_with_its_log(ws: Path) -> None:
 def test_jarvis_tui_starts_a_host_that_outlives_the_console(
     ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from jarvis_tui.cli import run
+    from jarvis_cli import run
 
     opened: list[tuple[Path, dict[str, Any], int | None]] = []
 

@@ -75,7 +75,7 @@ def test_a_crashed_workers_stderr_is_shown_bounded_masked_and_inert(ws: Path) ->
     assert "[33m" not in tail  # colour codes are noise, dropped
 
     readable = subprocess.run(
-        [sys.executable, "-m", "jarvis_tui", "show", RUN, "--workspace", str(ws)],
+        [sys.executable, "-m", "jarvis_cli", "show", RUN, "--workspace", str(ws)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -361,7 +361,7 @@ def test_two_operators_approving_at_once_get_one_merge_and_one_refusal(
 ) -> None:
     configure(ws, bare_origin)
     reviewed(ws, store, conn, ["r1"])
-    command = [sys.executable, "-m", "jarvis_tui", "approve", "r1", "--json",
+    command = [sys.executable, "-m", "jarvis_cli", "approve", "r1", "--json",
                "--workspace", str(ws)]  # fmt: skip
     racers = [
         subprocess.Popen([*command, "--operator", name], stdout=subprocess.PIPE, text=True)

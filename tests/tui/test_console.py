@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from textual.message import Message
 
+import jarvis_cli as cli
 from core.intake import submit_dispatch
 from core.store.sqlite_store import SqliteStore
-from jarvis_tui import cli
 from jarvis_tui.messages import StoreChanged
 from jarvis_tui.modals.help_screen import HELP
 from jarvis_tui.modals.reason_dialog import ReasonDialog
@@ -211,7 +211,7 @@ async def test_a_refusal_when_another_process_moved_the_run_first(store_db: Path
         assert isinstance(app.screen, RetryDialog)
         # Meanwhile another operator retries the same run from another process.
         other = subprocess.run(
-            [sys.executable, "-m", "jarvis_tui", "retry", "run-failed", "--workspace",
+            [sys.executable, "-m", "jarvis_cli", "retry", "run-failed", "--workspace",
              str(store_db.parent), "--operator", "day-operator", "--json"],
             capture_output=True, text=True, check=False, env={**os.environ},
         )  # fmt: skip

@@ -31,8 +31,8 @@ def _paced_at(first: str, **env: str) -> int:
 
 def test_the_jarvis_command_paces_the_console_at_its_frame_rate() -> None:
     assert FRAME_RATE > 60  # Textual's own default, which made keys wait behind busy frames
-    assert _paced_at("jarvis_tui.cli") == FRAME_RATE
+    assert _paced_at("jarvis_cli.tui") == FRAME_RATE
 
 
 def test_an_operators_textual_fps_is_kept() -> None:
-    assert _paced_at("jarvis_tui.cli", TEXTUAL_FPS="30") == 30
+    assert _paced_at("jarvis_cli.tui", TEXTUAL_FPS="30") == 30

@@ -17,9 +17,9 @@ from rich.text import Text
 
 from core.run_views import quarantine_counts, quarantined_files
 from core.store.sqlite_store import SqliteStore, iso
-from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import console, emit_json, quoted
-from jarvis_tui.safe_text import inert
+from core.text import inert
+from jarvis_cli.inputs import UsageError
+from jarvis_cli.output import console, emit_json, quoted
 
 #: How far back `jarvis runs` counts refused files.
 RECENT = timedelta(hours=24)
@@ -95,7 +95,7 @@ def refusals_line(store: SqliteStore, now: datetime) -> tuple[dict[str, int], Te
 
 def errors(args: argparse.Namespace) -> int:
     """``jarvis errors``: the files the host refused, newest first."""
-    from jarvis_tui.cli.runs import open_store
+    from jarvis_cli.runs import open_store
 
     if args.limit < 1:
         raise UsageError("usage", "--limit must be at least 1.")

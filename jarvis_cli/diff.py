@@ -32,9 +32,9 @@ from core.repos.diff import (
     shown_line,
 )
 from core.repos.git import GitError
-from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import console, data, dumps, emit_json, verdict_line
-from jarvis_tui.cli.runs import open_store
+from jarvis_cli.inputs import UsageError
+from jarvis_cli.output import console, data, dumps, emit_json, verdict_line
+from jarvis_cli.runs import open_store
 
 #: The colour of each kind of patch line on a terminal.
 LINE_STYLES: dict[LineKind, str] = {

@@ -30,9 +30,8 @@ from core.store.opening import StoreError, fault
 from core.store.sqlite_store import SqliteStore
 from core.usage_text import usage_line
 from core.workspace import Workspace, WorkspaceError
-from jarvis_tui.ages import in_largest_unit, seconds_since
-from jarvis_tui.cli.inputs import UsageError, read_input
-from jarvis_tui.cli.output import (
+from jarvis_cli.inputs import UsageError, read_input
+from jarvis_cli.output import (
     console,
     data,
     emit_json,
@@ -41,7 +40,8 @@ from jarvis_tui.cli.output import (
     verdict_line,
     write_error,
 )
-from jarvis_tui.cli.trouble import print_run_trouble, refusals_line
+from jarvis_cli.trouble import print_run_trouble, refusals_line
+from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.state_look import state_text
 
 

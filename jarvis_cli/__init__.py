@@ -1,4 +1,10 @@
-"""The ``jarvis`` command line.
+"""The ``jarvis`` command line (``python -m jarvis_cli``).
+
+Its own package, beside the engine (`core`) and the console (`jarvis_tui`), so that commands that
+need no screen never load one: each command's handler is imported only when the command runs,
+and only `jarvis tui` and `jarvis demo` import the console, Textual with it. `jarvis host`, the
+long-running service `ensure_host` starts, never imports `jarvis_tui` (an import-linter contract,
+and tests/cli/test_host_imports.py on a running host).
 
 Exit codes are part of the interface, because scripts depend on them: 0 valid / accepted,
 1 invalid / rejected, 2 usage or I/O error (a store that cannot be opened, or fails while in use,
@@ -16,20 +22,20 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from core.store.opening import StoreError, fault
-from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import usage_error, write_error
+from jarvis_cli.inputs import UsageError
+from jarvis_cli.output import usage_error, write_error
 
 Handler = Callable[[argparse.Namespace], int]
 
 
 def _handler(name: str) -> Handler:
-    """The handler ``module.function`` of ``jarvis_tui.cli``, imported only now.
+    """The handler ``module.function`` of ``jarvis_cli``, imported only now.
 
     Each command imports just what it uses: `jarvis tui` then never loads the contract models
     or the criteria extractor, which kept a quarter of a second off the console's first paint.
     """
     module, _, function = name.partition(".")
-    handler: Handler = getattr(importlib.import_module(f"jarvis_tui.cli.{module}"), function)
+    handler: Handler = getattr(importlib.import_module(f"jarvis_cli.{module}"), function)
     return handler
 
 

@@ -31,9 +31,9 @@ from core.worker_logs import (
     shown_line,
     tail_log,
 )
-from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import console, dumps, emit_json, verdict_line, write_error
-from jarvis_tui.cli.runs import open_store
+from jarvis_cli.inputs import UsageError
+from jarvis_cli.output import console, dumps, emit_json, verdict_line, write_error
+from jarvis_cli.runs import open_store
 
 
 def run(args: argparse.Namespace) -> int:

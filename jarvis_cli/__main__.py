@@ -1,10 +1,10 @@
-"""Entry point of the ``jarvis`` command (also ``python -m jarvis_tui``)."""
+"""Entry point of the ``jarvis`` command (also ``python -m jarvis_cli``)."""
 
 from __future__ import annotations
 
 import sys
 
-from jarvis_tui.cli import run
+from jarvis_cli import run
 
 
 def main() -> None:

@@ -14,9 +14,9 @@ from collections import Counter
 from rich.table import Table
 from rich.text import Text
 
+from core.text import inert
+from jarvis_cli.output import console, emit_json, verdict_line
 from jarvis_sim.samples import check_samples, samples_dir
-from jarvis_tui.cli.output import console, emit_json, verdict_line
-from jarvis_tui.safe_text import inert
 
 _GOOD = {"valid", "review_requested", "ok", "repaired", "L0"}
 

@@ -26,8 +26,8 @@ from core.host.config import (
 )
 from core.host.repo_config import ConfigWriteError, RepoRefused, add_repo, remove_repo
 from core.workspace import Workspace, WorkspaceError
-from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import console, emit_json, escape, write_error
+from jarvis_cli.inputs import UsageError
+from jarvis_cli.output import console, emit_json, escape, write_error
 
 
 def _root(args: argparse.Namespace) -> Path:

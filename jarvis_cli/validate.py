@@ -11,9 +11,9 @@ from core.contracts.completion import MAX_OUTPUT_BYTES, evaluate_completion
 from core.contracts.dispatch_kinds import validate_any_dispatch
 from core.contracts.errors import ValidationReport
 from core.contracts.jsondoc import MAX_DOCUMENT_BYTES
-from jarvis_tui.cli.inputs import UsageError, existing_dir, read_input
-from jarvis_tui.cli.output import console, emit_json, errors_table, gates_table, verdict_line
-from jarvis_tui.safe_text import inert
+from core.text import inert
+from jarvis_cli.inputs import UsageError, existing_dir, read_input
+from jarvis_cli.output import console, emit_json, errors_table, gates_table, verdict_line
 
 #: Planner output is free model text around the JSON; allow more than a bare document.
 _MAX_PLANNER_BYTES = 4 * MAX_DOCUMENT_BYTES

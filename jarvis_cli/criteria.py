@@ -25,8 +25,8 @@ from core.criteria import run_criteria
 from core.criteria.allowlist import command_key
 from core.identity import operator_name
 from core.store.sqlite_store import Row, SqliteStore
-from jarvis_tui.cli.inputs import UsageError, existing_dir, read_input
-from jarvis_tui.cli.output import (
+from jarvis_cli.inputs import UsageError, existing_dir, read_input
+from jarvis_cli.output import (
     Lines,
     console,
     emit_json,
@@ -34,7 +34,7 @@ from jarvis_tui.cli.output import (
     fields,
     verdict_line,
 )
-from jarvis_tui.cli.runs import open_store
+from jarvis_cli.runs import open_store
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.state_look import state_text
 

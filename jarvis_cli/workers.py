@@ -11,8 +11,8 @@ from rich.text import Text
 from core.host.config import CONFIG_NAME, ConfigError, load_config
 from core.host.worker_check import check_program
 from core.workspace import Workspace, WorkspaceError
-from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import console, emit_json, escape
+from jarvis_cli.inputs import UsageError
+from jarvis_cli.output import console, emit_json, escape
 
 #: The name shown for the plain ``[workers] command`` when no profile is the default.
 PLAIN = "(command)"

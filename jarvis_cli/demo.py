@@ -39,13 +39,13 @@ from typing import Any
 from core.host.launcher import child_env, log_tail, parent_death_signal, processes_with_env
 from core.host.lock import HostLock
 from core.repos.git import GitError
+from core.text import inert
 from core.workspace import Workspace, WorkspaceError
+from jarvis_cli.demo_leftovers import make_temporary, remove_leftovers
+from jarvis_cli.inputs import UsageError
+from jarvis_cli.tui import check_theme
 from jarvis_sim.demo_repos import make_demo_repos, repos_config
 from jarvis_sim.demo_seed import SeedError, seed_new_workspace
-from jarvis_tui.cli.demo_leftovers import make_temporary, remove_leftovers
-from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.tui import check_theme
-from jarvis_tui.safe_text import inert
 
 #: The worker pace of the demo: an `ok` run takes a few seconds, a `slow` one half a minute.
 DEMO_SIM_INTERVAL_MS = "300,900"
@@ -104,7 +104,7 @@ class DemoProcesses:
     def start(self) -> None:
         python = sys.executable
         self.host = self._spawn(
-            [python, "-m", "jarvis_tui", "host", "--workspace", str(self.root)], "host.log"
+            [python, "-m", "jarvis_cli", "host", "--workspace", str(self.root)], "host.log"
         )
         fleet = [python, "-m", "jarvis_sim.demo_fleet", "--workspace", str(self.root)]
         if self.interval is not None:

@@ -15,8 +15,8 @@ from core.host.launcher import HostStopError, stop_host
 from core.host.lock import HostLockHeld
 from core.store.opening import StoreError, fault
 from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError
-from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import InertLogFormatter, emit_json, escape, write_error
+from jarvis_cli.inputs import UsageError
+from jarvis_cli.output import InertLogFormatter, emit_json, escape, write_error
 
 #: Beyond the host's own shutdown grace, how long `--stop` waits for it to let go.
 STOP_MARGIN_S = 10.0

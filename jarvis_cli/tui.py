@@ -14,8 +14,8 @@ from core.host.launcher import START_TIMEOUT_S, HostLaunchError, LaunchedHost, e
 from core.store.opening import StoreError
 from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
-from jarvis_tui.cli.inputs import UsageError
-from jarvis_tui.cli.output import write_error
+from jarvis_cli.inputs import UsageError
+from jarvis_cli.output import write_error
 
 
 def check_theme(theme: str) -> None:
