@@ -9,14 +9,14 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("core", "jarvis_tui")
+PACKAGES = ("core", "jarvis_cli", "jarvis_sim", "jarvis_tui")
 STORE = ROOT / "core" / "store"
 
 #: Statements still outside the store, by module: the work left to move behind it.
 NOT_YET_MOVED: dict[str, int] = {
     "core/criteria/run_criteria.py": 8,
-    "core/demo_fleet.py": 3,
-    "core/demo_seed.py": 8,
+    "jarvis_sim/demo_fleet.py": 3,
+    "jarvis_sim/demo_seed.py": 8,
 }
 
 _STATEMENT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|WITH|PRAGMA)\s")
