@@ -109,9 +109,7 @@ class Fleet:
         return self.deck.pop()
 
     def backlog(self) -> int:
-        queued = self.store.rows(
-            "SELECT COUNT(*) AS n FROM runs WHERE state = ?", [RunState.QUEUED.value]
-        )[0]["n"]
+        queued = self.store.state_counts().get(RunState.QUEUED.value, 0)
         waiting = 0
         for source in set(SOURCES):
             with contextlib.suppress(OSError):
@@ -135,8 +133,8 @@ class Fleet:
         if day != self._day:
             self._day = day
             self._runs = 0
-            for row in self.store.rows("SELECT run_id FROM runs WHERE run_id LIKE ? || '%'", [day]):
-                number = str(row["run_id"])[len(day) :]
+            for run_id in self.store.run_ids_starting(day):
+                number = run_id[len(day) :]
                 if number.isdigit():
                     self._runs = max(self._runs, int(number))
         self._runs += 1
@@ -171,13 +169,10 @@ class Fleet:
         if not self.steerable:
             return None
         ids = list(self.steerable)
-        marks = ", ".join("?" for _ in ids)
-        running: list[str] = [
-            str(r["run_id"])
-            for r in self.store.rows(
-                f"SELECT run_id FROM runs WHERE state = ? AND run_id IN ({marks})",
-                [RunState.RUNNING.value, *ids],
-            )
+        running = [
+            run_id
+            for run_id, state in self.store.states_of(ids).items()
+            if state == RunState.RUNNING.value
         ]
         if not running:
             return None

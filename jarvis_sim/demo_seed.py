@@ -629,27 +629,20 @@ def _stories(s: _Seeder) -> list[Callable[[], object]]:
 
 
 def _report(store: SqliteStore, openclaw: list[str]) -> dict[str, Any]:
-    by_state = Counter(r["state"] for r in store.rows("SELECT state FROM runs"))
-    steers = Counter(r["status"] for r in store.rows("SELECT status FROM steering_events"))
-    shared = store.rows(
-        "SELECT fingerprint, error_code, COUNT(DISTINCT run_id) AS runs FROM failures "
-        "GROUP BY fingerprint ORDER BY runs DESC LIMIT 1"
-    )
-    span = store.rows("SELECT MIN(at) AS first, MAX(at) AS last FROM journal")[0]
+    by_state = store.state_counts()
+    steers: Counter[str] = Counter()
+    for row in store.steer_counts(None):
+        steers[str(row["status"])] += int(row["n"])
+    runs = store.runs_by_id(None)
+    span = store.journal_span()
     return {
         "runs": sum(by_state.values()),
         "by_state": dict(sorted(by_state.items())),
-        "overridden": [
-            r["run_id"]
-            for r in store.rows("SELECT run_id FROM runs WHERE overridden = 1 ORDER BY run_id")
-        ],
-        "retried": [
-            r["run_id"]
-            for r in store.rows("SELECT run_id FROM runs WHERE retry_count > 0 ORDER BY run_id")
-        ],
+        "overridden": sorted(r["run_id"] for r in runs if r["overridden"]),
+        "retried": sorted(r["run_id"] for r in runs if r["retry_count"] > 0),
         "steers": dict(sorted(steers.items())),
-        "progress_events": store.rows("SELECT COUNT(*) AS n FROM progress_events")[0]["n"],
-        "shared_fingerprint": shared[0] if shared else None,
+        "progress_events": store.progress_event_count(),
+        "shared_fingerprint": store.most_shared_fingerprint(),
         "openclaw": openclaw,
         "first_at": span["first"],
         "last_at": span["last"],
@@ -664,7 +657,7 @@ def seed_new_workspace(
     clock = SeedClock(datetime.now(UTC) - timedelta(hours=hours))
     store = SqliteStore(workspace.db_path, clock=clock)
     try:
-        if store.rows("SELECT 1 FROM runs LIMIT 1"):
+        if store.newest_run_ids(1):
             raise SeedError(f"{workspace.db_path} already holds runs; seed only a new workspace.")
         return seed_workspace(
             store, clock=clock, workspace_root=workspace.root, seed=seed, hours=hours * 0.9

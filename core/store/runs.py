@@ -81,3 +81,9 @@ class RunReads(Statements):
             "(SELECT MAX(id) FROM quarantined_files) AS refused"
         )
         return (row["runs"], row["count"], row["refused"])
+
+    def run_ids_starting(self, prefix: str) -> list[str]:
+        """Every run id that starts with ``prefix`` (taken literally)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.rows("SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", [f"{escaped}%"])
+        return [str(r["run_id"]) for r in rows]

@@ -143,6 +143,21 @@ class ViewReads(Statements):
         rows = self.rows("SELECT state, COUNT(*) AS n FROM runs GROUP BY state")
         return {str(row["state"]): int(row["n"]) for row in rows}
 
+    def journal_span(self) -> dict[str, Any]:
+        """When the journal's first and last entries were written (``first``, ``last``)."""
+        return dict(self.rows("SELECT MIN(at) AS first, MAX(at) AS last FROM journal")[0])
+
+    def progress_event_count(self) -> int:
+        return int(self.rows("SELECT COUNT(*) AS n FROM progress_events")[0]["n"])
+
+    def most_shared_fingerprint(self) -> dict[str, Any] | None:
+        """The failure fingerprint most runs share (``fingerprint``, ``error_code``, ``runs``)."""
+        found = self.rows(
+            "SELECT fingerprint, error_code, COUNT(DISTINCT run_id) AS runs FROM failures "
+            "GROUP BY fingerprint, error_code ORDER BY runs DESC, fingerprint LIMIT 1"
+        )
+        return dict(found[0]) if found else None
+
     def journal_page(
         self, run_id: str | None, *, limit: int, before_seq: int | None = None
     ) -> list[dict[str, Any]]:

@@ -1,0 +1,62 @@
+"""The store's named reads that replaced statements elsewhere: each answers what its name
+says, including the cases a hand-written statement got wrong or never met."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.lifecycle import RunState
+from core.store.sqlite_store import SqliteStore
+from tests.core.store_helpers import make_run
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    opened = SqliteStore(tmp_path / "jarvis.db")
+    yield opened
+    opened.close()
+
+
+def test_run_ids_starting_takes_the_prefix_literally(store: SqliteStore) -> None:
+    for run_id in ("task-20261125-001", "task-20261125-002", "task_20261125-003", "x%y-1"):
+        make_run(store, run_id, RunState.QUEUED)
+    assert sorted(store.run_ids_starting("task-20261125-")) == [
+        "task-20261125-001",
+        "task-20261125-002",
+    ]
+    # '_' and '%' are LIKE's wildcards; here they are characters of the prefix.
+    assert store.run_ids_starting("task_") == ["task_20261125-003"]
+    assert store.run_ids_starting("x%") == ["x%y-1"]
+    assert store.run_ids_starting("x_") == []
+
+
+def test_states_newest_and_counts(store: SqliteStore) -> None:
+    make_run(store, "a", RunState.QUEUED)
+    make_run(store, "b", RunState.RUNNING)
+    make_run(store, "c", RunState.RUNNING)
+    assert store.states_of(["a", "c", "missing"]) == {"a": "queued", "c": "running"}
+    assert store.states_of([]) == {}
+    assert store.state_counts() == {"queued": 1, "running": 2}
+    assert len(store.newest_run_ids(2)) == 2 and set(store.newest_run_ids(5)) == {"a", "b", "c"}
+    assert store.lanes_with_runs() == {"jarvis-worker-1"}
+    assert [r["run_id"] for r in store.queued_runs("queued", 10)] == ["a"]
+
+
+def test_the_change_signature_moves_with_a_run_and_only_then(store: SqliteStore) -> None:
+    make_run(store, "a", RunState.RUNNING)
+    before = store.change_signature()
+    assert store.change_signature() == before
+    make_run(store, "b", RunState.QUEUED)
+    assert store.change_signature() != before
+
+
+def test_the_journal_span_and_an_empty_stores_answers(store: SqliteStore) -> None:
+    assert store.journal_span() == {"first": None, "last": None}
+    assert store.progress_event_count() == 0
+    assert store.most_shared_fingerprint() is None
+    make_run(store, "a", RunState.QUEUED)
+    span = store.journal_span()
+    assert span["first"] is not None and span["first"] <= span["last"]
