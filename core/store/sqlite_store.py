@@ -27,7 +27,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from core.store.git_records import GitReads, GitWrites
+from core.store.api import RunStore, RunTransaction
 from core.store.opening import (
     check_schema,
     check_writable,
@@ -37,13 +37,7 @@ from core.store.opening import (
     needs_creating,
     quick_check,
 )
-from core.store.refusals import RefusalReads, RefusalWrites
-from core.store.results import ResultWrites
-from core.store.runs import RunReads
 from core.store.schema import migrate
-from core.store.steers import SteerReads, SteerWrites
-from core.store.usage import UsageReads, UsageWrites
-from core.store.views import ViewReads
 
 Row = dict[str, Any]
 Clock = Callable[[], datetime]
@@ -72,16 +66,7 @@ class StaleVersion(Exception):
         self.current = current
 
 
-class Transaction(
-    UsageReads,
-    UsageWrites,
-    SteerWrites,
-    RefusalReads,
-    RefusalWrites,
-    ResultWrites,
-    GitReads,
-    GitWrites,
-):
+class Transaction(RunTransaction):
     """The write operations of one store transaction. Obtain one from `SqliteStore.transaction`."""
 
     def __init__(self, db: Database, now: str) -> None:
@@ -254,7 +239,7 @@ class Transaction(
         )
 
 
-class SqliteStore(UsageReads, SteerReads, RefusalReads, RunReads, GitReads, ViewReads):
+class SqliteStore(RunStore):
     """One connection to one workspace's ``jarvis.db``. Use one store per thread."""
 
     def __init__(

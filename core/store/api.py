@@ -1,0 +1,170 @@
+"""The store's interface: what the engine, the host and the consoles may ask of a store.
+
+`RunStore` is a store (one connection; reads, and `transaction` for writes) and
+`RunTransaction` one unit of work in it. Both are made of named reads and writes — the groups
+in this package (`usage`, `steers`, `refusals`, `results`, `runs`, `git_records`, `views`),
+whose methods hold the statements — plus the core members each backend implements below (the
+connection, the compare-and-set on a run, the journal). A backend subclasses both, provides
+``rows``/``execute`` and those members, and overrides any group's method whose SQL its dialect
+speaks differently. `core.store.sqlite_store` is the SQLite backend. No statement is written
+outside this package (tests/core/test_sql_lives_in_the_store.py).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from typing import Any
+
+from core.store.git_records import GitReads, GitWrites
+from core.store.refusals import RefusalReads, RefusalWrites
+from core.store.results import ResultWrites
+from core.store.runs import RunReads
+from core.store.steers import SteerReads, SteerWrites
+from core.store.usage import UsageReads, UsageWrites
+from core.store.views import ViewReads
+
+Row = dict[str, Any]
+
+
+class RunTransaction(
+    UsageReads,
+    UsageWrites,
+    SteerWrites,
+    RefusalReads,
+    RefusalWrites,
+    ResultWrites,
+    GitReads,
+    GitWrites,
+    ABC,
+):
+    """One unit of work: every write of it commits together, or none does."""
+
+    now: str
+    """The transaction's timestamp: every row it writes carries the same time."""
+
+    @abstractmethod
+    def get_run(self, run_id: str) -> Row | None: ...
+
+    @abstractmethod
+    def run_brief(self, run_id: str) -> Row | None:
+        """A run's lane, state and attempt only: the ingest hot path needs no more."""
+
+    @abstractmethod
+    def create_run(
+        self, row: Mapping[str, Any], *, actor: str, note: Mapping[str, Any] | None = None
+    ) -> Row:
+        """Insert a run at version 1, with its ``created`` journal entry."""
+
+    @abstractmethod
+    def change_run(
+        self,
+        run_id: str,
+        *,
+        expected_version: int,
+        changes: Mapping[str, Any],
+        kind: str,
+        payload: Mapping[str, Any],
+        actor: str,
+    ) -> Row:
+        """Compare-and-set on the run's version (bumped for a versioned kind), journaled.
+
+        Raises:
+            StaleVersion: the run is at another version (or gone); nothing was written.
+        """
+
+    @abstractmethod
+    def touch_run(
+        self,
+        run_id: str,
+        *,
+        changes: Mapping[str, Any],
+        kind: str,
+        payload: Mapping[str, Any],
+        actor: str,
+    ) -> None:
+        """Change fields that are not the run's state, with a journal row; no version bump."""
+
+    @abstractmethod
+    def savepoint(self) -> AbstractContextManager[None]:
+        """A nested step: rolled back alone if it raises, the outer transaction going on."""
+
+    @abstractmethod
+    def has_receipt(self, key: str) -> bool: ...
+
+    @abstractmethod
+    def put_receipt(self, key: str, lane: str, kind: str) -> None: ...
+
+    @abstractmethod
+    def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
+        """Append to the journal; the new entry's sequence number."""
+
+    @abstractmethod
+    def audit(
+        self,
+        run_id: str,
+        *,
+        actor: str,
+        action: str,
+        from_state: str | None,
+        to_state: str | None,
+        reason: str | None = None,
+    ) -> None: ...
+
+    @abstractmethod
+    def get_idempotency(self, key: str) -> Row | None: ...
+
+    @abstractmethod
+    def put_idempotency(self, key: str, payload_hash: str, run_id: str) -> None: ...
+
+    @abstractmethod
+    def get_session(self, session_id: str) -> Row | None: ...
+
+    @abstractmethod
+    def put_session(self, session_id: str, lane: str, run_id: str) -> None: ...
+
+    @abstractmethod
+    def add_steer(self, steer_id: str, run_id: str, message: str, operator: str) -> None: ...
+
+
+class RunStore(UsageReads, SteerReads, RefusalReads, RunReads, GitReads, ViewReads, ABC):
+    """One connection to a workspace's store."""
+
+    @abstractmethod
+    def now(self) -> str:
+        """The store clock's time, as the store writes it."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[RunTransaction]:
+        """A write transaction; writers are serialised for its whole length."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def check_integrity(self) -> None:
+        """Refuse a damaged store (StoreError)."""
+
+    @abstractmethod
+    def get_run(self, run_id: str) -> Row | None: ...
+
+    @abstractmethod
+    def list_runs(
+        self,
+        *,
+        states: tuple[str, ...] = (),
+        lane: str | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        """Runs, most recently changed first."""
+
+    @abstractmethod
+    def journal_since(self, seq: int, *, limit: int = 1000, run_id: str | None = None) -> list[Row]:
+        """Journal entries after ``seq``, oldest first: the change feed consoles follow."""
+
+    @abstractmethod
+    def last_seq(self) -> int: ...
+
+
+__all__ = ["Row", "RunStore", "RunTransaction"]
