@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from core.criteria import run_criteria
-from core.lifecycle import RunState
+from core.lifecycle import Action, RunState
+from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.cli.criteria import VERIFY_FAILED
 from tests.cli.conftest import jarvis
@@ -253,8 +254,9 @@ def test_approve_is_refused_unless_a_command_waits(ws: Path) -> None:
     code, out = cli(ws, "verify", "running-1", "--approve", '["deploy-check", "--dry-run"]')
     assert code == 1 and out == {
         "ok": False,
-        "refusal": {"code": "not_awaiting", "field": "run_id",
-                    "message": "Run running-1 has no command waiting for approval."},
+        "refusal": {"code": "illegal_transition", "field": "run_id",
+                    "message": "Run running-1 is running; a command can be approved for it only "
+                               "when it is running (awaiting_approval)."},
     }  # fmt: skip
     code, out = cli(ws, "verify", "bare-1")
     assert code == 1 and out["refusal"]["code"] == "no_criteria"
@@ -267,10 +269,7 @@ def test_a_waiting_command_is_approved_then_verified(ws: Path) -> None:
     (checkout(ws, "waiting-1") / "app.py").write_text("x = 1\n")
     store = SqliteStore(ws / "jarvis.db")
     try:  # where the host leaves a run whose gates passed: verification is due
-        with store.transaction() as tx:
-            due = {"verification_state": run_criteria.PENDING}
-            tx.touch_run("waiting-1", changes=due, kind="verification",
-                         payload={"status": "pending"}, actor="host")  # fmt: skip
+        host_move(store, "waiting-1", Action.AWAIT_VERIFICATION)
     finally:
         store.close()
     readable = jarvis("verify", "waiting-1", "--workspace", ws)
