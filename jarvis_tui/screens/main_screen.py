@@ -701,7 +701,7 @@ class MainScreen(Screen[None]):
             f"{verb} run ",
             (shown(snapshot["run_id"]), "bold"),
             ", which is ",
-            state_text(str(snapshot["state"])),
+            state_text(str(snapshot["state"]), verification=snapshot.get("verification_state")),
             f"?\n\n{consequence}",
         )
         if snapshot.get("state_reason"):
@@ -767,10 +767,13 @@ class MainScreen(Screen[None]):
             )
             return
         command = waiting[0]
+        # The version the operator decides on: a verification that moved on since (verified
+        # again, say) makes the approval stale, not silently applied to another stage.
+        version = int(row["version"])
 
         def confirmed(ok: bool | None) -> None:
             if ok:
-                self._approve_command(run_id, command)
+                self._approve_command(run_id, command, version)
 
         self.app.push_screen(AllowCommandDialog(run_id, command, more=len(waiting) - 1), confirmed)
 
@@ -889,10 +892,12 @@ class MainScreen(Screen[None]):
         thread=True, group="act", exit_on_error=False,
         name="approve-command", description="Allow a criterion's command",
     )  # fmt: skip
-    def _approve_command(self, run_id: str, command: PendingCommand) -> None:
+    def _approve_command(self, run_id: str, command: PendingCommand, version: int) -> None:
         store = SqliteStore(self.feed.db_path, migrate=False)
         try:
-            change = run_criteria.approve_command(store, run_id, command.key, self.operator)
+            change = run_criteria.approve_command(
+                store, run_id, command.key, self.operator, expected_version=version
+            )
         finally:
             store.close()
         self.post_message(CriteriaActed(run_id, change, command=command))
@@ -943,6 +948,7 @@ class MainScreen(Screen[None]):
             command.key
             for command in pending_commands(
                 {
+                    "state": run.get("state"),
                     "verification_state": run.get("verification_state"),
                     "verification": outcome.results,
                     "approved_commands": run_criteria.approved_of(run),

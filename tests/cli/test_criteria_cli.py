@@ -269,7 +269,7 @@ def test_a_waiting_command_is_approved_then_verified(ws: Path) -> None:
     (checkout(ws, "waiting-1") / "app.py").write_text("x = 1\n")
     store = SqliteStore(ws / "jarvis.db")
     try:  # where the host leaves a run whose gates passed: verification is due
-        host_move(store, "waiting-1", Action.AWAIT_VERIFICATION)
+        looked = host_move(store, "waiting-1", Action.AWAIT_VERIFICATION)["version"]
     finally:
         store.close()
     readable = jarvis("verify", "waiting-1", "--workspace", ws)
@@ -277,6 +277,11 @@ def test_a_waiting_command_is_approved_then_verified(ws: Path) -> None:
     assert "--approve" in readable.stdout
     code, out = cli(ws, "verify", "waiting-1", "--approve", "deploy-check --other")
     assert code == 1 and out["refusal"]["code"] == "unknown_command"
+    # Verified, the run moved on (pending → awaiting_approval): a version read before is stale.
+    code, out = cli(ws, "verify", "waiting-1", "--approve", "deploy-check --dry-run",
+                    "--expect-version", str(looked))  # fmt: skip
+    assert code == 1 and out["refusal"]["code"] == "stale_version"
+    assert "running (awaiting_approval)" in out["refusal"]["message"]
     code, out = cli(ws, "verify", "waiting-1", "--approve", "deploy-check --dry-run",
                     "--operator", "ana")  # fmt: skip
     # Approved, the command runs (there is no such program here) and decides the run.
