@@ -41,6 +41,7 @@ from textual.worker import Worker, WorkerState
 from core import operator_actions
 from core.criteria import run_criteria
 from core.identity import operator_name
+from core.lifecycle import Action, is_legal
 from core.store.opening import LASTING, StoreError, fault
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
@@ -66,7 +67,7 @@ from jarvis_tui.run_actions import (
 )
 from jarvis_tui.run_model import STATE_KEYS, RunModel
 from jarvis_tui.safe_text import inert, one_line, shown
-from jarvis_tui.state_look import state_text
+from jarvis_tui.state_look import shown_stage, state_text
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
@@ -975,7 +976,9 @@ class MainScreen(Screen[None]):
             # Verifying again decides only a run still waiting on verification: a decided run
             # keeps its state, and the operator judges the new results.
             after = f"it stays {state}"
-            if state == "failed" and not failed and not waiting:
+            stage = shown_stage(run)
+            overridable = stage is not None and is_legal(stage, Action.OVERRIDE)
+            if overridable and not failed and not waiting:
                 after += " (override it if the work is done)"
         self.notify(
             f"Run {run_id}: {counts}; {after}.",
