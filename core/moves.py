@@ -1,8 +1,9 @@
 """Moving a run through the lifecycle: the one way a run changes state.
 
-`apply_move` is the step every caller shares — operator actions, re-dispatch, the host — so a move
-means the same thing whoever makes it: the lifecycle decides the target, and the new state, its
-audit row and its journal row are written together in the caller's transaction.
+`apply_move` is the step every caller shares — operator actions, re-dispatch, the host, the
+verification of a run's criteria — so a move means the same thing whoever makes it: the lifecycle
+decides the target stage, and the new state and verification state, its audit row and its journal
+row are written together in the caller's transaction, the run's version bumped.
 """
 
 from __future__ import annotations
@@ -10,11 +11,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.lifecycle import Action, RunState, transition
+from core.lifecycle import (
+    Action,
+    RunState,
+    Stage,
+    VerificationState,
+    label,
+    stage_of,
+    state_of,
+    transition,
+    verification_of,
+)
 from core.store.sqlite_store import Row, SqliteStore, Transaction
 
 HOST = "host"
-_ENDS_ATTEMPT = frozenset({Action.PASS_GATES, Action.FAIL_GATES, Action.FAIL})
+#: Moves that end the worker's attempt (its gates passed into verification included).
+_ENDS_ATTEMPT = frozenset(
+    {Action.PASS_GATES, Action.FAIL_GATES, Action.FAIL, Action.AWAIT_VERIFICATION}
+)
 
 
 def apply_move(
@@ -27,15 +41,32 @@ def apply_move(
     changes: Mapping[str, Any] | None = None,
     via: str | None = None,
 ) -> Row:
-    """Move ``run`` by ``action`` inside ``tx``: new state, audit row and journal row together.
+    """Move ``run`` by ``action`` inside ``tx``: new stage, audit row and journal row together.
+
+    The journal row's ``from`` and ``to`` are states; a move into, within or out of the
+    verification sub-machine adds ``verification_from`` and ``verification_to`` (null outside
+    it), so replaying the journal gives both columns.
 
     Raises:
         IllegalTransition: the lifecycle does not allow the move; nothing was written.
     """
-    state = RunState(run["state"])
-    target = transition(run["run_id"], state, action)
-    values: dict[str, Any] = {"state": target.value, **(changes or {})}
-    payload: dict[str, Any] = {"action": action.value, "from": state.value, "to": target.value}
+    assert not {"state", "verification_state"} & set(changes or {}), "the lifecycle decides"
+    here = stage_of(run)
+    there = transition(run["run_id"], here, action)
+    sub_here, sub_there = verification_of(here), verification_of(there)
+    values: dict[str, Any] = {
+        "state": state_of(there).value,
+        "verification_state": sub_there.value if sub_there else None,
+        **(changes or {}),
+    }
+    payload: dict[str, Any] = {
+        "action": action.value,
+        "from": state_of(here).value,
+        "to": state_of(there).value,
+    }
+    if sub_here or sub_there:
+        payload["verification_from"] = sub_here.value if sub_here else None
+        payload["verification_to"] = sub_there.value if sub_there else None
     payload["reason"] = reason
     if via:
         payload["via"] = via
@@ -51,11 +82,26 @@ def apply_move(
         run["run_id"],
         actor=actor,
         action=action.value,
-        from_state=state.value,
-        to_state=target.value,
+        from_state=label(here),
+        to_state=label(there),
         reason=reason,
     )
     return updated
+
+
+def moved(payload: Mapping[str, Any]) -> tuple[Stage, Stage] | None:
+    """The stages a ``transition`` journal row's payload moves a run from and to; None when it
+    names none of the lifecycle (a row from a newer jarvis, or damaged)."""
+    try:
+        here: Stage = RunState(payload["from"])
+        there: Stage = RunState(payload["to"])
+        if payload.get("verification_from"):
+            here = VerificationState(payload["verification_from"])
+        if payload.get("verification_to"):
+            there = VerificationState(payload["verification_to"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return here, there
 
 
 def host_move(

@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.criteria.run_criteria import record_override
-from core.lifecycle import REASON_REQUIRED, TRANSITIONS, Action, IllegalTransition, RunState
+from core.lifecycle import (
+    REASON_REQUIRED,
+    Action,
+    IllegalTransition,
+    RunState,
+    is_legal,
+    label,
+    stage_of,
+)
 from core.moves import apply_move
 from core.repos.approval import carry_out_merge
 from core.run_views import run_summary
@@ -33,9 +41,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 RETRY_CLEARS = (
     "state_reason", "branch_name", "commit_sha", "files_changed", "test_summary",
     "risk_summary", "pr_url", "pr_skipped_reason", "started_at", "finished_at",
-    "verification_state",
 )  # fmt: skip
-"""What a retry resets: the last attempt's outcome. Its history stays in the journal and audit."""
+"""What a retry resets: the last attempt's outcome. Its history stays in the journal and audit.
+(Where its verification stood goes with the move: `core.moves.apply_move`.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +105,7 @@ def _current(tx: Transaction, run_id: str, expected_version: int | None) -> Row 
     if expected_version is not None and run["version"] != expected_version:
         return _refused(
             "stale_version",
-            f"Run {run_id} changed since you looked at it (it is now {run['state']}, "
+            f"Run {run_id} changed since you looked at it (it is now {label(stage_of(run))}, "
             f"version {run['version']}, not {expected_version}); nothing was done.",
             run,
         )
@@ -162,9 +170,9 @@ def approve(
         run = _current(tx, run_id, expected_version)
         if isinstance(run, ActionResult):
             return run
-        state = RunState(run["state"])
-        if (state, Action.APPROVE) not in TRANSITIONS:
-            refusal = IllegalTransition(run_id, state, Action.APPROVE)
+        stage = stage_of(run)
+        if not is_legal(stage, Action.APPROVE):
+            refusal = IllegalTransition(run_id, stage, Action.APPROVE)
             return _refused("illegal_transition", str(refusal), run)
         outcome = carry_out_merge(tx, run, operator, merge=merge)
         if outcome is not None and outcome.refused:

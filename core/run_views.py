@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.lifecycle import NEEDS_HUMAN, RunState, stage_of
 from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
 from core.store.sqlite_store import Row, SqliteStore
@@ -131,22 +132,22 @@ def journal_entry(row: Row) -> dict[str, Any]:
 
 _CHUNK = CHUNK
 
-ATTENTION_STATES = frozenset({"review_requested", "failed_contract", "failed"})
-"""States in which a run waits on an operator (the lifecycle's NEEDS_HUMAN, by value)."""
-
 
 def _chunks(items: list[str]) -> list[list[str]]:
     return [items[i : i + _CHUNK] for i in range(0, len(items), _CHUNK)]
 
 
 def needs_attention(row: dict[str, Any]) -> bool:
-    """A run an operator must look at: it waits on a decision, or a steer to it went unheard."""
-    if row.get("state") in ATTENTION_STATES:
+    """A run an operator must look at: it waits on a decision (the lifecycle's `NEEDS_HUMAN`,
+    a criterion's command to allow among them), or a steer to it went unheard."""
+    try:
+        stage = stage_of(row)
+    except (KeyError, ValueError):
+        return False
+    if stage in NEEDS_HUMAN:
         return True
-    if row.get("verification_state") == "awaiting_approval":
-        return True  # a criterion's command waits for an operator to allow it
     steers = row.get("steers") or {}
-    return row.get("state") == "running" and bool(steers.get("expired"))
+    return stage is RunState.RUNNING and bool(steers.get("expired"))
 
 
 def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from core.lifecycle import Action, move_text
 from core.store.opening import StoreError, fault
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import usage_error, write_error
@@ -241,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler="logs.run")
 
     p = commands.add_parser(
-        "approve", help="review_requested → done, merging the branch as its merge mode says"
+        "approve", help=f"{move_text(Action.APPROVE)}, merging the branch as its merge mode says"
     )
     _action_flags(p)
     p.add_argument(
@@ -249,16 +250,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(handler="runs.approve")
 
-    p = commands.add_parser("retry", help="failed | failed_contract → queued (retry_count + 1)")
+    p = commands.add_parser("retry", help=f"{move_text(Action.RETRY)} (retry_count + 1)")
     _action_flags(p)
     p.set_defaults(handler="runs.retry")
 
-    p = commands.add_parser("override", help="failed | failed_contract → done, with a reason")
+    p = commands.add_parser("override", help=f"{move_text(Action.OVERRIDE)}, with a reason")
     _action_flags(p)
     p.add_argument("--reason", required=True, metavar="TEXT")
     p.set_defaults(handler="runs.override")
 
-    p = commands.add_parser("cancel", help="queued | running → failed, with a reason")
+    p = commands.add_parser("cancel", help=f"{move_text(Action.CANCEL)}, with a reason")
     _action_flags(p)
     p.add_argument("--reason", required=True, metavar="TEXT")
     p.set_defaults(handler="runs.cancel")
@@ -312,6 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_id", metavar="RUN_ID")
     p.add_argument("--approve", default=None, metavar="KEY",
                    help="first allow this waiting command (its JSON argument list)")  # fmt: skip
+    p.add_argument("--expect-version", type=int, default=None, metavar="N",
+                   help="with --approve: refuse if the run changed since this version")  # fmt: skip
     _workspace_flags(p, acts=True)
     p.set_defaults(handler="criteria.verify")
 

@@ -24,6 +24,7 @@ from core.contracts.jsondoc import MAX_DOCUMENT_BYTES, decode_text, loads_strict
 from core.criteria import run_criteria
 from core.criteria.allowlist import command_key
 from core.identity import operator_name
+from core.lifecycle import stage_of
 from core.store.sqlite_store import Row, SqliteStore
 from jarvis_cli.inputs import UsageError, existing_dir, read_input
 from jarvis_cli.output import (
@@ -36,7 +37,7 @@ from jarvis_cli.output import (
 )
 from jarvis_cli.runs import open_store
 from jarvis_tui.safe_text import inert, shown
-from jarvis_tui.state_look import state_text
+from jarvis_tui.state_look import run_state_text
 
 if TYPE_CHECKING:
     from core.criteria.extract import Extraction
@@ -215,7 +216,7 @@ def _print_listing(listing: dict[str, Any], done: str) -> None:
     if done:
         out.print(verdict_line(True, done))
     out.print(Text.assemble(("run ", "dim"), (inert(listing["run_id"]), "bold"), "  ",
-                            state_text(listing["state"], False)))  # fmt: skip
+                            run_state_text(listing)))  # fmt: skip
     universal = "on" if listing["universal_criteria"] else "off"
     out.print(
         fields(
@@ -363,7 +364,7 @@ def _print_results(run_id: str, results: Mapping[str, Any], run: Row | None) -> 
             command = f"jarvis verify {run_id} --approve {shlex.quote(key)}"
             out.print(fields([("approve with:", command)]))
     if run is not None:
-        out.print(Text.assemble("  now ", state_text(run["state"], bool(run.get("overridden")))))
+        out.print(Text.assemble("  now ", run_state_text(run)))
 
 
 def _approve(store: SqliteStore, args: argparse.Namespace) -> dict[str, str] | None:
@@ -381,7 +382,7 @@ def _approve(store: SqliteStore, args: argparse.Namespace) -> dict[str, str] | N
     except ValueError as exc:
         return _refusal("invalid_key", f"--approve {raw!r} is not a command: {exc}.", "approve")
     run = store.get_run(args.run_id)
-    if run is not None and run.get("verification_state") == run_criteria.AWAITING_APPROVAL:
+    if run is not None and stage_of(run) is run_criteria.AWAITING_APPROVAL:
         keys = [k for k in map(_key_of, run_criteria.criteria_of(run)) if k is not None]
         if key not in keys:
             return _refusal(
@@ -390,7 +391,9 @@ def _approve(store: SqliteStore, args: argparse.Namespace) -> dict[str, str] | N
                 f"{', '.join(keys) or 'none'}.",
                 "approve",
             )
-    change = run_criteria.approve_command(store, args.run_id, key, operator_name(args.operator))
+    change = run_criteria.approve_command(
+        store, args.run_id, key, operator_name(args.operator), expected_version=args.expect_version
+    )
     return None if change.ok else _refusal(change.code, change.message, change.field)
 
 

@@ -42,7 +42,7 @@ from jarvis_cli.output import (
 )
 from jarvis_cli.trouble import print_run_trouble, refusals_line
 from jarvis_tui.ages import in_largest_unit, seconds_since
-from jarvis_tui.state_look import state_text
+from jarvis_tui.state_look import run_state_text
 
 
 def age(stamp: str, now: datetime) -> str:
@@ -182,7 +182,7 @@ def runs(args: argparse.Namespace) -> int:
         table.add_row(
             run_cell,
             data(row["lane"]),
-            state_text(row["state"], bool(row["overridden"])),
+            run_state_text(row),
             str(row["retry_count"]),
             age(row["updated_at"], now),
             data(row["last_progress_summary"] or "", "dim"),
@@ -212,7 +212,7 @@ def show(args: argparse.Namespace) -> int:
         return 0
     out = console()
     out.print(Text.assemble(("run ", "dim"), data(detail["run_id"], "bold"), "  ",
-                            state_text(detail["state"], detail["overridden"])))  # fmt: skip
+                            run_state_text(detail)))  # fmt: skip
     names = ("lane", "source_lane", "task_type", "retry_count", "version", "state_reason",
              "override_reason", "overridden_by", "created_at", "updated_at",
              "last_progress_summary", "commit_sha", "pr_url")  # fmt: skip
@@ -284,7 +284,7 @@ def _act(args: argparse.Namespace, act: Act) -> int:
         out = console()
         if result.ok and result.run:
             out.print(verdict_line(True, f"{args.command} {result.run['run_id']}", ""))
-            now = state_text(result.run["state"], bool(result.run["overridden"]))
+            now = run_state_text(result.run)
             out.print(Text.assemble("  now ", now))
             if result.merge:
                 out.print(Text.assemble("  ", data(result.merge["note"])))

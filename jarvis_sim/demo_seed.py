@@ -44,7 +44,7 @@ from core.intake import submit_dispatch
 from core.ipc.files import atomic_write_json
 from core.ipc.layout import IpcLayout
 from core.ipc.worker_env import OUTPUT_END, OUTPUT_START, iso_ms
-from core.lifecycle import Action
+from core.lifecycle import Action, stage_of
 from core.moves import host_move
 from core.operator_actions import ActionResult, approve, cancel, override, retry, steer
 from core.store.sqlite_store import SqliteStore
@@ -253,7 +253,7 @@ class _Seeder:
     def complete(self, run_id: str, output: str, expect: str, doc: dict[str, Any]) -> None:
         self.later(2, 15)
         run = record_completion(self.store, run_id, output.encode())
-        if run is not None and run.get("verification_state") == run_criteria.PENDING:
+        if run is not None and stage_of(run) is run_criteria.PENDING:
             run = self.verify(run_id, output, doc)
             if run["state"] == "failed":
                 expect = "failed"  # the worker left out what the task asked for

@@ -1,10 +1,11 @@
 """When runs start needing a human, say so in one toast, not one per run.
 
-A busy fleet moves a run into review_requested, failed_contract or failed about once a second;
-a toast for each, five seconds long, covered the gates and the composer for good and drew over
-dialogs. Here the runs that started waiting are gathered, and one toast says so: the first at
-once, the next only after `TOAST_EVERY` seconds, naming every run that started waiting since
-(and still waits). The header's count and the attention view (`!`) say the rest at any time.
+A busy fleet moves a run into a stage that needs a human (`core.lifecycle.NEEDS_HUMAN`: review, a
+failure, a command to allow) about once a second; a toast for each, five seconds long, covered the
+gates and the composer for good and drew over dialogs. Here the runs that started waiting are
+gathered, and one toast says so: the first at once, the next only after `TOAST_EVERY` seconds,
+naming every run that started waiting since (and still waits). The header's count and the attention
+view (`!`) say the rest at any time.
 
 Plain Python, timed by the clock it is given: the console passes its own, so tests decide when
 time passes.
@@ -16,7 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from core.run_views import ATTENTION_STATES
+from core.lifecycle import NEEDS_HUMAN, label
+from core.moves import moved
 from jarvis_tui.safe_text import one_line, shown
 
 #: Seconds between two needs-a-human toasts at the most.
@@ -52,11 +54,11 @@ class AttentionToasts:
             payload = entry.get("payload")
             if entry.get("kind") != "transition" or not isinstance(payload, dict):
                 continue
-            state = payload.get("to")
-            if state in ATTENTION_STATES:
+            stages = moved(payload)
+            if stages is not None and stages[1] in NEEDS_HUMAN:
                 run_id = str(entry["run_id"])
                 self.waiting.pop(run_id, None)  # moved to the end: the latest word on it
-                self.waiting[run_id] = (str(state), payload.get("reason"))
+                self.waiting[run_id] = (label(stages[1]), payload.get("reason"))
 
     def due(self, still_waiting: Callable[[str], bool]) -> Toast | None:
         """The toast to show now, if one is due: None while the last one is too recent, or when

@@ -1,9 +1,10 @@
 """Which operator actions the selected run allows, and why not when it does not.
 
-The lifecycle decides (`core.lifecycle`); this module only phrases its answer for the footer,
-the side panel and the notification an operator gets for pressing a key that cannot act. The two
-acceptance-criteria actions follow `core.criteria.run_criteria` instead: verifying needs the run's
-criteria, and allowing a command needs a verification that waits for one.
+The lifecycle decides (`core.lifecycle`), allowing a criterion's command included (a move of
+verification, the sub-machine of ``running``); this module only phrases its answer for the footer,
+the side panel and the notification an operator gets for pressing a key that cannot act. Verifying
+again (``v``) is not a move: it follows `core.criteria.run_criteria.reverify`, which needs the
+run's criteria and a host that is not verifying it right now.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 
 from core.criteria.allowlist import argv_of, command_key
 from core.criteria.run_criteria import AWAITING_APPROVAL, VERIFYING
-from core.lifecycle import Action, IllegalTransition, RunState, transition
+from core.lifecycle import Action, IllegalTransition, RunState, stage_of, state_of, transition
+from jarvis_tui.state_look import shown_stage
 
 #: Console action name → (key, label).
 RUN_ACTIONS: dict[str, tuple[str, str]] = {
@@ -43,44 +45,40 @@ class Availability:
 def availability(action: str, row: Mapping[str, Any] | None) -> Availability:
     """Whether ``action`` can apply to ``row`` (a run table row), with the reason if not.
 
-    For `CRITERIA_ACTIONS`, ``row`` must carry the run's ``criteria`` (a run's detail does);
-    without them the answer is "not yet", never a guess.
+    For ``verify``, ``row`` must carry the run's ``criteria`` (a run's detail does); without
+    them the answer is "not yet", never a guess.
     """
     if row is None:
         return Availability(False, "No run is selected.")
     run_id = str(row["run_id"])
-    if action in CRITERIA_ACTIONS:
-        return _criteria_availability(action, run_id, row)
     try:
-        state = RunState(str(row["state"]))
+        stage = stage_of(row)
     except ValueError:
         return Availability(False, f"Run {run_id} is in an unknown state.")
+    if action == "verify":
+        return _verify_availability(run_id, row)
     if action == "steer":
-        if state is RunState.RUNNING:
+        if state_of(stage) is RunState.RUNNING:
             return Availability(True, "")
         return Availability(
-            False, f"Run {run_id} is {state.value}; only a running run can be steered."
+            False, f"Run {run_id} is {row['state']}; only a running run can be steered."
         )
+    # The sentences are core's (`IllegalTransition`): pressing the key and being refused by core
+    # read the same.
     try:
-        transition(run_id, state, Action(action))
+        transition(run_id, stage, Action(action))
     except IllegalTransition as exc:
         return Availability(False, str(exc))
     return Availability(True, "")
 
 
-def _criteria_availability(action: str, run_id: str, row: Mapping[str, Any]) -> Availability:
-    # The sentences are core's (`run_criteria.reverify`, `approve_command`): pressing the key
-    # and being refused by core read the same.
-    verification_state = row.get("verification_state")
-    if action == "approve_command":
-        if verification_state == AWAITING_APPROVAL:
-            return Availability(True, "")
-        return Availability(False, f"Run {run_id} has no command waiting for approval.")
+def _verify_availability(run_id: str, row: Mapping[str, Any]) -> Availability:
+    # The sentences are core's (`run_criteria.reverify`).
     if "criteria" not in row:
         return Availability(False, f"Run {run_id} is still being read; try again in a moment.")
     if not row["criteria"]:
         return Availability(False, f"Run {run_id} has no acceptance criteria to verify.")
-    if verification_state == VERIFYING:
+    if stage_of(row) is VERIFYING:
         return Availability(False, f"Run {run_id} is being verified by the host right now.")
     return Availability(True, "")
 
@@ -133,7 +131,7 @@ def pending_commands(detail: Mapping[str, Any] | None) -> list[PendingCommand]:
     uses) is not approved yet, is exactly one that waits. The criterion's pass flag is read, never
     the wording of its output.
     """
-    if not detail or detail.get("verification_state") != AWAITING_APPROVAL:
+    if not detail or shown_stage(detail) is not AWAITING_APPROVAL:
         return []
     verification = detail.get("verification") or {}
     approved = set(detail.get("approved_commands") or [])

@@ -10,20 +10,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from core.lifecycle import RunState
 from core.run_views import needs_attention
 from jarvis_tui.widgets.run_table import SORTS
 
 Row = dict[str, Any]
 
-#: Number key → state filter (0 shows every state).
+#: Number key → state filter (0 shows every state), in the lifecycle's order.
 STATE_KEYS: dict[str, str | None] = {
     "0": None,
-    "1": "queued",
-    "2": "running",
-    "3": "review_requested",
-    "4": "failed_contract",
-    "5": "failed",
-    "6": "done",
+    **{str(n): state.value for n, state in enumerate(RunState, 1)},
 }
 
 
@@ -60,10 +56,12 @@ SEARCH = "_search"
 
 
 def search_text(row: Row) -> str:
-    """What the `/` filter matches against: run id, lane, task type, state and progress."""
+    """What the `/` filter matches against: run id, lane, task type, state (and stage of
+    verification), progress and the state's reason."""
     cached = row.get(SEARCH)
     if cached is None:
-        fields = ("run_id", "lane", "task_type", "state", "last_progress_summary", "state_reason")
+        fields = ("run_id", "lane", "task_type", "state", "verification_state",
+                  "last_progress_summary", "state_reason")  # fmt: skip
         cached = row[SEARCH] = "\n".join(str(row.get(name) or "") for name in fields).lower()
     return cached
 

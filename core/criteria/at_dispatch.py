@@ -68,7 +68,6 @@ def dispatch_fields(
         "criteria_json": json.dumps(extraction.criteria),
         "universal_criteria": int(universal),
         "criteria_source": extraction.source,
-        "verification_state": None,
         "approved_commands": None,
     }
     return fields, extraction

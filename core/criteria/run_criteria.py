@@ -2,12 +2,14 @@
 the completion gates pass, and overridden with a reason.
 
 The run's row holds the list (``criteria_json``), where it came from (``criteria_source``), the
-universal flag, the commands an operator approved, and where verification stands
-(``verification_state``): ``pending`` once the gates passed, ``verifying`` while it runs,
-``awaiting_approval`` when a command off the allowlist waits for an operator, NULL otherwise.
-The run stays ``running`` until verification decides: all criteria pass → ``review_requested``;
-any fails → ``failed`` with the failing criteria named. A host that dies mid-verification finds
-the run ``pending`` or ``verifying`` and verifies it again: a check only reads the checkout.
+universal flag and the commands an operator approved. Where verification stands belongs to the
+lifecycle (`core.lifecycle.VerificationState`, the sub-machine of ``running``): ``pending`` once the
+gates passed, ``verifying`` while it runs, ``awaiting_approval`` when a command off the allowlist
+waits for an operator. Every one of those changes is a move (`core.moves.apply_move`): legal by the
+table, versioned, journalled and audited. The run stays ``running`` until verification decides: all
+criteria pass → ``review_requested``; any fails → ``failed`` with the failing criteria named. A host
+that dies mid-verification finds the run ``pending`` or ``verifying`` and verifies it again: a check
+only reads the checkout.
 """
 
 from __future__ import annotations
@@ -22,7 +24,18 @@ from typing import TYPE_CHECKING, Any
 from core.contracts.fingerprint import fingerprint
 from core.contracts.names import relative_path_problem
 from core.criteria.allowlist import DEFAULT_POLICY, VerifyPolicy
-from core.lifecycle import Action, RunState
+from core.lifecycle import (
+    PARENT,
+    TRANSITIONS,
+    Action,
+    IllegalTransition,
+    RunState,
+    Stage,
+    VerificationState,
+    allowed_from,
+    label,
+    stage_of,
+)
 from core.moves import HOST, apply_move
 from core.store.sqlite_store import Row, SqliteStore, Transaction
 
@@ -37,9 +50,19 @@ if TYPE_CHECKING:
 #: Where a run's repository checkout lives, under the workspace.
 CHECKOUTS = "checkouts"
 
-PENDING = "pending"
-VERIFYING = "verifying"
-AWAITING_APPROVAL = "awaiting_approval"
+PENDING = VerificationState.PENDING
+VERIFYING = VerificationState.VERIFYING
+AWAITING_APPROVAL = VerificationState.AWAITING_APPROVAL
+
+#: Stages in which the host verifies a run: those verification can start from, and the one it
+#: is in while it runs (a host that died left it there; the next one verifies it again).
+DUE: tuple[Stage, ...] = (
+    *allowed_from(Action.START_VERIFICATION),
+    TRANSITIONS[(PENDING, Action.START_VERIFICATION)],
+)
+#: Stages in which an operator's `reverify` decides the run: every stage of verification but
+#: the one in which the host is deciding it.
+WAITING: tuple[Stage, ...] = tuple(s for s in VerificationState if s is not VERIFYING)
 
 
 def checkout_dir(workspace_root: Path, run_id: str) -> Path:
@@ -79,7 +102,8 @@ class CriteriaChange:
     ok: bool
     criteria: list[dict[str, Any]]
     code: str = ""
-    """``not_found``, ``not_queued``, ``invalid_criterion``, ``bad_index`` or ``stale_version``."""
+    """``not_found``, ``not_queued``, ``invalid_criterion``, ``bad_index``, ``stale_version`` or
+    (approving a command) ``illegal_transition``."""
     message: str = ""
     field: str = ""
 
@@ -187,27 +211,30 @@ def policy_for(run: Mapping[str, Any], base: VerifyPolicy = DEFAULT_POLICY) -> V
 
 def due(store: SqliteStore) -> list[str]:
     """Runs whose verification should run now (including one a dead host left half done)."""
+    marks = ", ".join("?" for _ in DUE)
     rows = store.rows(
-        "SELECT run_id FROM runs WHERE state = ? AND verification_state IN (?, ?) "
+        f"SELECT run_id FROM runs WHERE state = ? AND verification_state IN ({marks}) "
         "ORDER BY updated_at, run_id",
-        [RunState.RUNNING.value, PENDING, VERIFYING],
+        [PARENT.value, *(stage.value for stage in DUE)],
     )
     return [row["run_id"] for row in rows]
 
 
 def begin(store: SqliteStore, run_id: str) -> Row | None:
-    """Mark the run as verifying; None when it is no longer due (cancelled meanwhile)."""
+    """Move the run to verifying; None when it is no longer due (cancelled meanwhile).
+
+    A run a previous host left verifying is verified again as it is: nothing about it changed,
+    so its version stays, and the journal notes that verification resumed.
+    """
     with store.transaction() as tx:
         run = tx.get_run(run_id)
-        if (
-            run is None
-            or run["state"] != RunState.RUNNING.value
-            or run.get("verification_state") not in (PENDING, VERIFYING)
-        ):
+        if run is None or stage_of(run) not in DUE:
             return None
-        tx.touch_run(run_id, changes={"verification_state": VERIFYING},
-                     kind="verification", payload={"status": VERIFYING}, actor=HOST)  # fmt: skip
-        return tx.get_run(run_id)
+        if stage_of(run) is VERIFYING:
+            tx.touch_run(run_id, changes={}, kind="verification",
+                         payload={"status": "resumed"}, actor=HOST)  # fmt: skip
+            return tx.get_run(run_id)
+        return apply_move(tx, run, Action.START_VERIFICATION, HOST)
 
 
 def verify_run(
@@ -277,6 +304,10 @@ def record(
 
     Decides only for a run still running whose verification was due: all pass →
     review_requested, any fails → failed naming them, waiting on approval → it waits.
+
+    Raises:
+        IllegalTransition: ``decide`` for a run whose stage has no such move (a caller's
+            mistake: `finish` and `reverify` decide only from stages that have them).
     """
     run_id = str(run["run_id"])
     attempt = int(run["retry_count"]) + 1
@@ -299,27 +330,22 @@ def record(
         tx.touch_run(run_id, changes={"unverified": "the run's checkout is empty"},
                      kind="verification", payload={"status": "not_checked",
                      "count": len(verification.unchecked)}, actor=HOST)  # fmt: skip
-    if not decide or current["state"] != RunState.RUNNING.value:
+    stage = stage_of(current)
+    still_waiting = verification.pending_approval and stage is AWAITING_APPROVAL and not failing
+    if not decide or RunState(current["state"]) is not PARENT or still_waiting:
         tx.touch_run(run_id, changes={}, kind="verification",
                      payload={"status": "recorded", **summary}, actor=HOST)  # fmt: skip
         return current
     if failing:
         reason = "acceptance criteria failed: " + "; ".join(failing)
         _record_failure(tx, run_id, attempt, verification, reason)
-        changes = {"verification_state": None, "state_reason": reason[:2000]}
-        return apply_move(tx, current, Action.FAIL, HOST, reason=reason[:2000], changes=changes)
+        return apply_move(tx, current, Action.FAIL, HOST, reason=reason[:2000],
+                          changes={"state_reason": reason[:2000]})  # fmt: skip
     if verification.pending_approval:
-        tx.touch_run(
-            run_id,
-            changes={"verification_state": AWAITING_APPROVAL,
-                     "state_reason": "a criterion's command waits for an operator's approval"},
-            kind="verification", payload={"status": AWAITING_APPROVAL, **summary}, actor=HOST,
-        )  # fmt: skip
-        updated = tx.get_run(run_id)
-        assert updated is not None
-        return updated
-    return apply_move(tx, current, Action.PASS_GATES, HOST,
-                      changes={"verification_state": None})  # fmt: skip
+        waits = "a criterion's command waits for an operator's approval"
+        return apply_move(tx, current, Action.AWAIT_APPROVAL, HOST, reason=waits,
+                          changes={"state_reason": waits})  # fmt: skip
+    return apply_move(tx, current, Action.PASS_GATES, HOST)
 
 
 #: The error.v1 record of a run its criteria failed: runs that fail the same kind of criterion
@@ -345,7 +371,7 @@ def finish(store: SqliteStore, run_id: str, verification: Verification) -> Row |
     """Record a host verification and decide; None when the run moved on meanwhile."""
     with store.transaction() as tx:
         run = tx.get_run(run_id)
-        if run is None or run.get("verification_state") != VERIFYING:
+        if run is None or stage_of(run) is not VERIFYING:
             return None
         return record(tx, run, verification, decide=True)
 
@@ -383,26 +409,39 @@ def record_override(tx: Transaction, run_id: str, reason: str, operator: str) ->
     )
 
 
-def approve_command(store: SqliteStore, run_id: str, key: str, operator: str) -> CriteriaChange:
-    """Allow one command off the allowlist for this run; its verification then runs again."""
+def approve_command(
+    store: SqliteStore,
+    run_id: str,
+    key: str,
+    operator: str,
+    *,
+    expected_version: int | None = None,
+) -> CriteriaChange:
+    """Allow one command off the allowlist for this run; its verification then runs again.
+
+    A lifecycle move (``awaiting_approval → pending``): refused as ``illegal_transition`` when
+    the run waits for no approval, and as ``stale_version`` when it changed since the operator
+    looked at it (``expected_version``) — its verification moved on, say.
+    """
     with store.transaction() as tx:
         run = tx.get_run(run_id)
         if run is None:
             return CriteriaChange(False, [], "not_found", f"There is no run {run_id}.", "run_id")
-        if run.get("verification_state") != AWAITING_APPROVAL:
+        if expected_version is not None and run["version"] != expected_version:
             return CriteriaChange(
-                False, criteria_of(run), "not_awaiting",
-                f"Run {run_id} has no command waiting for approval.", "run_id",
+                False, criteria_of(run), "stale_version",
+                f"Run {run_id} changed since you looked at it (it is now "
+                f"{label(stage_of(run))}, version {run['version']}, not {expected_version}); "
+                "nothing was done.", "version",
             )  # fmt: skip
-        approved = [*approved_of(run), key]
-        tx.touch_run(
-            run_id,
-            changes={"approved_commands": json.dumps(sorted(set(approved))),
-                     "verification_state": PENDING, "state_reason": None},
-            kind="verification", payload={"status": "approved", "command": key}, actor=operator,
-        )  # fmt: skip
-        tx.audit(run_id, actor=operator, action="approve_command", from_state=run["state"],
-                 to_state=run["state"], reason=f"allowed {key}")  # fmt: skip
+        approved = sorted({*approved_of(run), key})
+        try:
+            apply_move(tx, run, Action.APPROVE_COMMAND, operator, reason=f"allowed {key}",
+                       changes={"approved_commands": json.dumps(approved),
+                                "state_reason": None})  # fmt: skip
+        except IllegalTransition as exc:
+            return CriteriaChange(False, criteria_of(run), "illegal_transition", str(exc),
+                                  "run_id")  # fmt: skip
     return CriteriaChange(True, criteria_of(run))
 
 
@@ -440,7 +479,7 @@ def reverify(
             code="no_criteria",
             message=f"Run {run_id} has no acceptance criteria to verify.",
         )
-    if run.get("verification_state") == VERIFYING:
+    if stage_of(run) is VERIFYING:
         return Reverified(
             False,
             run=run,
@@ -452,6 +491,6 @@ def reverify(
         current = tx.get_run(run_id)
         if current is None:
             return Reverified(False, code="not_found", message=f"There is no run {run_id}.")
-        waiting = current.get("verification_state") in (PENDING, AWAITING_APPROVAL)
+        waiting = stage_of(current) in WAITING
         updated = record(tx, current, verification, decide=waiting)
     return Reverified(True, results=verification.results(), run=updated)

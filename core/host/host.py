@@ -50,7 +50,7 @@ from core.host.workers import (
     worker_env,
 )
 from core.ipc.layout import HOST_SNAPSHOTS, IpcLayout, IpcPathError
-from core.lifecycle import Action, IllegalTransition, RunState
+from core.lifecycle import Action, IllegalTransition, RunState, stage_of
 from core.moves import host_move
 from core.nanoclaw.frames import FrameDecoder
 from core.nanoclaw.launch import (
@@ -465,7 +465,7 @@ class Host:
         for run in self.store.list_runs(states=(RunState.RUNNING.value,)):
             if run["source_lane"] == OPENCLAW:
                 continue  # run by an OpenClaw worker outside this host: nothing was lost
-            if run.get("verification_state"):
+            if stage_of(run) is not RunState.RUNNING:
                 continue  # its worker had finished; verification (re)runs from the store
             pid = run.get("worker_pid")
             if pid and is_worker_of(int(pid), run["run_id"]):

@@ -12,8 +12,8 @@ from typing import Any
 from core.contracts.completion import evaluate_completion
 from core.contracts.fingerprint import fingerprint
 from core.contracts.secrets_scan import Redacted, mask_secrets, redact
-from core.criteria.run_criteria import PENDING, needs_verification
-from core.lifecycle import Action, IllegalTransition, RunState
+from core.criteria.run_criteria import needs_verification
+from core.lifecycle import Action, IllegalTransition, RunState, stage_of
 from core.moves import HOST, apply_move
 from core.repos.claims import ClaimCheck
 from core.repos.records import record_check
@@ -50,11 +50,12 @@ def record_completion(
         unchecked_may_review: whether a git gate that could not be checked (no repository)
             lets the run through, marked unverified.
 
-    Returns the updated run, or None when the run was no longer running (cancelled meanwhile).
+    Returns the updated run, or None when the run was no longer running with its worker at work
+    (cancelled meanwhile, or its output already gated).
     """
     with store.transaction() as tx:
         run = tx.get_run(run_id)
-        if run is None or run["state"] != RunState.RUNNING.value:
+        if run is None or stage_of(run) is not RunState.RUNNING:
             return None
         dispatch: dict[str, Any] = json.loads(run["dispatch_json"])
         verdict = evaluate_completion(dispatch, output)
@@ -112,10 +113,7 @@ def record_completion(
         if passed and needs_verification(run):
             # The gates say the output is well-formed; the criteria say whether what was asked
             # for was delivered. The run waits, still running, for the host to verify them.
-            artifacts["verification_state"] = PENDING
-            tx.touch_run(run_id, changes=artifacts, kind="verification",
-                         payload={"status": PENDING}, actor=HOST)  # fmt: skip
-            return tx.get_run(run_id)
+            return apply_move(tx, run, Action.AWAIT_VERIFICATION, HOST, changes=artifacts)
         action = Action.PASS_GATES if passed else Action.FAIL_GATES
         if failed:
             artifacts["state_reason"] = "completion gates failed: " + ", ".join(failed)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from core.ipc.layout import ERRORS, MESSAGES, TASKS, IpcLayout
-from core.lifecycle import RunState
+from core.lifecycle import RunState, stage_of
 from core.store.sqlite_store import Row, SqliteStore
 from core.workspace import lane_problem
 
@@ -88,8 +88,8 @@ def phase_of(run: Mapping[str, Any]) -> str:
         return "queued"
     if state != RunState.RUNNING.value:
         return "terminal"
-    if run.get("verification_state"):
-        return "completion_validating"
+    if stage_of(run) is not RunState.RUNNING:
+        return "completion_validating"  # a stage of verification
     return "active" if run.get("worker_pid") else "spawning"
 
 

@@ -452,6 +452,22 @@ def _progress_identity(db: Database) -> None:
     )
 
 
+@MIGRATIONS(name="0011_verification_in_the_lifecycle")
+def _verification_in_the_lifecycle(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- verification_state is the stage of the lifecycle's verification sub-machine, which
+        -- exists only inside running (core/lifecycle.py). Before it was part of the lifecycle,
+        -- cancelling or failing a run mid-verification left the column set: cleared here, which
+        -- is also what replaying such a run's journal gives (its last move left running). No
+        -- version bump and no journal row: nothing an operator saw changes.
+        UPDATE runs SET verification_state = NULL
+            WHERE verification_state IS NOT NULL AND state != 'running';
+        """,
+    )
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

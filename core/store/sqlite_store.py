@@ -46,6 +46,9 @@ Clock = Callable[[], datetime]
 #: on (the run's existence and its state). Progress and steers do not bump it, so a chatty worker
 #: or a colleague's steer never makes an operator's retry or override stale.
 VERSIONED_KINDS = frozenset({"created", "transition"})
+#: The columns that say where a run stands in the lifecycle (its state, and inside ``running``
+#: where the verification of its criteria stands): written only by versioned changes.
+STAGE_COLUMNS = frozenset({"state", "verification_state"})
 
 
 def utc_now() -> datetime:
@@ -124,6 +127,7 @@ class Transaction(RunTransaction):
         values = dict(changes)
         values["updated_at"] = self.now
         bump = kind in VERSIONED_KINDS
+        assert bump or not STAGE_COLUMNS & set(values), "a stage change bumps the version"
         assignments = ", ".join(f"{column} = ?" for column in values)
         if bump:
             assignments += ", version = version + 1"
@@ -152,6 +156,7 @@ class Transaction(RunTransaction):
         No compare-and-set: nothing here decides on the run's state, and the version stays.
         """
         assert kind not in VERSIONED_KINDS, "state changes go through change_run"
+        assert not STAGE_COLUMNS & set(changes), "stage changes go through change_run"
         values = dict(changes)
         values["updated_at"] = self.now
         assignments = ", ".join(f"{column} = ?" for column in values)

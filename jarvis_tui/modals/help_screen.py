@@ -1,4 +1,8 @@
-"""Every key the console answers to, grouped as an operator thinks of them."""
+"""Every key the console answers to, grouped as an operator thinks of them.
+
+The states each action needs, the state filter's keys and the symbols are the lifecycle's
+(`core.lifecycle`), never a list of their own.
+"""
 
 from __future__ import annotations
 
@@ -13,18 +17,37 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from core.lifecycle import PARENT, Action, VerificationState, allowed_from, or_list
+from jarvis_tui.run_model import STATE_KEYS
+from jarvis_tui.state_look import look
+
+
+def _from(action: Action) -> str:
+    return or_list(allowed_from(action))
+
+
+def _symbols(stages: tuple[str, ...]) -> str:
+    return "  ".join(f"{look(stage)[0]} {stage}" for stage in stages)
+
+
+_FILTERS = [state for state in STATE_KEYS.values() if state]
+
 #: (section, [(keys, what it does)]). tests/tui checks every main-screen binding is listed.
 HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Act on the selected run",
         (
-            ("r", "Retry a failed or failed_contract run (asks to confirm, shows the retry count)"),
-            ("o", "Override a failed run to done (asks for a reason; marked overridden)"),
-            ("a", "Approve a run in review_requested"),
-            ("x", "Cancel a queued or running run (asks for a reason)"),
+            ("r", f"Retry a {_from(Action.RETRY)} run (asks to confirm, shows the retry count)"),
+            ("o", f"Override a {_from(Action.OVERRIDE)} run to done (asks why; marked overridden)"),
+            ("a", f"Approve a run in {_from(Action.APPROVE)}"),
+            ("x", f"Cancel a {_from(Action.CANCEL)} run (asks for a reason)"),
             ("s", "Steer a running run: write in the composer, ctrl+s sends"),
             ("v", "Verify a run's acceptance criteria again in its checkout (results recorded)"),
-            ("A", "Allow the command a run's verification waits on (shows the exact argv)"),
+            (
+                "A",
+                f"Allow the command a {_symbols(allowed_from(Action.APPROVE_COMMAND))} run waits "
+                "on (shows the exact argv)",
+            ),
             ("enter", "Everything about the run: dispatch, gates, steers, audit"),
             ("d", "The run's diff: files, then the patch (/ search, n N, f a finding's file)"),
             ("l", "The run's worker log, live while it runs (t stderr, / search, n N)"),
@@ -35,7 +58,8 @@ HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("/", "Filter by text (run id, lane, task, state, progress); escape clears"),
             ("!", "Attention view: runs that need a human, the longest-waiting first"),
-            ("1-6", "Only queued, running, review_requested, failed_contract, failed, done"),
+            (f"1-{len(_FILTERS)}", f"Only {', '.join(_FILTERS)}"),
+            ("", f"{_symbols((PARENT,))} and its criteria: {_symbols(tuple(VerificationState))}"),
             ("0", "Every state again"),
             ("S", "Sort by the next column (age, updated, state, run, lane, task, retries)"),
             ("R", "Reverse the sort"),

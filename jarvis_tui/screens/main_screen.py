@@ -41,6 +41,7 @@ from textual.worker import Worker, WorkerState
 from core import operator_actions
 from core.criteria import run_criteria
 from core.identity import operator_name
+from core.lifecycle import Action, is_legal
 from core.store.opening import LASTING, StoreError, fault
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
@@ -66,7 +67,7 @@ from jarvis_tui.run_actions import (
 )
 from jarvis_tui.run_model import STATE_KEYS, RunModel
 from jarvis_tui.safe_text import inert, one_line, shown
-from jarvis_tui.state_look import state_text
+from jarvis_tui.state_look import shown_stage, state_text
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
@@ -706,7 +707,7 @@ class MainScreen(Screen[None]):
             f"{verb} run ",
             (shown(snapshot["run_id"]), "bold"),
             ", which is ",
-            state_text(str(snapshot["state"])),
+            state_text(str(snapshot["state"]), verification=snapshot.get("verification_state")),
             f"?\n\n{consequence}",
         )
         if snapshot.get("state_reason"):
@@ -772,10 +773,13 @@ class MainScreen(Screen[None]):
             )
             return
         command = waiting[0]
+        # The version the operator decides on: a verification that moved on since (verified
+        # again, say) makes the approval stale, not silently applied to another stage.
+        version = int(row["version"])
 
         def confirmed(ok: bool | None) -> None:
             if ok:
-                self._approve_command(run_id, command)
+                self._approve_command(run_id, command, version)
 
         self.app.push_screen(AllowCommandDialog(run_id, command, more=len(waiting) - 1), confirmed)
 
@@ -894,10 +898,12 @@ class MainScreen(Screen[None]):
         thread=True, group="act", exit_on_error=False,
         name="approve-command", description="Allow a criterion's command",
     )  # fmt: skip
-    def _approve_command(self, run_id: str, command: PendingCommand) -> None:
+    def _approve_command(self, run_id: str, command: PendingCommand, version: int) -> None:
         store = SqliteStore(self.feed.db_path, migrate=False)
         try:
-            change = run_criteria.approve_command(store, run_id, command.key, self.operator)
+            change = run_criteria.approve_command(
+                store, run_id, command.key, self.operator, expected_version=version
+            )
         finally:
             store.close()
         self.post_message(CriteriaActed(run_id, change, command=command))
@@ -948,6 +954,7 @@ class MainScreen(Screen[None]):
             command.key
             for command in pending_commands(
                 {
+                    "state": run.get("state"),
                     "verification_state": run.get("verification_state"),
                     "verification": outcome.results,
                     "approved_commands": run_criteria.approved_of(run),
@@ -974,7 +981,9 @@ class MainScreen(Screen[None]):
             # Verifying again decides only a run still waiting on verification: a decided run
             # keeps its state, and the operator judges the new results.
             after = f"it stays {state}"
-            if state == "failed" and not failed and not waiting:
+            stage = shown_stage(run)
+            overridable = stage is not None and is_legal(stage, Action.OVERRIDE)
+            if overridable and not failed and not waiting:
                 after += " (override it if the work is done)"
         self.notify(
             f"Run {run_id}: {counts}; {after}.",

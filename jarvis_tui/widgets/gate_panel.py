@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
+from core.lifecycle import VerificationState, verification_of
 from core.usage_text import usage_line
 from jarvis_tui.feed import RunView
 from jarvis_tui.run_actions import (
@@ -18,7 +19,7 @@ from jarvis_tui.run_actions import (
     pending_commands,
 )
 from jarvis_tui.safe_text import one_line, shown
-from jarvis_tui.state_look import state_text
+from jarvis_tui.state_look import look, run_state_text, shown_stage
 from jarvis_tui.widgets.text_pane import TextPane
 
 
@@ -41,7 +42,7 @@ def _run_header(detail: dict[str, Any]) -> Text:
     text = Text.assemble(
         (shown(detail["run_id"]), "bold"),
         "  ",
-        state_text(str(detail["state"]), bool(detail.get("overridden"))),
+        run_state_text(detail),
         (f"  retries {detail.get('retry_count') or 0} · version {detail.get('version')}", "dim"),
     )
     text.append(
@@ -145,12 +146,15 @@ def _failures(text: Text, detail: dict[str, Any], peers: list[dict[str, Any]]) -
             text.append("  seen on no other run", style="dim")
 
 
-#: How verification stands while it has not decided, as the heading says it.
-_VERIFICATION_STATES = {
-    "pending": "pending verification",
-    "verifying": "verifying now…",
-    "awaiting_approval": "awaiting approval",
+#: How verification stands while it has not decided, as the heading says it: every stage of
+#: the lifecycle's verification sub-machine has its words.
+_VERIFICATION_STATES: dict[str, str] = {
+    VerificationState.PENDING: "pending verification",
+    VerificationState.VERIFYING: "verifying now…",
+    VerificationState.AWAITING_APPROVAL: "awaiting approval",
 }
+if set(_VERIFICATION_STATES) != set(VerificationState):
+    raise AssertionError("every stage of verification needs its words")
 #: Lines of a criterion's output shown under it (the end: where a failing tool says why).
 EXCERPT_LINES = 2
 
@@ -207,10 +211,12 @@ def _criteria_heading(text: Text, detail: dict[str, Any], verification: dict[str
     """The heading with where verification stands (the verdict, or what it waits for), then
     when the results shown were taken: the heading line stays short enough not to wrap."""
     _heading(text, "acceptance criteria")
-    state = detail.get("verification_state")
+    stage = shown_stage(detail)
+    state = verification_of(stage) if stage is not None else None
     results = verification.get("criteria_results") or []
-    if state in _VERIFICATION_STATES:
-        text.append(f"  {_VERIFICATION_STATES[state]}", style="bold yellow")
+    if state is not None:
+        symbol, _style = look(state)
+        text.append(f"  {symbol} {_VERIFICATION_STATES[state]}", style="bold yellow")
     elif verification:
         passed = sum(1 for r in results if r.get("passed"))
         unchecked = sum(1 for r in results if r.get("not_checked"))
@@ -223,7 +229,7 @@ def _criteria_heading(text: Text, detail: dict[str, Any], verification: dict[str
     else:
         text.append("  not verified yet", style="dim")
     if verification:
-        last = "last verified" if state in _VERIFICATION_STATES else "verified"
+        last = "last verified" if state is not None else "verified"
         text.append(f"\n  {last} at {_clock_time(verification.get('verified_at'))}", style="dim")
         if verification.get("attempt") is not None:
             text.append(f", attempt {shown(verification['attempt'])}", style="dim")

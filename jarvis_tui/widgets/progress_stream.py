@@ -16,8 +16,10 @@ from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.reactive import reactive
 
+from core.lifecycle import VerificationState, label
+from core.moves import moved
 from jarvis_tui.safe_text import one_line, shown
-from jarvis_tui.state_look import STATE_LOOK, STEER_LOOK
+from jarvis_tui.state_look import STEER_LOOK, look
 from jarvis_tui.widgets.text_pane import TextPane
 
 #: Lines kept in memory per stream.
@@ -56,10 +58,16 @@ def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
             line.append(f" — {one_line(payload['reason'])}", style="dim")
         line.append(f"  by {shown(entry.get('actor') or '')}", style="dim")
     elif kind == "transition":
-        target = str(payload.get("to") or "")
-        symbol, style = STATE_LOOK.get(target, ("?", ""))
+        stages = moved(payload)
+        if stages is None:  # not a move this lifecycle knows: said as it was written
+            here, there, symbol, style = payload.get("from"), payload.get("to"), "?", ""
+        else:
+            here, there = label(stages[0]), label(stages[1])
+            symbol, style = look(stages[1])
         line.append(
-            f"{symbol} {payload.get('action')}: {payload.get('from')} → {target}", style=style
+            f"{symbol} {shown(payload.get('action') or '?')}: {shown(here or '?')} → "
+            f"{shown(there or '?')}",
+            style=style,
         )
         line.append(f"  by {shown(entry.get('actor') or '')}", style="dim")
         if payload.get("reason"):
@@ -125,19 +133,25 @@ def _criteria_found(payload: dict[str, Any]) -> str:
 
 
 def _verification_text(payload: dict[str, Any]) -> Text:
-    """A verification journal entry in words: where it stands, or what it found."""
+    """A verification journal entry in words: what it found, or (a store from before verification
+    moved through the lifecycle's transitions) where it stood."""
     status = str(payload.get("status") or "")
-    if status == "pending":
+    if status == VerificationState.PENDING:
         return Text("… criteria to verify", style="dim")
-    if status == "verifying":
+    if status == VerificationState.VERIFYING:
         return Text("… verifying criteria", style="dim")
+    if status == "resumed":
+        return Text("… verifying criteria again (the host restarted)", style="dim")
     if status == "approved":
         return Text(f"✓ command allowed: {one_line(payload.get('command') or '', 120)}")
     raw = payload.get("failed")
     failed: list[Any] = raw if isinstance(raw, list) else []
     waiting = payload.get("pending_approval")
-    if status == "awaiting_approval" or (isinstance(waiting, list) and waiting and not failed):
-        return Text("⏸ a criterion's command waits for approval (A)", style="bold yellow")
+    if status == VerificationState.AWAITING_APPROVAL or (
+        isinstance(waiting, list) and waiting and not failed
+    ):
+        symbol, style = look(VerificationState.AWAITING_APPROVAL)
+        return Text(f"{symbol} a criterion's command waits for approval (A)", style=style)
     if payload.get("passed"):
         return Text("✓ criteria verified: all passed", style="green")
     names = "; ".join(one_line(name, 80) for name in failed[:3])

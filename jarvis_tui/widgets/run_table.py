@@ -152,7 +152,8 @@ def cells(row: Row, now: datetime) -> tuple[Text, ...]:
     """The cells for one run, every worker-supplied string made inert and masked."""
     return (
         run_text(row),
-        state_text(str(row["state"])),
+        # The state, and the stage of verification a running run is at (its symbol).
+        state_text(str(row["state"]), verification=row.get("verification_state"), compact=True),
         Text(str(row.get("retry_count") or 0) if row.get("retry_count") else "", justify="right"),
         Text("!" if row.get("overridden") else "", style="bold magenta"),
         Text(age_text(row.get("created_at"), now), justify="right"),

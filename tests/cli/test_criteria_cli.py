@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from core.criteria import run_criteria
-from core.lifecycle import RunState
+from core.lifecycle import Action, RunState
+from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
 from jarvis_cli.criteria import VERIFY_FAILED
 from tests.cli.conftest import jarvis
@@ -253,8 +254,9 @@ def test_approve_is_refused_unless_a_command_waits(ws: Path) -> None:
     code, out = cli(ws, "verify", "running-1", "--approve", '["deploy-check", "--dry-run"]')
     assert code == 1 and out == {
         "ok": False,
-        "refusal": {"code": "not_awaiting", "field": "run_id",
-                    "message": "Run running-1 has no command waiting for approval."},
+        "refusal": {"code": "illegal_transition", "field": "run_id",
+                    "message": "Run running-1 is running; a command can be approved for it only "
+                               "when it is running (awaiting_approval)."},
     }  # fmt: skip
     code, out = cli(ws, "verify", "bare-1")
     assert code == 1 and out["refusal"]["code"] == "no_criteria"
@@ -267,10 +269,7 @@ def test_a_waiting_command_is_approved_then_verified(ws: Path) -> None:
     (checkout(ws, "waiting-1") / "app.py").write_text("x = 1\n")
     store = SqliteStore(ws / "jarvis.db")
     try:  # where the host leaves a run whose gates passed: verification is due
-        with store.transaction() as tx:
-            due = {"verification_state": run_criteria.PENDING}
-            tx.touch_run("waiting-1", changes=due, kind="verification",
-                         payload={"status": "pending"}, actor="host")  # fmt: skip
+        looked = host_move(store, "waiting-1", Action.AWAIT_VERIFICATION)["version"]
     finally:
         store.close()
     readable = jarvis("verify", "waiting-1", "--workspace", ws)
@@ -278,6 +277,11 @@ def test_a_waiting_command_is_approved_then_verified(ws: Path) -> None:
     assert "--approve" in readable.stdout
     code, out = cli(ws, "verify", "waiting-1", "--approve", "deploy-check --other")
     assert code == 1 and out["refusal"]["code"] == "unknown_command"
+    # Verified, the run moved on (pending → awaiting_approval): a version read before is stale.
+    code, out = cli(ws, "verify", "waiting-1", "--approve", "deploy-check --dry-run",
+                    "--expect-version", str(looked))  # fmt: skip
+    assert code == 1 and out["refusal"]["code"] == "stale_version"
+    assert "running (awaiting_approval)" in out["refusal"]["message"]
     code, out = cli(ws, "verify", "waiting-1", "--approve", "deploy-check --dry-run",
                     "--operator", "ana")  # fmt: skip
     # Approved, the command runs (there is no such program here) and decides the run.

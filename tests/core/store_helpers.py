@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core.intake import submit_dispatch
-from core.lifecycle import Action, RunState
+from core.lifecycle import Action, RunState, Stage, VerificationState
 from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
 
@@ -27,9 +27,15 @@ def dispatch_doc(run_id: str, **changes: Any) -> dict[str, Any]:
     return doc
 
 
-PATHS: dict[RunState, tuple[Action, ...]] = {
+_VERIFYING = (Action.START, Action.AWAIT_VERIFICATION, Action.START_VERIFICATION)
+
+#: The host's moves that bring a queued run to each stage of the lifecycle.
+PATHS: dict[Stage, tuple[Action, ...]] = {
     RunState.QUEUED: (),
     RunState.RUNNING: (Action.START,),
+    VerificationState.PENDING: (Action.START, Action.AWAIT_VERIFICATION),
+    VerificationState.VERIFYING: _VERIFYING,
+    VerificationState.AWAITING_APPROVAL: (*_VERIFYING, Action.AWAIT_APPROVAL),
     RunState.REVIEW_REQUESTED: (Action.START, Action.PASS_GATES),
     RunState.FAILED_CONTRACT: (Action.START, Action.FAIL_GATES),
     RunState.FAILED: (Action.START, Action.FAIL),
@@ -37,7 +43,7 @@ PATHS: dict[RunState, tuple[Action, ...]] = {
 }
 
 
-def make_run(store: SqliteStore, run_id: str, state: RunState, **changes: Any) -> None:
+def make_run(store: SqliteStore, run_id: str, state: Stage, **changes: Any) -> None:
     result = submit_dispatch(
         store, dispatch_doc(run_id, **changes), source_lane="main",
         target_lane="jarvis-worker-1", actor="test",

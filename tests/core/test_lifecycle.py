@@ -1,14 +1,19 @@
 """The lifecycle table, and the store applying it exactly as a pure model of the table says.
 
-The table tests pin every illegal pair and the dispatch contract's retry table. The state machine
-drives a real SQLite store with random operator actions and host moves on a few runs and checks,
-after every step, that the stored runs, journal and audit agree with a dictionary-based model.
+The table tests check every (stage, action) pair, the verification sub-machine of ``running``
+included, against the table and against docs/lifecycle.md, and pin the dispatch contract's retry
+table. The store tests check that every verification move bumps the run's version and is
+journalled, so that an operator who looked at the run before is refused as stale. The state
+machine drives a real SQLite store with random operator actions and host moves on a few runs and
+checks, after every step, that the stored runs, journal and audit agree with a dictionary-based
+model.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -21,18 +26,29 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from core import operator_actions
+from core.criteria import run_criteria
 from core.intake import submit_dispatch
 from core.lifecycle import (
+    NEEDS_HUMAN,
     OPERATOR_ACTIONS,
+    PARENT,
     RETRYABLE,
+    STAGES,
+    TERMINAL,
     TRANSITIONS,
     Action,
     IllegalTransition,
     RunState,
+    Stage,
+    VerificationState,
     allowed_from,
+    label,
+    stage_of,
+    state_of,
     transition,
+    verification_of,
 )
-from core.moves import host_move
+from core.moves import host_move, moved
 from core.operator_actions import ActionResult
 from core.store.sqlite_store import VERSIONED_KINDS, SqliteStore
 from tests.core.store_helpers import PATHS
@@ -42,6 +58,7 @@ SAMPLE: dict[str, Any] = json.loads(
     (ROOT / "sample_runs" / "dispatches" / "valid-backend-fix.json").read_text()
 )
 SOURCE, TARGET = "main", "jarvis-worker-1"
+V = VerificationState
 
 
 def dispatch(run_id: str) -> dict[str, Any]:
@@ -67,48 +84,128 @@ def drive(store: SqliteStore, run_id: str, path: tuple[Action, ...]) -> None:
             host_move(store, run_id, action)
 
 
-ILLEGAL = [
-    (state, action)
-    for state, action in itertools.product(RunState, Action)
-    if (state, action) not in TRANSITIONS
-]
+PAIRS = list(itertools.product(STAGES, Action))
+
+
+def pair_id(pair: tuple[Stage, Action]) -> str:
+    return f"{pair[0].value}-{pair[1].value}"
 
 
 # -- the table ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("state", "action"), ILLEGAL, ids=str)
-def test_every_absent_pair_is_an_illegal_transition(state: RunState, action: Action) -> None:
+def test_the_stages_are_the_states_with_verification_inside_running() -> None:
+    assert [s for s in STAGES if isinstance(s, RunState)] == list(RunState)
+    assert [s for s in STAGES if isinstance(s, VerificationState)] == list(VerificationState)
+    # Each sub-state comes right after its parent, in the sub-machine's own order.
+    at = STAGES.index(PARENT)
+    assert STAGES[at + 1 : at + 1 + len(VerificationState)] == tuple(VerificationState)
+    for stage in STAGES:
+        assert state_of(stage) is (PARENT if isinstance(stage, VerificationState) else stage)
+        assert verification_of(stage) is (stage if isinstance(stage, VerificationState) else None)
+    assert label(V.VERIFYING) == "running (verifying)" and label(RunState.DONE) == "done"
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_every_stage_and_action_is_either_the_tables_move_or_illegal(
+    pair: tuple[Stage, Action],
+) -> None:
+    stage, action = pair
+    if pair in TRANSITIONS:
+        assert transition("task-42", stage, action) is TRANSITIONS[pair]
+        return
     with pytest.raises(IllegalTransition) as caught:
-        transition("task-42", state, action)
+        transition("task-42", stage, action)
     exc = caught.value
-    assert (exc.run_id, exc.state, exc.action) == ("task-42", state, action)
+    assert (exc.run_id, exc.stage, exc.action) == ("task-42", stage, action)
+    assert exc.state is state_of(stage)
     text = str(exc)
-    # A sentence for a person: it names the run and the state the run is actually in.
-    assert text.startswith("Run task-42 is ") and text.endswith(".")
-    assert f" is {state.value}" in text
-    # The reader is told where the move would have been legal, so they know what to wait for.
+    # A sentence for a person: it names the run and the stage the run is actually in.
+    assert text.startswith(f"Run task-42 is {label(stage)};") and text.endswith(".")
+    # The reader is told where the move would have been legal, so they know what to wait for:
+    # every such stage, or its state when the move is legal in all of that state's stages.
     for legal in allowed_from(action):
-        assert legal.value in text
+        assert legal.value in text or state_of(legal).value in text
+
+
+def test_the_table_names_only_stages_and_never_stays_put() -> None:
+    for (stage, action), target in TRANSITIONS.items():
+        assert stage in STAGES and target in STAGES and isinstance(action, Action)
+        assert target != stage, f"{stage}-{action} moves nowhere"
+
+
+def test_every_stage_is_reachable_and_only_done_is_terminal() -> None:
+    reached = {RunState.QUEUED}
+    frontier = [RunState.QUEUED]
+    while frontier:
+        here = frontier.pop()
+        for (stage, _action), target in TRANSITIONS.items():
+            if stage == here and target not in reached:
+                reached.add(target)
+                frontier.append(target)
+    assert reached == set(STAGES)
+    ends = {stage for stage in STAGES if not any(s == stage for s, _a in TRANSITIONS)}
+    assert ends == TERMINAL == {RunState.DONE}
 
 
 def test_every_action_is_legal_somewhere() -> None:
-    # Otherwise the refusal sentence above would name no legal state at all.
+    # Otherwise the refusal sentence above would name no legal stage at all.
     for action in Action:
         assert allowed_from(action)
 
 
-def test_legal_pairs_return_the_table_target() -> None:
-    for (state, action), target in TRANSITIONS.items():
-        assert transition("r", state, action) is target
+def test_verification_moves_only_within_running_or_out_of_it() -> None:
+    for (stage, action), target in TRANSITIONS.items():
+        if isinstance(target, VerificationState):
+            # Into or within the sub-machine: only from running or one of its stages.
+            assert state_of(stage) is PARENT, (stage, action)
+        if isinstance(stage, VerificationState) and not isinstance(target, VerificationState):
+            # Out of it: decided, or cancelled, like a running run.
+            assert (PARENT, action) in TRANSITIONS, (stage, action)
+    # Every stage of running can be cancelled and failed; only running itself gates output.
+    for stage in (PARENT, *VerificationState):
+        assert (stage, Action.CANCEL) in TRANSITIONS and (stage, Action.FAIL) in TRANSITIONS
+    assert allowed_from(Action.FAIL_GATES) == (PARENT,)
+    assert allowed_from(Action.APPROVE_COMMAND) == (V.AWAITING_APPROVAL,)
+    assert V.AWAITING_APPROVAL in NEEDS_HUMAN and {V.PENDING, V.VERIFYING}.isdisjoint(NEEDS_HUMAN)
+
+
+def _doc_table() -> dict[tuple[Stage, Action], Stage]:
+    """The table docs/lifecycle.md draws (its "from | action | to" rows)."""
+    text = (ROOT / "docs" / "lifecycle.md").read_text()
+    by_label = {label(stage): stage for stage in STAGES}
+    table: dict[tuple[Stage, Action], Stage] = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 5 or cells[1] not in {a.value for a in Action}:
+            continue
+        for source in re.split(r",\s*(?![^()]*\))", cells[0]):
+            key = (by_label[source], Action(cells[1]))
+            assert key not in table, f"docs/lifecycle.md lists {key} twice"
+            table[key] = by_label[cells[2]]
+    return table
+
+
+def test_docs_draw_the_same_table() -> None:
+    assert _doc_table() == TRANSITIONS
 
 
 def test_retry_table_of_the_dispatch_contract() -> None:
     assert RETRYABLE == {RunState.FAILED, RunState.FAILED_CONTRACT}
     assert allowed_from(Action.RETRY) == (RunState.FAILED_CONTRACT, RunState.FAILED)
-    for state in RunState:
-        legal = (state, Action.RETRY) in TRANSITIONS
-        assert legal == (state in (RunState.FAILED, RunState.FAILED_CONTRACT)), state
+    for stage in STAGES:
+        legal = (stage, Action.RETRY) in TRANSITIONS
+        assert legal == (stage in (RunState.FAILED, RunState.FAILED_CONTRACT)), stage
+
+
+def test_a_stored_run_stands_at_its_state_or_its_stage_of_verification() -> None:
+    assert stage_of({"state": "running", "verification_state": "verifying"}) is V.VERIFYING
+    assert stage_of({"state": "running", "verification_state": None}) is RunState.RUNNING
+    assert stage_of({"state": "running"}) is RunState.RUNNING
+    # Verification exists only inside running: a leftover elsewhere is not a stage.
+    assert stage_of({"state": "failed", "verification_state": "pending"}) is RunState.FAILED
+    with pytest.raises(ValueError):
+        stage_of({"state": "running", "verification_state": "thinking"})
 
 
 def test_illegal_transition_propagates_out_of_a_transaction(tmp_path: Path) -> None:
@@ -126,17 +223,17 @@ def test_illegal_transition_propagates_out_of_a_transaction(tmp_path: Path) -> N
         store.close()
 
 
-@pytest.mark.parametrize("state", list(RunState), ids=lambda s: s.value)
-def test_resubmitting_a_run_id_follows_the_retry_table(state: RunState, tmp_path: Path) -> None:
+@pytest.mark.parametrize("stage", STAGES, ids=lambda s: s.value)
+def test_resubmitting_a_run_id_follows_the_retry_table(stage: Stage, tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "jarvis.db")
     try:
         first = submit_dispatch(
             store, dispatch("task-1"), source_lane=SOURCE, target_lane=TARGET, actor="main"
         )
         assert first.outcome == "enqueued"
-        drive(store, "task-1", PATHS[state])
+        drive(store, "task-1", PATHS[stage])
         before = store.get_run("task-1")
-        assert before is not None and before["state"] == state.value
+        assert before is not None and stage_of(before) is stage
 
         again = submit_dispatch(
             store, dispatch("task-1"), source_lane=SOURCE, target_lane=TARGET, actor="main"
@@ -144,14 +241,158 @@ def test_resubmitting_a_run_id_follows_the_retry_table(state: RunState, tmp_path
 
         after = store.get_run("task-1")
         assert after is not None
-        if state in (RunState.FAILED, RunState.FAILED_CONTRACT):
+        if stage in (RunState.FAILED, RunState.FAILED_CONTRACT):
             assert again.outcome == "retried"
             assert after["state"] == "queued"
             assert after["retry_count"] == before["retry_count"] + 1
         else:
             assert again.outcome == "duplicate"
-            assert state.value in again.message
+            assert state_of(stage).value in again.message
             assert after == before
+    finally:
+        store.close()
+
+
+# -- verification moves in the store --------------------------------------------------------------
+
+#: An unlisted command: verification waits for an operator to allow it.
+UNLISTED = {"type": "command_success", "command": ["deploy-check", "--dry-run"],
+            "description": "the deploy check passes"}  # fmt: skip
+KEY = json.dumps(UNLISTED["command"])
+
+
+def _criteria_run(store: SqliteStore, run_id: str) -> None:
+    doc = {**dispatch(run_id), "acceptance_criteria": [UNLISTED], "universal_criteria": False}
+    assert submit_dispatch(store, doc, source_lane=SOURCE, target_lane=TARGET,
+                           actor="main").outcome == "enqueued"  # fmt: skip
+    host_move(store, run_id, Action.START)
+    checkout = run_criteria.checkout_dir(store.path.parent, run_id)
+    checkout.mkdir(parents=True, exist_ok=True)
+    (checkout / "worker-left-this.txt").write_text("work\n")
+
+
+def _host_verifies(store: SqliteStore, run_id: str) -> dict[str, Any]:
+    from core.criteria.allowlist import DEFAULT_POLICY
+
+    run = run_criteria.begin(store, run_id)
+    assert run is not None
+    verification = run_criteria.verify_run(store, store.path.parent, run, DEFAULT_POLICY)
+    ended = run_criteria.finish(store, run_id, verification)
+    assert ended is not None
+    return ended
+
+
+def test_every_verification_change_bumps_the_version_and_is_journalled(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "jarvis.db")
+    try:
+        _criteria_run(store, "r1")
+        seen: list[tuple[Stage, int]] = []
+
+        def note() -> None:
+            run = store.get_run("r1")
+            assert run is not None
+            seen.append((stage_of(run), int(run["version"])))
+
+        note()
+        host_move(store, "r1", Action.AWAIT_VERIFICATION)  # the gates passed
+        note()
+        run_criteria.begin(store, "r1")
+        note()
+        _host_verifies(store, "r1")  # resumes (no change), then waits for approval
+        note()
+        assert run_criteria.approve_command(store, "r1", KEY, "ops").ok
+        note()
+        run_criteria.begin(store, "r1")
+        note()
+        assert [stage for stage, _ in seen] == [
+            RunState.RUNNING, V.PENDING, V.VERIFYING, V.AWAITING_APPROVAL, V.PENDING, V.VERIFYING,
+        ]  # fmt: skip
+        versions = [version for _, version in seen]
+        assert versions == list(range(versions[0], versions[0] + len(versions)))
+
+        journal = store.journal_since(0, run_id="r1")
+        moves = [json.loads(j["payload"]) for j in journal if j["kind"] == "transition"]
+        verification_moves = [m for m in moves if "verification_to" in m]
+        assert [(m["action"], m["verification_from"], m["verification_to"])
+                for m in verification_moves] == [
+            ("await_verification", None, "pending"),
+            ("start_verification", "pending", "verifying"),
+            ("await_approval", "verifying", "awaiting_approval"),
+            ("approve_command", "awaiting_approval", "pending"),
+            ("start_verification", "pending", "verifying"),
+        ]  # fmt: skip
+        assert all(m["from"] == m["to"] == "running" for m in verification_moves)
+        audit = store.rows("SELECT actor, action, from_state, to_state, reason FROM audit "
+                           "WHERE run_id = 'r1' AND action = 'approve_command'")  # fmt: skip
+        assert audit == [{"actor": "ops", "action": "approve_command",
+                          "from_state": "running (awaiting_approval)",
+                          "to_state": "running (pending)", "reason": f"allowed {KEY}"}]  # fmt: skip
+        # A host restarted mid-verification verifies it again: nothing changed, no new version.
+        before = store.get_run("r1")
+        assert before is not None
+        resumed = run_criteria.begin(store, "r1")
+        assert resumed is not None and resumed["version"] == before["version"]
+        assert store.journal_since(0, run_id="r1")[-1]["kind"] == "verification"
+    finally:
+        store.close()
+
+
+def test_an_operator_who_looked_before_verification_moved_is_refused_as_stale(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(tmp_path / "jarvis.db")
+    try:
+        _criteria_run(store, "r1")
+        host_move(store, "r1", Action.AWAIT_VERIFICATION)
+        looked = store.get_run("r1")
+        assert looked is not None
+        _host_verifies(store, "r1")  # pending → verifying → awaiting_approval meanwhile
+        seq = store.last_seq()
+
+        cancel = operator_actions.cancel(store, "r1", "ops", "not needed",
+                                         expected_version=looked["version"])  # fmt: skip
+        allow = run_criteria.approve_command(store, "r1", KEY, "ops",
+                                             expected_version=looked["version"])  # fmt: skip
+
+        assert not cancel.ok and cancel.refusal is not None
+        assert cancel.refusal.code == "stale_version"
+        assert "it is now running (awaiting_approval)" in cancel.refusal.message
+        assert not allow.ok and allow.code == "stale_version" and allow.field == "version"
+        assert store.last_seq() == seq  # refused: nothing written
+        now = store.get_run("r1")
+        assert now is not None and stage_of(now) is V.AWAITING_APPROVAL
+        # Looking again, the same operator acts on what is there now.
+        assert run_criteria.approve_command(store, "r1", KEY, "ops",
+                                            expected_version=now["version"]).ok  # fmt: skip
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("stage", "action"),
+    [
+        (RunState.QUEUED, Action.START_VERIFICATION),
+        (RunState.RUNNING, Action.START_VERIFICATION),
+        (RunState.RUNNING, Action.APPROVE_COMMAND),
+        (V.PENDING, Action.FAIL_GATES),
+        (V.VERIFYING, Action.AWAIT_VERIFICATION),
+        (V.AWAITING_APPROVAL, Action.START_VERIFICATION),
+        (RunState.REVIEW_REQUESTED, Action.AWAIT_APPROVAL),
+    ],
+)
+def test_an_illegal_verification_move_raises_like_any_other_and_writes_nothing(
+    stage: Stage, action: Action, tmp_path: Path
+) -> None:
+    store = SqliteStore(tmp_path / "jarvis.db")
+    try:
+        submit_dispatch(store, dispatch("r1"), source_lane=SOURCE, target_lane=TARGET,
+                        actor="main")  # fmt: skip
+        drive(store, "r1", PATHS[stage])
+        seq, before = store.last_seq(), store.get_run("r1")
+        with pytest.raises(IllegalTransition) as caught:
+            host_move(store, "r1", action)
+        assert (caught.value.stage, caught.value.action) == (stage, action)
+        assert store.last_seq() == seq and store.get_run("r1") == before
     finally:
         store.close()
 
@@ -168,7 +409,7 @@ STALE = st.sampled_from((False, False, False, True))
 
 @dataclass
 class ModelRun:
-    state: RunState = RunState.QUEUED
+    stage: Stage = RunState.QUEUED
     retry_count: int = 0
     overridden: bool = False
     version: int = 1
@@ -234,7 +475,7 @@ class StoreMachine(RuleBasedStateMachine):
             return
         assert result.ok, result.refusal
         model = self.model[run_id]
-        model.state = transition(run_id, model.state, action)
+        model.stage = transition(run_id, model.stage, action)
         model.version += 1
         model.audit.append(action.value)
         if action is Action.RETRY:
@@ -255,8 +496,15 @@ class StoreMachine(RuleBasedStateMachine):
             result = operator_actions.retry(store, run_id, op, expected_version=version)
         elif action is Action.OVERRIDE:
             result = operator_actions.override(store, run_id, op, reason, expected_version=version)
-        else:
+        elif action is Action.CANCEL:
             result = operator_actions.cancel(store, run_id, op, reason, expected_version=version)
+        else:
+            allowed = run_criteria.approve_command(store, run_id, KEY, op, expected_version=version)
+            # The same shape as the other actions' results, for `apply`.
+            refused = (
+                None if allowed.ok else operator_actions.Refusal(allowed.code, allowed.message)
+            )
+            result = ActionResult(allowed.ok, store.get_run(run_id), refused)
         # The order in which the actions decide: text first (no transaction), then the version
         # the operator looked at, then the lifecycle.
         refusal: str | None = None
@@ -264,7 +512,7 @@ class StoreMachine(RuleBasedStateMachine):
             refusal = "reason_required"
         elif stale:
             refusal = "stale_version"
-        elif (self.model[run_id].state, action) not in TRANSITIONS:
+        elif (self.model[run_id].stage, action) not in TRANSITIONS:
             refusal = "illegal_transition"
         return result, refusal, before
 
@@ -277,11 +525,11 @@ class StoreMachine(RuleBasedStateMachine):
         The other rules mostly hit refusals once runs are spread over the states; this one
         makes sure retries, overrides and approvals succeed often enough to be checked.
         """
-        state = self.model[run_id].state
-        moves: list[str] = [a.value for (s, a) in TRANSITIONS if s is state]
-        if state is RunState.RUNNING:
+        stage = self.model[run_id].stage
+        moves: list[str] = [a.value for (s, a) in TRANSITIONS if s is stage]
+        if state_of(stage) is RunState.RUNNING:
             moves.append("steer")
-        if state in RETRYABLE:
+        if stage in RETRYABLE:
             moves.append("resubmit")
         if not moves:
             return
@@ -323,6 +571,11 @@ class StoreMachine(RuleBasedStateMachine):
         result, refusal, before = self.operator(run_id, Action.CANCEL, reason, stale)
         self.apply(run_id, Action.CANCEL, result, before, refusal=refusal)
 
+    @rule(run_id=st.sampled_from(RUN_IDS), stale=STALE)
+    def approve_command(self, run_id: str, stale: bool) -> None:
+        result, refusal, before = self.operator(run_id, Action.APPROVE_COMMAND, None, stale)
+        self.apply(run_id, Action.APPROVE_COMMAND, result, before, refusal=refusal)
+
     @rule(run_id=st.sampled_from(RUN_IDS), message=st.sampled_from(STEERS), stale=STALE)
     def steer(self, run_id: str, message: str, stale: bool) -> None:
         version = self.expected_version(run_id, stale)
@@ -335,7 +588,7 @@ class StoreMachine(RuleBasedStateMachine):
             refusal: str | None = "empty_message"
         elif stale:
             refusal = "stale_version"
-        elif model.state is not RunState.RUNNING:
+        elif state_of(model.stage) is not RunState.RUNNING:
             refusal = "not_running"
         else:
             refusal = None
@@ -357,13 +610,13 @@ class StoreMachine(RuleBasedStateMachine):
     def host(self, run_id: str, action: Action) -> None:
         model = self.model[run_id]
         before = self.snapshot()
-        if (model.state, action) not in TRANSITIONS:
+        if (model.stage, action) not in TRANSITIONS:
             with pytest.raises(IllegalTransition):
                 host_move(self.store, run_id, action)
             assert self.snapshot() == before
             return
         host_move(self.store, run_id, action)
-        model.state = TRANSITIONS[(model.state, action)]
+        model.stage = TRANSITIONS[(model.stage, action)]
         model.version += 1
         model.audit.append(action.value)  # the host's moves are audited like anyone's
 
@@ -384,6 +637,20 @@ class StoreMachine(RuleBasedStateMachine):
     def fail(self, run_id: str) -> None:
         self.host(run_id, Action.FAIL)
 
+    # The host's moves of verification: the gates passed into it, the host starts verifying,
+    # a criterion's command waits for approval.
+    @rule(run_id=st.sampled_from(RUN_IDS))
+    def await_verification(self, run_id: str) -> None:
+        self.host(run_id, Action.AWAIT_VERIFICATION)
+
+    @rule(run_id=st.sampled_from(RUN_IDS))
+    def start_verification(self, run_id: str) -> None:
+        self.host(run_id, Action.START_VERIFICATION)
+
+    @rule(run_id=st.sampled_from(RUN_IDS))
+    def await_approval(self, run_id: str) -> None:
+        self.host(run_id, Action.AWAIT_APPROVAL)
+
     @rule(run_id=st.sampled_from(RUN_IDS))
     def resubmit(self, run_id: str) -> None:
         model = self.model[run_id]
@@ -391,9 +658,9 @@ class StoreMachine(RuleBasedStateMachine):
         result = submit_dispatch(
             self.store, dispatch(run_id), source_lane=SOURCE, target_lane=TARGET, actor="main"
         )
-        if model.state in RETRYABLE:
+        if model.stage in RETRYABLE:
             assert result.outcome == "retried"
-            model.state = RunState.QUEUED
+            model.stage = RunState.QUEUED
             model.retry_count += 1
             model.version += 1
             model.audit.append("retry")
@@ -408,7 +675,10 @@ class StoreMachine(RuleBasedStateMachine):
         for run_id, model in self.model.items():
             run = self.store.get_run(run_id)
             assert run is not None
-            assert run["state"] == model.state.value
+            assert stage_of(run) is model.stage
+            assert run["state"] == state_of(model.stage).value
+            sub = verification_of(model.stage)
+            assert run["verification_state"] == (sub.value if sub else None)
             assert run["retry_count"] == model.retry_count
             assert bool(run["overridden"]) == model.overridden
             assert run["steer_count"] == model.steer_count
@@ -426,17 +696,20 @@ class StoreMachine(RuleBasedStateMachine):
             assert run is not None and run["version"] == rows[0]["n"]
 
     @invariant()
-    def journal_replays_to_the_stored_state(self) -> None:
+    def journal_replays_to_the_stored_stage(self) -> None:
         for run_id in self.model:
             journal = self.store.journal_since(0, run_id=run_id, limit=100_000)
             assert journal[0]["kind"] == "created"
-            state = json.loads(journal[0]["payload"])["state"]
+            stage: Stage = RunState(json.loads(journal[0]["payload"])["state"])
             for row in journal[1:]:
                 if row["kind"] == "transition":
                     payload = json.loads(row["payload"])
-                    assert payload["from"] == state
-                    state = payload["to"]
-            assert state == self.model[run_id].state.value
+                    stages = moved(payload)
+                    assert stages is not None and stages[0] is stage
+                    # Every recorded move is the table's.
+                    assert TRANSITIONS[(stage, Action(payload["action"]))] is stages[1]
+                    stage = stages[1]
+            assert stage is self.model[run_id].stage
 
     @invariant()
     def one_audit_row_per_successful_move(self) -> None:

@@ -30,7 +30,7 @@ def test_0002_keeps_progress_written_under_0001(tmp_path: Path) -> None:
     assert applied == ["0001_initial", "0002_host", "0003_console_reads", "0004_criteria",
                        "0005_verification_process", "0006_worker_trouble",
                        "0007_secrets_found", "0008_worktrees", "0009_usage",
-                       "0010_progress_identity"]  # fmt: skip
+                       "0010_progress_identity", "0011_verification_in_the_lifecycle"]  # fmt: skip
     (event,) = store.rows("SELECT run_id, attempt, seq, summary FROM progress_events")
     assert event == {"run_id": "r1", "attempt": 1, "seq": 7, "summary": "kept across the upgrade"}
     assert store.get_run("r1")["worker_pid"] is None  # type: ignore[index]
@@ -91,5 +91,41 @@ def test_0010_keeps_progress_and_usage_and_tells_events_apart_by_file_name(
                 [],
             )
         assert (added, again) == (1, 0)
+    finally:
+        store.close()
+
+
+def test_0011_clears_verification_left_outside_running(tmp_path: Path) -> None:
+    path = tmp_path / "jarvis.db"
+    old = Database(path)
+    MIGRATIONS.apply(old, stop_before="0011_verification_in_the_lifecycle")
+    rows = [  # what cancelling or failing a run mid-verification used to leave
+        ("cancelled", "failed", "awaiting_approval"),
+        ("overridden", "done", "pending"),
+        ("verifying", "running", "verifying"),
+        ("plain", "failed", None),
+    ]
+    for run_id, state, verification in rows:
+        old.execute(
+            "INSERT INTO runs (run_id, lane, source_lane, state, verification_state, "
+            "dispatch_json, created_at, updated_at, version) "
+            "VALUES (?, 'jarvis-worker-1', 'main', ?, ?, '{}', 't', 't', 3)",
+            [run_id, state, verification],
+        )
+    old.conn.commit()
+    old.close()
+
+    store = SqliteStore(path)
+    try:
+        found = store.rows("SELECT run_id, state, verification_state, version FROM runs")
+        assert {
+            r["run_id"]: (r["state"], r["verification_state"], r["version"]) for r in found
+        } == {
+            "cancelled": ("failed", None, 3),
+            "overridden": ("done", None, 3),
+            "verifying": ("running", "verifying", 3),  # a stage of running: kept
+            "plain": ("failed", None, 3),
+        }
+        assert store.rows("SELECT * FROM journal") == []
     finally:
         store.close()

@@ -30,9 +30,7 @@ def store(tmp_path: Path) -> SqliteStore:
 
 def _gates_passed(store: SqliteStore, run_id: str) -> None:
     """Where record_completion leaves a run with criteria: running, verification pending."""
-    with store.transaction() as tx:
-        tx.touch_run(run_id, changes={"verification_state": run_criteria.PENDING},
-                     kind="verification", payload={"status": "pending"}, actor="host")  # fmt: skip
+    host_move(store, run_id, Action.AWAIT_VERIFICATION)
 
 
 def _verify(store: SqliteStore, run_id: str) -> dict[str, Any]:
@@ -145,7 +143,11 @@ def test_two_operators_approving_at_once_get_one_effect_and_one_refusal(
         thread.join(10)
     assert sorted(o.ok for o in outcomes) == [False, True]
     refused = next(o for o in outcomes if not o.ok)
-    assert refused.code == "not_awaiting"
+    assert refused.code == "illegal_transition"
+    assert refused.message == (
+        "Run r1 is running (pending); a command can be approved for it only when it is "
+        "running (awaiting_approval)."
+    )
     audit = store.rows("SELECT actor FROM audit WHERE run_id = 'r1' AND action = ?",
                        ["approve_command"])  # fmt: skip
     assert len(audit) == 1

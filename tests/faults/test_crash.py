@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from core.intake import submit_dispatch
-from core.lifecycle import TRANSITIONS, Action, RunState
+from core.lifecycle import TRANSITIONS, Action, RunState, Stage, label, stage_of
+from core.moves import moved as moved_by
 from core.store.sqlite_store import VERSIONED_KINDS, SqliteStore
 from tests.faults.crash_writer import SOURCE, TARGET, dispatch
 from tests.processes import wait_until
@@ -112,6 +113,7 @@ def _check_run(
     assert [j["kind"] for j in journal].count("created") == 1, at
     state = json.loads(journal[0]["payload"])["state"]
     assert state == "queued", at
+    stage: Stage = RunState(state)
 
     retries = 0
     overridden = False
@@ -120,18 +122,21 @@ def _check_run(
     for row in journal[1:]:
         payload = json.loads(row["payload"])
         if row["kind"] == "transition":
-            # Replay through the lifecycle table itself: every recorded move was a legal one.
-            assert payload["from"] == state, f"{at}: seq {row['seq']} starts from elsewhere"
+            # Replay through the lifecycle table itself: every recorded move was a legal one,
+            # the moves of verification (the stages of running) included.
+            stages = moved_by(payload)
+            assert stages is not None, f"{at}: seq {row['seq']} names no stage"
+            assert stages[0] is stage, f"{at}: seq {row['seq']} starts from elsewhere"
             action = Action(payload["action"])
-            assert TRANSITIONS[(RunState(state), action)] == payload["to"], at
-            state = payload["to"]
+            assert TRANSITIONS[(stage, action)] is stages[1], at
+            stage = stages[1]
             retries += action is Action.RETRY
             overridden = overridden or action is Action.OVERRIDE
-            moved[(action.value, payload["from"], payload["to"], row["actor"], row["at"])] += 1
+            moved[(action.value, label(stages[0]), label(stages[1]), row["actor"], row["at"])] += 1
         elif row["kind"] == "steer":
             journal_steers.add(payload["steer_id"])
 
-    assert run["state"] == state, f"{at}: stored {run['state']}, journal says {state}"
+    assert stage_of(run) is stage, f"{at}: stored {stage_of(run)}, journal says {stage}"
     versioned = sum(j["kind"] in VERSIONED_KINDS for j in journal)
     assert run["version"] == versioned, f"{at}: version {run['version']} != {versioned}"
     assert run["retry_count"] == retries, at

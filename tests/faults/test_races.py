@@ -1,10 +1,12 @@
-"""Operator actions and intake racing each other across real OS processes.
+"""Operator actions, intake and the host's verification racing each other across real OS
+processes.
 
 Each worker is a separate process (the "spawn" start method: no state inherited from pytest) with
-its own connection to the same database file. All of them open the store first, then wait on one
-barrier, so their actions reach SQLite at the same instant. The write lock taken by BEGIN
-IMMEDIATE must serialise them: exactly one effect, every other caller refused with the run's new
-state, and one audit row and one journal row for the single effect.
+its own connection to the same database file. All of them open the store first (a host racer also
+verifies the run's criteria then), then wait on one barrier, so their actions reach SQLite at the
+same instant. The write lock taken by BEGIN IMMEDIATE must serialise them: exactly one effect,
+every other caller refused with the run's new state, and one audit row and one journal row for the
+single effect.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from typing import Any
 import pytest
 
 from core import operator_actions
+from core.criteria import run_criteria
+from core.criteria.allowlist import DEFAULT_POLICY
 from core.intake import submit_dispatch
-from core.lifecycle import Action
+from core.lifecycle import Action, stage_of
 from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
 
@@ -68,10 +72,35 @@ def failed_run(db: Path, run_id: str) -> dict[str, Any]:
 # -- the worker process ---------------------------------------------------------------------------
 
 
-def _perform(store: SqliteStore, op: str, index: int, arg: dict[str, Any]) -> Outcome:
+def _prepare(store: SqliteStore, op: str, arg: dict[str, Any]) -> Any:
+    """What a racer does before the barrier: the host verifies the criteria (the slow part, in
+    the run's checkout) so that only recording the verdict races."""
+    if op != "host_finish":
+        return None
+    run = store.get_run(arg["run_id"])
+    assert run is not None
+    return run_criteria.verify_run(store, store.path.parent, run, DEFAULT_POLICY)
+
+
+def _perform(
+    store: SqliteStore, op: str, index: int, arg: dict[str, Any], prepared: Any = None
+) -> Outcome:
     operator = f"operator-{index}"
     run_id = arg.get("run_id", "")
     version = arg.get("expected_version")
+    if op in ("host_begin", "host_finish"):
+        if op == "host_begin":
+            moved = run_criteria.begin(store, run_id)
+        else:
+            moved = run_criteria.finish(store, run_id, prepared)
+        # None: the run was no longer at the stage the host moves it from; the host lets it be.
+        return {"op": op, "ok": moved is not None, "code": None if moved else "moved_on"}
+    if op == "approve_command":
+        allowed = run_criteria.approve_command(
+            store, run_id, arg["key"], operator, expected_version=version
+        )
+        return {"op": op, "ok": allowed.ok, "code": allowed.code or None,
+                "message": allowed.message or None}  # fmt: skip
     if op == "dispatch":
         intake = submit_dispatch(
             store, arg["doc"], source_lane=SOURCE, target_lane=TARGET, actor="main"
@@ -87,6 +116,8 @@ def _perform(store: SqliteStore, op: str, index: int, arg: dict[str, Any]) -> Ou
         result = operator_actions.cancel(
             store, run_id, operator, f"stopped by {operator}", expected_version=version
         )
+    elif op == "approve":
+        result = operator_actions.approve(store, run_id, operator, expected_version=version)
     else:
         raise ValueError(op)
     refusal = result.refusal
@@ -105,8 +136,9 @@ def _worker(
     try:
         store = SqliteStore(db)
         try:
+            prepared = _prepare(store, op, arg)
             barrier.wait(TIMEOUT_S)
-            outcome = _perform(store, op, index, arg)
+            outcome = _perform(store, op, index, arg, prepared)
         finally:
             store.close()
     except BaseException:
@@ -300,3 +332,133 @@ def test_identical_dispatches_make_one_run(db: Path) -> None:
     journal = rows(db, "SELECT kind FROM journal WHERE run_id = ?", ["task-race-dispatch"])
     assert [j["kind"] for j in journal] == ["created"]
     assert len(audit_actions(db, "task-race-dispatch", ("dispatch",))) == 1
+
+
+# -- verification racing operators ----------------------------------------------------------------
+
+#: A criterion the worker met: the host's verification passes it.
+MET = {"type": "file_exists", "path": "NOTES.md", "description": "notes are written"}
+#: A command off the allowlist: the host's verification waits for an operator to allow it.
+UNLISTED = {"type": "command_success", "command": ["deploy-check", "--dry-run"],
+            "description": "the deploy check passes"}  # fmt: skip
+KEY = json.dumps(UNLISTED["command"])
+
+
+def verification_run(db: Path, run_id: str, criterion: dict[str, Any], *, begun: bool) -> int:
+    """A run whose gates passed, with ``criterion`` to verify in a checkout the worker filled:
+    ``pending``, or ``verifying`` once the host ``begun``. Returns the version an operator
+    looking at it now sees."""
+    store = SqliteStore(db)
+    try:
+        doc = {**dispatch(run_id), "acceptance_criteria": [criterion],
+               "universal_criteria": False}  # fmt: skip
+        intake = submit_dispatch(store, doc, source_lane=SOURCE, target_lane=TARGET, actor="main")
+        assert intake.outcome == "enqueued"
+        checkout = run_criteria.checkout_dir(db.parent, run_id)
+        checkout.mkdir(parents=True)
+        (checkout / "NOTES.md").write_text("done\n")
+        host_move(store, run_id, Action.START)
+        pending = host_move(store, run_id, Action.AWAIT_VERIFICATION)
+        verifying = run_criteria.begin(store, run_id) if begun else pending
+        assert verifying is not None
+        return int(verifying["version"])
+    finally:
+        store.close()
+
+
+def stage(db: Path, run_id: str) -> str:
+    return str(stage_of(current(db, run_id)).value)
+
+
+@pytest.mark.parametrize(
+    ("criterion", "decided", "operator_op"),
+    [
+        # An operator approves the run they saw verifying, as the host passes its criteria.
+        (MET, "review_requested", "approve"),
+        # An operator allows a command for the run they saw verifying, as the host finds the
+        # command waiting for approval.
+        (UNLISTED, "awaiting_approval", "approve_command"),
+        # An operator cancels the run they saw verifying, as the host passes its criteria.
+        (MET, "review_requested", "cancel"),
+    ],
+    ids=["approve", "approve_command", "cancel"],
+)
+def test_the_host_finishing_verification_and_an_operator_have_one_effect(
+    db: Path, criterion: dict[str, Any], decided: str, operator_op: str
+) -> None:
+    run_id = f"task-race-{operator_op.replace('_', '-')}"
+    seen = verification_run(db, run_id, criterion, begun=True)
+    seq = last_seq(db)
+    arg = {"run_id": run_id, "expected_version": seen, "key": KEY}
+
+    outcomes = race(db, [("host_finish", arg), (operator_op, arg)])
+
+    by_op = {o["op"]: o for o in outcomes}
+    host, operator = by_op["host_finish"], by_op[operator_op]
+    assert [host["ok"], operator["ok"]].count(True) == 1, outcomes
+    after = current(db, run_id)
+    moves = transitions_since(db, run_id, seq)
+    assert after["version"] == seen + 1 and len(moves) == 1, moves
+    if host["ok"]:
+        # The operator decided on a run still verifying: whether it came first (then the move
+        # was not legal yet) or second (the run changed under them), a refusal, never an effect.
+        assert stage(db, run_id) == decided
+        assert operator["code"] in {"stale_version", "illegal_transition"}, operator
+        if operator["code"] == "stale_version":
+            assert decided in operator["message"], operator
+        else:
+            assert "is running (verifying)" in operator["message"], operator
+    else:
+        # Only a cancel can come first and win; the host then leaves the run as it found it.
+        assert operator_op == "cancel" and host["code"] == "moved_on"
+        assert after["state"] == "failed" and moves[0]["action"] == "cancel"
+        assert rows(db, "SELECT id FROM verification_results WHERE run_id = ?", [run_id]) == []
+
+
+def test_the_host_starting_verification_makes_an_operators_cancel_stale(db: Path) -> None:
+    # The operator looked at the run pending verification; the host starts verifying it.
+    seen = verification_run(db, "task-race-begin", MET, begun=False)
+    arg = {"run_id": "task-race-begin", "expected_version": seen}
+
+    outcomes = race(db, [("host_begin", arg), ("cancel", arg)])
+
+    by_op = {o["op"]: o for o in outcomes}
+    assert [by_op["host_begin"]["ok"], by_op["cancel"]["ok"]].count(True) == 1, outcomes
+    after = current(db, "task-race-begin")
+    assert after["version"] == seen + 1
+    if by_op["host_begin"]["ok"]:
+        assert stage(db, "task-race-begin") == "verifying"
+        assert by_op["cancel"]["code"] == "stale_version", by_op["cancel"]
+        assert "it is now running (verifying)" in by_op["cancel"]["message"]
+    else:
+        assert after["state"] == "failed" and by_op["host_begin"]["code"] == "moved_on"
+
+
+def test_operators_allowing_and_cancelling_a_waiting_run_have_one_effect(db: Path) -> None:
+    verification_run(db, "task-race-allow", UNLISTED, begun=True)
+    store = SqliteStore(db)
+    try:
+        run = store.get_run("task-race-allow")
+        assert run is not None
+        verification = run_criteria.verify_run(store, db.parent, run, DEFAULT_POLICY)
+        waiting = run_criteria.finish(store, "task-race-allow", verification)
+        assert waiting is not None and stage_of(waiting).value == "awaiting_approval"
+        seen = int(waiting["version"])
+    finally:
+        store.close()
+    seq = last_seq(db)
+    arg = {"run_id": "task-race-allow", "expected_version": seen, "key": KEY}
+
+    outcomes = race(db, [("approve_command", arg)] * (WORKERS // 2) + [("cancel", arg)] * 2)
+
+    winners = [o for o in outcomes if o["ok"]]
+    assert len(winners) == 1, outcomes
+    for lost in outcomes:
+        if not lost["ok"]:
+            assert lost["code"] == "stale_version", lost
+    after = current(db, "task-race-allow")
+    assert after["version"] == seen + 1
+    won = winners[0]["op"]
+    assert stage(db, "task-race-allow") == ("pending" if won == "approve_command" else "failed")
+    assert [m["action"] for m in transitions_since(db, "task-race-allow", seq)] == [won]
+    assert len(audit_actions(db, "task-race-allow", ("approve_command", "cancel"))) == 1

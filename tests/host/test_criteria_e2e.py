@@ -133,8 +133,18 @@ def test_a_host_killed_mid_verification_verifies_again_and_decides_once(
 
     run = run_row(conn, "crit-slow")
     assert run["state"] == "review_requested" and run["verification_state"] is None
-    transitions = [(t["action"], t["to"]) for t in journal(conn, "crit-slow", "transition")]
-    assert transitions == [("start", "running"), ("pass_gates", "review_requested")]
+    transitions = [(t["action"], t["to"], t.get("verification_to"))
+                   for t in journal(conn, "crit-slow", "transition")]  # fmt: skip
+    # The second host verified the run where the first left it (no move of its own), and the
+    # run was decided once.
+    assert transitions == [
+        ("start", "running", None),
+        ("await_verification", "running", "pending"),
+        ("start_verification", "running", "verifying"),
+        ("pass_gates", "review_requested", None),
+    ]
+    notes = [n["status"] for n in journal(conn, "crit-slow", "verification")]
+    assert notes.count("resumed") == 1
     results = rows(conn, "SELECT results_json FROM verification_results WHERE run_id = ?",
                    ["crit-slow"])  # fmt: skip
     assert [json.loads(r["results_json"])["passed"] for r in results] == [True]

@@ -10,14 +10,18 @@ import pytest
 from rich.text import Text
 
 from core.criteria import run_criteria
+from core.lifecycle import STAGES, RunState, VerificationState
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.app import JarvisApp
 from jarvis_tui.commands import JarvisCommands
 from jarvis_tui.feed import RunView
 from jarvis_tui.modals.allow_command_dialog import AllowCommandDialog
+from jarvis_tui.modals.help_screen import HELP, HelpScreen
 from jarvis_tui.run_actions import availability, pending_commands
 from jarvis_tui.screens.main_screen import MainScreen
+from jarvis_tui.state_look import STATE_LOOK
 from jarvis_tui.widgets.gate_panel import GatePanel, render_gates
+from jarvis_tui.widgets.progress_stream import ProgressStream
 from tests.tui.conftest import HOSTILE
 from tests.tui.criteria_store import INSTALL_GUIDE, build_criteria_store, checkout
 from tests.tui.helpers import (
@@ -26,6 +30,7 @@ from tests.tui.helpers import (
     read_run,
     select,
     settle,
+    table,
     wait_for,
     wait_for_palette_hit,
 )
@@ -124,6 +129,33 @@ async def test_a_waiting_command_is_listed_and_allowed_after_seeing_its_argv(
         assert "commands awaiting approval" not in panel_text(app)
 
 
+async def test_allowing_a_command_after_the_run_moved_on_is_refused_as_stale(
+    criteria_db: Path,
+) -> None:
+    async with console_on(criteria_db, "run-approval") as (app, pilot):
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, AllowCommandDialog)
+        # While the dialog is up, a colleague allows it from the command line: the run moves on.
+        store = SqliteStore(criteria_db)
+        try:
+            assert run_criteria.approve_command(store, "run-approval", SMOKE_KEY, "colleague").ok
+        finally:
+            store.close()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any(n[0].startswith("Refused") for n in app.notes))
+        refused = next(n for n in app.notes if n[0].startswith("Refused"))
+        assert refused[0] == "Refused (stale_version)"
+        assert "it is now running (pending)" in refused[1]
+    store = SqliteStore(criteria_db)
+    try:
+        allowed = store.rows("SELECT actor FROM audit WHERE run_id = 'run-approval' "
+                             "AND action = 'approve_command'")  # fmt: skip
+    finally:
+        store.close()
+    assert allowed == [{"actor": "colleague"}]
+
+
 async def test_backing_out_of_the_dialog_allows_nothing(criteria_db: Path) -> None:
     async with console_on(criteria_db, "run-approval") as (app, pilot):
         await pilot.press("A")
@@ -142,8 +174,9 @@ async def test_backing_out_of_the_dialog_allows_nothing(criteria_db: Path) -> No
     ("run_id", "key", "title", "reason"),
     [
         ("run-done", "v", "Verify: not possible", "has no acceptance criteria to verify"),
-        ("run-criteria", "A", "Allow command: not possible", "has no command waiting"),
-        ("run-done", "A", "Allow command: not possible", "has no command waiting"),
+        # The lifecycle's sentence: allowing a command is a move of verification.
+        ("run-criteria", "A", "Allow command: not possible", "only when it is running (awaiting"),
+        ("run-done", "A", "Allow command: not possible", "only when it is running (awaiting"),
     ],
 )
 async def test_a_key_that_cannot_act_says_why(
@@ -207,6 +240,11 @@ def detail_with(**changes: object) -> dict[str, object]:
     return detail
 
 
+def awaiting(**changes: object) -> dict[str, object]:
+    """`detail_with` for a run whose verification waits for a command's approval."""
+    return detail_with(state="running", verification_state="awaiting_approval", **changes)
+
+
 def test_output_excerpts_are_the_last_two_lines_inert_and_masked() -> None:
     text = render_gates(RunView("run-x", detail_with()))
     plain = text.plain
@@ -245,16 +283,18 @@ def test_availability_of_the_criteria_actions() -> None:
     # A table row carries no criteria: the answer waits for the run's detail.
     assert not availability("verify", {"run_id": "run-x", "state": "failed"}).enabled
     assert not availability("approve_command", detail_with()).enabled
-    assert availability(
+    assert availability("approve_command", awaiting()).enabled
+    # A leftover outside running is no stage of verification: nothing waits there.
+    assert not availability(
         "approve_command", detail_with(verification_state="awaiting_approval")
     ).enabled
 
 
 def test_pending_commands_come_from_the_latest_verification_minus_approved() -> None:
-    waiting = detail_with(verification_state="awaiting_approval")
+    waiting = awaiting()
     [command] = pending_commands(waiting)
     assert command.argv == ["make", "check"] and command.key == json.dumps(["make", "check"])
-    approved = detail_with(verification_state="awaiting_approval", approved_commands=[command.key])
+    approved = awaiting(approved_commands=[command.key])
     assert pending_commands(approved) == []
     assert pending_commands(detail_with()) == []  # not waiting: nothing to allow
 
@@ -290,3 +330,38 @@ async def test_v_on_a_run_waiting_for_approval_counts_what_waits(criteria_db: Pa
         )
         run = read_run(criteria_db, "run-approval")
         assert run["verification_state"] == "awaiting_approval"  # the command still was not run
+
+
+async def test_the_stage_of_verification_is_shown_with_the_lifecycles_symbols(
+    criteria_db: Path,
+) -> None:
+    # Every symbol comes from the one look per stage of `core.lifecycle.STAGES`.
+    assert list(STATE_LOOK) == list(STAGES)
+    waits, _style = STATE_LOOK[VerificationState.AWAITING_APPROVAL]
+    running, _style = STATE_LOOK[RunState.RUNNING]
+    async with console_on(criteria_db, "run-approval", size=(160, 48)) as (app, pilot):
+        runs = table(app)
+        drawn = [runs.render_line(y).text for y in range(runs.row_count)]
+        row = next(text for text in drawn if text.startswith("run-approval"))
+        assert f"{running} running {waits} " in row, row  # the table: its symbol beside running
+        text = panel_text(app)
+        assert f"{running} running {waits} awaiting_approval" in text
+        assert f"acceptance criteria  {waits} awaiting approval" in text
+        await wait_for(pilot, lambda: bool(app.main.query_one(ProgressStream).shown_lines))
+        stream = "\n".join(app.main.query_one(ProgressStream).shown_lines)
+        # Each move of verification is a transition of the journal, drawn as any other.
+        pending, verifying = (
+            STATE_LOOK[s][0] for s in (VerificationState.PENDING, VerificationState.VERIFYING)
+        )
+        assert f"{pending} await_verification: running → running (pending)" in stream, stream
+        assert f"{verifying} start_verification: running (pending) → running (verifying)" in stream
+        assert (
+            f"{waits} await_approval: running (verifying) → running (awaiting_approval)" in stream
+        )
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+    # The help says what each symbol of verification means (the header says the states').
+    legend = "\n".join(what for _section, keys in HELP for _key, what in keys)
+    for stage in (RunState.RUNNING, *VerificationState):
+        assert f"{STATE_LOOK[stage][0]} {stage.value}" in legend, stage
