@@ -211,13 +211,7 @@ def policy_for(run: Mapping[str, Any], base: VerifyPolicy = DEFAULT_POLICY) -> V
 
 def due(store: SqliteStore) -> list[str]:
     """Runs whose verification should run now (including one a dead host left half done)."""
-    marks = ", ".join("?" for _ in DUE)
-    rows = store.rows(
-        f"SELECT run_id FROM runs WHERE state = ? AND verification_state IN ({marks}) "
-        "ORDER BY updated_at, run_id",
-        [PARENT.value, *(stage.value for stage in DUE)],
-    )
-    return [row["run_id"] for row in rows]
+    return store.runs_in_stages(PARENT.value, [stage.value for stage in DUE])
 
 
 def begin(store: SqliteStore, run_id: str) -> Row | None:
@@ -277,13 +271,12 @@ def record_command_group(store: SqliteStore, run_id: str, pgid: int | None) -> N
     operator acts on, so it neither bumps the run's version nor writes the journal.
     """
     with store.transaction() as tx:
-        tx.execute("UPDATE runs SET verify_pgid = ? WHERE run_id = ?", [pgid, run_id])
+        tx.set_command_group(run_id, pgid)
 
 
 def leftover_command_groups(store: SqliteStore) -> list[tuple[str, int]]:
     """``(run_id, pgid)`` of every criterion command a previous host recorded and left."""
-    rows = store.rows("SELECT run_id, verify_pgid FROM runs WHERE verify_pgid IS NOT NULL")
-    return [(str(r["run_id"]), int(r["verify_pgid"])) for r in rows]
+    return store.command_groups_left()
 
 
 def _failing(verification: Verification) -> list[str]:
@@ -312,11 +305,7 @@ def record(
     run_id = str(run["run_id"])
     attempt = int(run["retry_count"]) + 1
     results = verification.results()
-    tx.execute(
-        "INSERT INTO verification_results (run_id, attempt, results_json, verified_at) "
-        "VALUES (?, ?, ?, ?)",
-        [run_id, attempt, json.dumps(results), results["verified_at"]],
-    )
+    tx.add_verification_results(run_id, attempt, json.dumps(results), results["verified_at"])
     current = tx.get_run(run_id)
     assert current is not None
     failing = _failing(verification)
@@ -359,12 +348,15 @@ def _record_failure(
     first = next(o for o in verification.outcomes if not o.passed)
     step = f"verify:{first.criterion.get('type', 'criterion')}"
     error_class, error_code = CRITERIA_ERROR
-    tx.execute(
-        "INSERT INTO failures (run_id, attempt, error_class, error_code, step_id, url, "
-        "message, fingerprint, at) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?)",
-        [run_id, attempt, error_class, error_code, step, reason[:2000],
-         fingerprint(error_class, error_code, step), tx.now],
-    )  # fmt: skip
+    tx.add_failure(
+        run_id,
+        attempt,
+        error_class=error_class,
+        error_code=error_code,
+        step_id=step,
+        message=reason[:2000],
+        fingerprint=fingerprint(error_class, error_code, step),
+    )
 
 
 def finish(store: SqliteStore, run_id: str, verification: Verification) -> Row | None:
@@ -377,36 +369,26 @@ def finish(store: SqliteStore, run_id: str, verification: Verification) -> Row |
 
 
 def latest_results(store: SqliteStore, run_id: str) -> dict[str, Any] | None:
-    rows = store.rows(
-        "SELECT results_json FROM verification_results WHERE run_id = ? ORDER BY id DESC LIMIT 1",
-        [run_id],
-    )
-    if not rows:
+    latest = store.latest_verification_results(run_id)
+    if latest is None:
         return None
-    value = json.loads(rows[0]["results_json"])
+    value = json.loads(latest["results_json"])
     return value if isinstance(value, dict) else None
 
 
 def record_override(tx: Transaction, run_id: str, reason: str, operator: str) -> None:
     """The override's who, why and when, in the run's latest verification results."""
-    rows = tx.rows(
-        "SELECT id, results_json FROM verification_results WHERE run_id = ? "
-        "ORDER BY id DESC LIMIT 1",
-        [run_id],
-    )
-    if not rows:
+    latest = tx.latest_verification_results(run_id)
+    if latest is None:
         return
-    results = json.loads(rows[0]["results_json"])
+    results = json.loads(latest["results_json"])
     results.update(
         override_applied=True,
         override_reason=reason,
         overridden_at=tx.now,
         overridden_by=operator,
     )
-    tx.execute(
-        "UPDATE verification_results SET results_json = ? WHERE id = ?",
-        [json.dumps(results), rows[0]["id"]],
-    )
+    tx.replace_verification_results(int(latest["id"]), json.dumps(results))
 
 
 def approve_command(

@@ -2,7 +2,8 @@
 
 `RunStore` is a store (one connection; reads, and `transaction` for writes) and
 `RunTransaction` one unit of work in it. Both are made of named reads and writes — the groups
-in this package (`usage`, `steers`, `refusals`, `results`, `runs`, `git_records`, `views`),
+in this package (`usage`, `steers`, `refusals`, `results`, `runs`, `git_records`, `views`,
+`verification`),
 whose methods hold the statements — plus the core members each backend implements below (the
 connection, the compare-and-set on a run, the journal). A backend subclasses both, provides
 ``rows``/``execute`` and those members, and overrides any group's method whose SQL its dialect
@@ -23,6 +24,7 @@ from core.store.results import ResultWrites
 from core.store.runs import RunReads
 from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
+from core.store.verification import VerificationReads, VerificationWrites
 from core.store.views import ViewReads
 
 Row = dict[str, Any]
@@ -37,6 +39,8 @@ class RunTransaction(
     ResultWrites,
     GitReads,
     GitWrites,
+    VerificationReads,
+    VerificationWrites,
     ABC,
 ):
     """One unit of work: every write of it commits together, or none does."""
@@ -128,7 +132,9 @@ class RunTransaction(
     def add_steer(self, steer_id: str, run_id: str, message: str, operator: str) -> None: ...
 
 
-class RunStore(UsageReads, SteerReads, RefusalReads, RunReads, GitReads, ViewReads, ABC):
+class RunStore(
+    UsageReads, SteerReads, RefusalReads, RunReads, GitReads, ViewReads, VerificationReads, ABC
+):
     """One connection to a workspace's store."""
 
     @abstractmethod

@@ -9,6 +9,7 @@ from pathlib import Path
 from core.host.steering import deliver_pending, expire_steers
 from core.ipc.layout import IpcLayout
 from core.lifecycle import RunState
+from core.operator_actions import cancel
 from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import make_run
 
@@ -52,12 +53,7 @@ def test_a_steer_waiting_for_an_agents_turn_is_not_expired_until_its_run_ends(
         assert status == {"agent-1": "delivered", "command-1": "expired"}
         assert layout.steer_file("jarvis-worker-1", "agent-1").exists()
         # The run ends without taking it: now it is expired, patient or not.
-        with store.transaction() as tx:
-            run = tx.get_run("agent-1")
-            assert run is not None
-            tx.change_run("agent-1", expected_version=run["version"],
-                          changes={"state": RunState.FAILED.value}, kind="state", payload={},
-                          actor="test")  # fmt: skip
+        assert cancel(store, "agent-1", "op", "not needed any more").ok
         assert expire_steers(store, layout, ack_timeout_s=30, patient=["agent-1"]) == 1
         (row,) = store.rows("SELECT * FROM steering_events WHERE run_id = 'agent-1'")
         assert row["status"] == "expired" and "the run ended (failed)" in row["status_reason"]
