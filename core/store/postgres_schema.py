@@ -1,0 +1,257 @@
+"""The PostgreSQL store's schema, as versioned migrations applied when a store opens.
+
+The same tables and columns as the SQLite schema after its migration 0011 (times are ISO text
+as there, integers 64-bit), so every named read and write runs unchanged. What differs is
+PostgreSQL's own: identity columns where SQLite has rowids, a trigger function for the
+append-only journal, and ``steering_events.id`` (SQLite orders steers by ``rowid``). Applied
+steps are recorded in ``jarvis_migrations``; new steps are appended, never edited.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
+    (
+        "0001_initial",
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            lane TEXT NOT NULL,
+            source_lane TEXT NOT NULL,
+            task_type TEXT,
+            request_id TEXT,
+            idempotency_key TEXT,
+            state TEXT NOT NULL,
+            state_reason TEXT,
+            retry_count BIGINT NOT NULL DEFAULT 0,
+            version BIGINT NOT NULL DEFAULT 1,
+            overridden BIGINT NOT NULL DEFAULT 0,
+            override_reason TEXT,
+            overridden_by TEXT,
+            overridden_at TEXT,
+            dispatch_json TEXT NOT NULL,
+            dispatch_repo TEXT,
+            dispatch_branch TEXT,
+            context_intent TEXT,
+            parent_run_id TEXT,
+            dispatch_session_id TEXT,
+            selected_session_id TEXT,
+            effective_session_id TEXT,
+            session_selection_source TEXT,
+            session_resume_status TEXT,
+            session_resume_error TEXT,
+            branch_name TEXT,
+            commit_sha TEXT,
+            files_changed TEXT,
+            test_summary TEXT,
+            risk_summary TEXT,
+            pr_url TEXT,
+            pr_skipped_reason TEXT,
+            last_progress_summary TEXT,
+            last_progress_at TEXT,
+            steer_count BIGINT NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT,
+            worker_pid BIGINT,
+            attempt_log TEXT,
+            criteria_json TEXT,
+            universal_criteria BIGINT NOT NULL DEFAULT 1,
+            criteria_source TEXT,
+            verification_state TEXT,
+            approved_commands TEXT,
+            verify_pgid BIGINT,
+            secrets_found TEXT,
+            unverified TEXT
+        );
+        CREATE INDEX runs_state ON runs (state, updated_at);
+        CREATE INDEX runs_lane ON runs (lane, state);
+        CREATE INDEX runs_updated ON runs (updated_at);
+        CREATE INDEX runs_verification ON runs (verification_state)
+            WHERE verification_state IS NOT NULL;
+
+        CREATE TABLE idempotency_keys (
+            key TEXT PRIMARY KEY,
+            payload_hash TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            lane TEXT NOT NULL,
+            last_run_id TEXT NOT NULL,
+            last_used_at TEXT NOT NULL
+        );
+
+        CREATE TABLE steering_events (
+            steer_id TEXT PRIMARY KEY,
+            id BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            message TEXT NOT NULL,
+            operator TEXT NOT NULL,
+            status TEXT NOT NULL,
+            status_reason TEXT,
+            created_at TEXT NOT NULL,
+            sent_at TEXT,
+            acked_at TEXT
+        );
+        CREATE INDEX steering_events_run ON steering_events (run_id, created_at);
+
+        CREATE TABLE progress_events (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt BIGINT NOT NULL,
+            seq BIGINT NOT NULL,
+            name TEXT,
+            timestamp TEXT NOT NULL,
+            at_utc TEXT NOT NULL DEFAULT '',
+            phase TEXT,
+            summary TEXT,
+            tool_used TEXT,
+            ingested_at TEXT NOT NULL,
+            UNIQUE (run_id, attempt, name)
+        );
+        CREATE INDEX progress_events_order
+            ON progress_events (run_id, attempt, at_utc, seq, name);
+
+        CREATE TABLE gate_results (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt BIGINT NOT NULL,
+            name TEXT NOT NULL,
+            passed BIGINT NOT NULL,
+            detail TEXT NOT NULL,
+            evaluated_at TEXT NOT NULL,
+            status TEXT
+        );
+        CREATE INDEX gate_results_run ON gate_results (run_id, attempt);
+
+        CREATE TABLE verification_results (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt BIGINT NOT NULL,
+            results_json TEXT NOT NULL,
+            verified_at TEXT NOT NULL
+        );
+        CREATE INDEX verification_results_run ON verification_results (run_id, id);
+
+        CREATE TABLE failures (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt BIGINT NOT NULL,
+            error_class TEXT NOT NULL,
+            error_code TEXT NOT NULL,
+            step_id TEXT NOT NULL,
+            url TEXT NOT NULL DEFAULT '',
+            message TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX failures_fingerprint ON failures (fingerprint);
+        CREATE INDEX failures_run ON failures (run_id, id);
+
+        CREATE TABLE audit (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            from_state TEXT,
+            to_state TEXT,
+            reason TEXT,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX audit_run ON audit (run_id, id);
+
+        CREATE TABLE journal (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX journal_run ON journal (run_id, seq);
+        CREATE FUNCTION journal_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'the journal is append-only'; END $$;
+        CREATE TRIGGER journal_no_update BEFORE UPDATE OR DELETE ON journal
+            FOR EACH ROW EXECUTE FUNCTION journal_append_only();
+
+        CREATE TABLE ipc_receipts (
+            key TEXT PRIMARY KEY,
+            lane TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+
+        CREATE TABLE worker_stderr (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt BIGINT NOT NULL,
+            exit_code BIGINT,
+            tail TEXT NOT NULL,
+            total_bytes BIGINT NOT NULL,
+            at TEXT NOT NULL,
+            UNIQUE (run_id, attempt)
+        );
+
+        CREATE TABLE quarantined_files (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            reason_file TEXT NOT NULL UNIQUE,
+            run_id TEXT,
+            named_run TEXT,
+            lane TEXT,
+            code TEXT NOT NULL,
+            message TEXT NOT NULL,
+            original_path TEXT NOT NULL,
+            stored_as TEXT,
+            outcome TEXT NOT NULL,
+            quarantined_at TEXT NOT NULL
+        );
+        CREATE INDEX quarantined_files_at ON quarantined_files (quarantined_at);
+        CREATE INDEX quarantined_files_run ON quarantined_files (run_id, id)
+            WHERE run_id IS NOT NULL;
+
+        CREATE TABLE run_git (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt BIGINT NOT NULL,
+            repo TEXT,
+            repo_dir TEXT,
+            checkout TEXT NOT NULL,
+            branch TEXT,
+            base_ref TEXT,
+            base_commit TEXT,
+            start_commit TEXT,
+            head_commit TEXT,
+            merge_base TEXT,
+            diff_files BIGINT,
+            diff_additions BIGINT,
+            diff_deletions BIGINT,
+            made_at TEXT,
+            checked_at TEXT,
+            removed_at TEXT,
+            merge_mode TEXT,
+            push_remote TEXT,
+            merged_commit TEXT,
+            merge_note TEXT,
+            PRIMARY KEY (run_id, attempt)
+        );
+        CREATE INDEX run_git_kept ON run_git (removed_at) WHERE removed_at IS NULL;
+
+        CREATE TABLE run_usage (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            attempt BIGINT NOT NULL,
+            seq BIGINT NOT NULL,
+            tokens_in BIGINT NOT NULL,
+            tokens_out BIGINT NOT NULL,
+            cost_usd DOUBLE PRECISION NOT NULL,
+            updated_at TEXT NOT NULL,
+            at_utc TEXT NOT NULL DEFAULT '',
+            name TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (run_id, attempt)
+        );
+        """,
+    ),
+)
