@@ -107,6 +107,8 @@ class Host:
         self._budget_notes: dict[str, str] = {}
         """Why a run being stopped for its budget is stopped (for its failure's reason)."""
         self._budget_said = False
+        self._signal_pipe: int | None = None
+        """Read end of the pipe SIGTERM and SIGINT are written to (`install_signal_handlers`)."""
         self._worker_runs = WorkerRunsWriter(self.layout, owner=f"jarvis-{os.getpid()}")
         """Each lane's ``worker_runs.json``, what NanoClaw's agents read (`core.nanoclaw`)."""
 
@@ -116,9 +118,32 @@ class Host:
         """Ask the loop to finish (safe from a signal handler)."""
         self.stopping.set()
 
+    def _stop_asked(self) -> bool:
+        """Whether SIGTERM or SIGINT arrived (read from the wakeup pipe), and if so, stop."""
+        if self._signal_pipe is None:
+            return False
+        try:
+            received = os.read(self._signal_pipe, 64)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return False
+        if {signal.SIGTERM, signal.SIGINT} & set(received):
+            self.stop()
+            return True
+        return False
+
     def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
+        # The signal's number is also written to a pipe the loop reads every tick: a stop asked
+        # for must stop the host even when the Python-level handler is late or never runs (a
+        # loaded machine once left a host running two minutes past its SIGTERM).
+        reader, writer = os.pipe()
+        os.set_blocking(reader, False)
+        os.set_blocking(writer, False)
+        signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
+        self._signal_pipe = reader
         # `kill -USR1 PID` writes every thread's stack to the host's log (its stderr): how a
         # host that does not stop, or does not move, tells where it is without being stopped.
         faulthandler.register(signal.SIGUSR1, all_threads=True)
@@ -225,7 +250,7 @@ class Host:
         poll = self.config.watch.poll
         interval = self.config.watch.poll_interval_ms / 1000 if poll else SWEEP_EVERY_S
         self._next_sweep = time.monotonic() + interval
-        while not self.stopping.is_set():
+        while not self.stopping.is_set() and not self._stop_asked():
             if not self._step(lambda: self._tick(interval)):
                 self._next_sweep = 0.0  # sweep first thing once it works again
 
