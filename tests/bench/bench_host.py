@@ -23,7 +23,6 @@ import json
 import os
 import platform
 import shutil
-import signal
 import sqlite3
 import statistics
 import subprocess
@@ -40,6 +39,8 @@ from core.intake import submit_dispatch  # noqa: E402
 from core.ipc.files import atomic_write_json  # noqa: E402
 from core.operator_actions import steer  # noqa: E402
 from core.store.sqlite_store import SqliteStore  # noqa: E402
+from tests.bench import benchkit  # noqa: E402
+from tests.bench.benchkit import stop_host  # noqa: E402
 
 LANE = "jarvis-worker-1"
 RUNS = 50
@@ -60,30 +61,12 @@ def workspace(config: str) -> Path:
 
 
 def start_host(ws: Path, *, poll_ms: int | None) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws)]
-    env = dict(os.environ)
     if poll_ms:
         config = (
             ws / "jarvis.toml"
         ).read_text() + f"\n[watch]\npoll = true\npoll_interval_ms = {poll_ms}\n"
         (ws / "jarvis.toml").write_text(config)
-    host = subprocess.Popen(args, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        lock = ws / "host.lock"
-        if lock.exists() and lock.read_text().strip() == str(host.pid):
-            return host
-        time.sleep(0.01)
-    raise RuntimeError("the host did not start")
-
-
-def stop_host(host: subprocess.Popen[bytes]) -> None:
-    host.send_signal(signal.SIGTERM)
-    try:
-        host.wait(15)
-    except subprocess.TimeoutExpired:
-        host.kill()
-        host.wait()
+    return benchkit.start_host(ws, timeout=10)
 
 
 def pct(values: list[float], p: float) -> float:

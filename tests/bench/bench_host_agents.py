@@ -44,7 +44,6 @@ import json
 import os
 import platform
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -58,6 +57,8 @@ sys.path.insert(0, str(ROOT))
 
 from core.intake import submit_dispatch  # noqa: E402
 from core.store.sqlite_store import SqliteStore  # noqa: E402
+from tests.bench import benchkit  # noqa: E402
+from tests.bench.benchkit import stop_host  # noqa: E402
 
 LANE = "jarvis-worker-1"
 FAKE = ROOT / "tests" / "agents" / "fake_claude.py"
@@ -126,25 +127,8 @@ def config(mode: str, args: argparse.Namespace, ws: Path) -> str:
 
 
 def start_host(ws: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws)]
     with open(ws / "host.err", "wb") as log:  # the host keeps its own copy of the file
-        host = subprocess.Popen(args, cwd=ROOT, env=env, stderr=log)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        lock = ws / "host.lock"
-        if lock.exists() and lock.read_text().strip() == str(host.pid):
-            return host
-        time.sleep(0.01)
-    raise RuntimeError("the host did not start")
-
-
-def stop_host(host: subprocess.Popen[bytes]) -> None:
-    host.send_signal(signal.SIGTERM)
-    try:
-        host.wait(30)
-    except subprocess.TimeoutExpired:
-        host.kill()
-        host.wait()
+        return benchkit.start_host(ws, env=env, stderr=log)
 
 
 def batch(mode: str, args: argparse.Namespace) -> Batch:

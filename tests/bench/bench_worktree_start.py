@@ -19,7 +19,6 @@ import json
 import os
 import platform
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -34,6 +33,8 @@ sys.path.insert(0, str(ROOT))
 from core.intake import submit_dispatch  # noqa: E402
 from core.repos.git import git  # noqa: E402
 from core.store.sqlite_store import SqliteStore  # noqa: E402
+from tests.bench import benchkit  # noqa: E402
+from tests.bench.benchkit import stop_host  # noqa: E402
 
 LANE = "jarvis-worker-1"
 REPO = "acme-labs/fleet-engine"
@@ -66,25 +67,7 @@ def big_repo(where: Path, files: int) -> Path:
 
 
 def start_host(ws: Path) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, JARVIS_SIM_INTERVAL_MS="5,10")
-    args = [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws)]
-    host = subprocess.Popen(args, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        lock = ws / "host.lock"
-        if lock.exists() and lock.read_text().strip() == str(host.pid):
-            return host
-        time.sleep(0.01)
-    raise RuntimeError("the host did not start")
-
-
-def stop_host(host: subprocess.Popen[bytes]) -> None:
-    host.send_signal(signal.SIGTERM)
-    try:
-        host.wait(60)
-    except subprocess.TimeoutExpired:
-        host.kill()
-        host.wait()
+    return benchkit.start_host(ws, env=dict(os.environ, JARVIS_SIM_INTERVAL_MS="5,10"))
 
 
 def stamp(text: str) -> float:
