@@ -35,7 +35,8 @@ from core.lifecycle import RETRYABLE, Action, RunState, allowed_from
 from core.moves import apply_move
 from core.operator_actions import RETRY_CLEARS
 from core.run_views import run_summary
-from core.store.sqlite_store import Row, SqliteStore, Transaction
+from core.store.api import RunStore, RunTransaction
+from core.store.sqlite_store import Row
 from core.workspace import lane_problem
 
 if TYPE_CHECKING:
@@ -175,7 +176,7 @@ def prepare_dispatch(
 
 
 def submit_dispatch(
-    store: SqliteStore,
+    store: RunStore,
     data: bytes | str | Mapping[str, Any],
     *,
     source_lane: str,
@@ -203,13 +204,13 @@ def submit_dispatch(
         return submit_prepared(tx, prepared, actor=actor)
 
 
-def submit_prepared(tx: Transaction, prepared: PreparedDispatch, *, actor: str) -> IntakeResult:
+def submit_prepared(tx: RunTransaction, prepared: PreparedDispatch, *, actor: str) -> IntakeResult:
     """Decide a prepared dispatch's fate inside ``tx``: enqueue, retry, or refuse it."""
     return _decide(tx, prepared, actor)
 
 
 def submit_in(
-    tx: Transaction,
+    tx: RunTransaction,
     data: bytes | str | Mapping[str, Any],
     *,
     source_lane: str,
@@ -235,7 +236,7 @@ def submit_in(
     return submit_prepared(tx, prepared, actor=actor)
 
 
-def _decide(tx: Transaction, prepared: PreparedDispatch, actor: str) -> IntakeResult:
+def _decide(tx: RunTransaction, prepared: PreparedDispatch, actor: str) -> IntakeResult:
     doc, run_id, key, digest = prepared.doc, prepared.run_id, prepared.key, prepared.digest
     source, target = prepared.source_lane, prepared.target_lane
     if key:

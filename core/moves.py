@@ -22,7 +22,8 @@ from core.lifecycle import (
     transition,
     verification_of,
 )
-from core.store.sqlite_store import Row, SqliteStore, Transaction
+from core.store.api import RunStore, RunTransaction
+from core.store.sqlite_store import Row
 
 HOST = "host"
 #: Moves that end the worker's attempt (its gates passed into verification included).
@@ -32,7 +33,7 @@ _ENDS_ATTEMPT = frozenset(
 
 
 def apply_move(
-    tx: Transaction,
+    tx: RunTransaction,
     run: Row,
     action: Action,
     actor: str,
@@ -105,7 +106,7 @@ def moved(payload: Mapping[str, Any]) -> tuple[Stage, Stage] | None:
 
 
 def host_move(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     action: Action,
     *,

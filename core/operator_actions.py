@@ -32,7 +32,8 @@ from core.lifecycle import (
 from core.moves import apply_move
 from core.repos.approval import carry_out_merge
 from core.run_views import run_summary
-from core.store.sqlite_store import Row, SqliteStore, Transaction
+from core.store.api import RunStore, RunTransaction
+from core.store.sqlite_store import Row
 
 MAX_REASON = 2000
 MAX_STEER = 4000
@@ -96,7 +97,7 @@ def _text_problem(text: str | None, *, what: str, limit: int) -> Refusal | None:
     return None
 
 
-def _current(tx: Transaction, run_id: str, expected_version: int | None) -> Row | ActionResult:
+def _current(tx: RunTransaction, run_id: str, expected_version: int | None) -> Row | ActionResult:
     """The run as it is under the write lock, or the refusal: gone, or moved since the operator
     looked (``expected_version``)."""
     run = tx.get_run(run_id)
@@ -116,7 +117,7 @@ Changes = Callable[[Row, str], dict[str, Any]]
 
 
 def _move(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     action: Action,
     operator: str,
@@ -124,7 +125,7 @@ def _move(
     reason: str | None = None,
     expected_version: int | None = None,
     changes: Changes | None = None,
-    also: Callable[[Transaction, Row], None] | None = None,
+    also: Callable[[RunTransaction, Row], None] | None = None,
 ) -> ActionResult:
     if action in REASON_REQUIRED:
         problem = _text_problem(reason, what="reason", limit=MAX_REASON)
@@ -151,7 +152,7 @@ def _move(
 
 
 def approve(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     operator: str,
     *,
@@ -183,7 +184,7 @@ def approve(
 
 
 def retry(
-    store: SqliteStore, run_id: str, operator: str, *, expected_version: int | None = None
+    store: RunStore, run_id: str, operator: str, *, expected_version: int | None = None
 ) -> ActionResult:
     """``failed | failed_contract → queued``: same run_id, retry_count + 1."""
 
@@ -198,7 +199,7 @@ def retry(
 
 
 def override(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     operator: str,
     reason: str | None,
@@ -226,7 +227,7 @@ def override(
 
 
 def cancel(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     operator: str,
     reason: str | None,
@@ -250,7 +251,7 @@ def cancel(
 
 
 def steer(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     operator: str,
     message: str | None,
@@ -263,7 +264,7 @@ def steer(
 
 
 def steer_in(
-    tx: Transaction,
+    tx: RunTransaction,
     run_id: str,
     operator: str,
     message: str | None,
@@ -296,7 +297,7 @@ def steer_in(
     return ActionResult(True, tx.get_run(run_id), steer_id=steer_id)
 
 
-def _record_steer(tx: Transaction, run: Row, steer_id: str, message: str, operator: str) -> None:
+def _record_steer(tx: RunTransaction, run: Row, steer_id: str, message: str, operator: str) -> None:
     tx.add_steer(steer_id, run["run_id"], message, operator)
     tx.change_run(
         run["run_id"],

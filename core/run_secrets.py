@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from core.store.sqlite_store import Transaction
+from core.store.api import RunTransaction
 
 
 def found_kinds(value: Any) -> list[str]:
@@ -28,7 +28,7 @@ def found_kinds(value: Any) -> list[str]:
 
 
 def flag_secrets(
-    tx: Transaction, run_id: str, kinds: Iterable[str], *, source: str, actor: str
+    tx: RunTransaction, run_id: str, kinds: Iterable[str], *, source: str, actor: str
 ) -> None:
     """Add ``kinds`` to the run's ``secrets_found``; journal it when any kind is new.
 

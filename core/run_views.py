@@ -12,7 +12,8 @@ from typing import Any
 from core.lifecycle import NEEDS_HUMAN, RunState, stage_of
 from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
-from core.store.sqlite_store import Row, SqliteStore
+from core.store.api import RunStore
+from core.store.sqlite_store import Row
 from core.store.views import CHUNK
 
 SUMMARY_FIELDS = (
@@ -55,7 +56,7 @@ def run_full(row: Row) -> dict[str, Any]:
     return full
 
 
-def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str, Any] | None:
+def run_detail(store: RunStore, run_id: str, *, events: int = 50) -> dict[str, Any] | None:
     """A run with its gates, steers, recent progress, failures and audit trail."""
     row = store.get_run(run_id)
     if row is None:
@@ -88,7 +89,7 @@ def run_detail(store: SqliteStore, run_id: str, *, events: int = 50) -> dict[str
     return detail
 
 
-def diff_stat(store: SqliteStore, run_id: str) -> dict[str, int] | None:
+def diff_stat(store: RunStore, run_id: str) -> dict[str, int] | None:
     """The size of the run's diff as git showed it when its latest checked attempt's completion
     was checked (``files``, ``additions``, ``deletions``), or None when no attempt's was."""
     checked = latest_checked(store, run_id)
@@ -106,7 +107,7 @@ REFUSALS_SHOWN = 20
 
 
 def quarantined_files(
-    store: SqliteStore, *, run_id: str | None = None, limit: int = 100, unattached: bool = False
+    store: RunStore, *, run_id: str | None = None, limit: int = 100, unattached: bool = False
 ) -> list[dict[str, Any]]:
     """Files the host refused, newest first: one run's, those of no known run, or all.
 
@@ -117,7 +118,7 @@ def quarantined_files(
     return store.refusals(run_id=run_id, unattached=unattached, limit=limit)
 
 
-def quarantine_counts(store: SqliteStore, since: str) -> dict[str, int]:
+def quarantine_counts(store: RunStore, since: str) -> dict[str, int]:
     """How many files were refused at or after ``since`` (ISO text), and how many of no run."""
     return store.refusal_counts(since)
 
@@ -150,7 +151,7 @@ def needs_attention(row: dict[str, Any]) -> bool:
     return stage is RunState.RUNNING and bool(steers.get("expired"))
 
 
-def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
+def table_rows(store: RunStore, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
     """Run summaries with their steer receipts, latest gate verdicts and what their agents
     reported spending (``usage``: `SqliteStore.usage_by_run`'s totals over every attempt, None
     when nothing was reported), for a run table.
@@ -193,13 +194,13 @@ def table_rows(store: SqliteStore, run_ids: list[str] | None = None) -> list[dic
 
 # Only the latest attempt's verdicts count: a retried run's old failures are history. The run
 # filter goes inside the subquery too, or it would group every gate row of the store first.
-def state_counts(store: SqliteStore) -> dict[str, int]:
+def state_counts(store: RunStore) -> dict[str, int]:
     """How many runs are in each state."""
     return store.state_counts()
 
 
 def run_journal(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str | None,
     *,
     limit: int = 200,
@@ -214,7 +215,7 @@ def run_journal(
     return [journal_entry(row) for row in reversed(rows)]
 
 
-def fingerprint_peers(store: SqliteStore, run_id: str) -> list[dict[str, Any]]:
+def fingerprint_peers(store: RunStore, run_id: str) -> list[dict[str, Any]]:
     """Each distinct failure fingerprint of ``run_id``, newest first, with how many OTHER runs
     failed with the same fingerprint (the sign of a shared cause rather than a flaky worker)."""
     return store.fingerprint_peers(run_id)

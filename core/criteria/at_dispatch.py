@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.criteria.extract import Extraction, canonical, extract_criteria, task_text_of
-from core.store.sqlite_store import Transaction
+from core.store.api import RunTransaction
 
 
 def universal_note(flag: object, workspace_default: bool) -> tuple[bool, str]:
@@ -85,6 +85,6 @@ def extraction_note(extraction: Extraction) -> dict[str, Any]:
     }
 
 
-def log_extraction(tx: Transaction, run_id: str, extraction: Extraction, actor: str) -> None:
+def log_extraction(tx: RunTransaction, run_id: str, extraction: Extraction, actor: str) -> None:
     """A re-dispatch's new criteria, as their own journal entry."""
     tx.journal(run_id, "criteria", extraction_note(extraction)["criteria"], actor)

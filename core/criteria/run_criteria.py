@@ -37,7 +37,8 @@ from core.lifecycle import (
     stage_of,
 )
 from core.moves import HOST, apply_move
-from core.store.sqlite_store import Row, SqliteStore, Transaction
+from core.store.api import RunStore, RunTransaction
+from core.store.sqlite_store import Row
 
 if TYPE_CHECKING:
     from core.criteria.runner import Supervision
@@ -108,7 +109,9 @@ class CriteriaChange:
     field: str = ""
 
 
-def _editable(tx: Transaction, run_id: str, expected_version: int | None) -> Row | CriteriaChange:
+def _editable(
+    tx: RunTransaction, run_id: str, expected_version: int | None
+) -> Row | CriteriaChange:
     run = tx.get_run(run_id)
     if run is None:
         return CriteriaChange(False, [], "not_found", f"There is no run {run_id}.", "run_id")
@@ -132,7 +135,9 @@ def _editable(tx: Transaction, run_id: str, expected_version: int | None) -> Row
     return run
 
 
-def _save(tx: Transaction, run: Row, criteria: list[dict[str, Any]], actor: str, what: str) -> None:
+def _save(
+    tx: RunTransaction, run: Row, criteria: list[dict[str, Any]], actor: str, what: str
+) -> None:
     payload = {"source": "operator", "count": len(criteria), "notes": [what]}
     changes = {"criteria_json": json.dumps(criteria), "criteria_source": "operator"}
     tx.touch_run(run["run_id"], kind="criteria", payload=payload, actor=actor, changes=changes)
@@ -141,7 +146,7 @@ def _save(tx: Transaction, run: Row, criteria: list[dict[str, Any]], actor: str,
 
 
 def add_criterion(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     criterion: Any,
     operator: str,
@@ -173,7 +178,7 @@ def add_criterion(
 
 
 def remove_criterion(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     index: int,
     operator: str,
@@ -209,12 +214,12 @@ def policy_for(run: Mapping[str, Any], base: VerifyPolicy = DEFAULT_POLICY) -> V
     return replace(base, approved=base.approved | frozenset(approved_of(run)))
 
 
-def due(store: SqliteStore) -> list[str]:
+def due(store: RunStore) -> list[str]:
     """Runs whose verification should run now (including one a dead host left half done)."""
     return store.runs_in_stages(PARENT.value, [stage.value for stage in DUE])
 
 
-def begin(store: SqliteStore, run_id: str) -> Row | None:
+def begin(store: RunStore, run_id: str) -> Row | None:
     """Move the run to verifying; None when it is no longer due (cancelled meanwhile).
 
     A run a previous host left verifying is verified again as it is: nothing about it changed,
@@ -232,7 +237,7 @@ def begin(store: SqliteStore, run_id: str) -> Row | None:
 
 
 def verify_run(
-    store: SqliteStore,
+    store: RunStore,
     workspace_root: Path,
     run: Mapping[str, Any],
     policy: VerifyPolicy,
@@ -263,7 +268,7 @@ def verify_run(
     )
 
 
-def record_command_group(store: SqliteStore, run_id: str, pgid: int | None) -> None:
+def record_command_group(store: RunStore, run_id: str, pgid: int | None) -> None:
     """Note (or clear) the process group of the criterion command the host runs for a run.
 
     Written before the command starts and committed at once: it is how a host restarted after a
@@ -274,7 +279,7 @@ def record_command_group(store: SqliteStore, run_id: str, pgid: int | None) -> N
         tx.set_command_group(run_id, pgid)
 
 
-def leftover_command_groups(store: SqliteStore) -> list[tuple[str, int]]:
+def leftover_command_groups(store: RunStore) -> list[tuple[str, int]]:
     """``(run_id, pgid)`` of every criterion command a previous host recorded and left."""
     return store.command_groups_left()
 
@@ -291,7 +296,7 @@ def _failing(verification: Verification) -> list[str]:
 
 
 def record(
-    tx: Transaction, run: Mapping[str, Any], verification: Verification, *, decide: bool
+    tx: RunTransaction, run: Mapping[str, Any], verification: Verification, *, decide: bool
 ) -> Row:
     """Store the results for the run's current attempt; with ``decide``, move the run on.
 
@@ -343,7 +348,7 @@ CRITERIA_ERROR = ("interaction_failed", "ACCEPTANCE_CRITERIA_FAILED")
 
 
 def _record_failure(
-    tx: Transaction, run_id: str, attempt: int, verification: Verification, reason: str
+    tx: RunTransaction, run_id: str, attempt: int, verification: Verification, reason: str
 ) -> None:
     first = next(o for o in verification.outcomes if not o.passed)
     step = f"verify:{first.criterion.get('type', 'criterion')}"
@@ -359,7 +364,7 @@ def _record_failure(
     )
 
 
-def finish(store: SqliteStore, run_id: str, verification: Verification) -> Row | None:
+def finish(store: RunStore, run_id: str, verification: Verification) -> Row | None:
     """Record a host verification and decide; None when the run moved on meanwhile."""
     with store.transaction() as tx:
         run = tx.get_run(run_id)
@@ -368,7 +373,7 @@ def finish(store: SqliteStore, run_id: str, verification: Verification) -> Row |
         return record(tx, run, verification, decide=True)
 
 
-def latest_results(store: SqliteStore, run_id: str) -> dict[str, Any] | None:
+def latest_results(store: RunStore, run_id: str) -> dict[str, Any] | None:
     latest = store.latest_verification_results(run_id)
     if latest is None:
         return None
@@ -376,7 +381,7 @@ def latest_results(store: SqliteStore, run_id: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def record_override(tx: Transaction, run_id: str, reason: str, operator: str) -> None:
+def record_override(tx: RunTransaction, run_id: str, reason: str, operator: str) -> None:
     """The override's who, why and when, in the run's latest verification results."""
     latest = tx.latest_verification_results(run_id)
     if latest is None:
@@ -392,7 +397,7 @@ def record_override(tx: Transaction, run_id: str, reason: str, operator: str) ->
 
 
 def approve_command(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     key: str,
     operator: str,
@@ -440,7 +445,7 @@ class Reverified:
 
 
 def reverify(
-    store: SqliteStore,
+    store: RunStore,
     workspace_root: Path,
     run_id: str,
     policy: VerifyPolicy = DEFAULT_POLICY,

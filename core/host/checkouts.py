@@ -26,7 +26,8 @@ from core.repos.claims import ClaimCheck, check_claims
 from core.repos.git import GitError, git, resolve_commit
 from core.repos.patches import read_patch
 from core.repos.worktrees import Worktree, prepare, refresh, remove, repository
-from core.store.sqlite_store import Row, SqliteStore
+from core.store.api import RunStore
+from core.store.sqlite_store import Row
 
 log = logging.getLogger("jarvis.host")
 
@@ -62,7 +63,7 @@ class CheckoutJob:
     live: frozenset[str]
 
 
-def checkout_job(store: SqliteStore, config: HostConfig, run: Row) -> CheckoutJob | None:
+def checkout_job(store: RunStore, config: HostConfig, run: Row) -> CheckoutJob | None:
     """The worktree the run's attempt needs; None when its repository is not configured."""
     name = str(run.get("dispatch_repo") or "")
     repo = config.repos.get(name)
@@ -113,7 +114,7 @@ def make_worktree(workspace_root: Path, job: CheckoutJob) -> Worktree:
     )
 
 
-def record_made(store: SqliteStore, job: CheckoutJob, worktree: Worktree) -> None:
+def record_made(store: RunStore, job: CheckoutJob, worktree: Worktree) -> None:
     records.record_worktree(store, job.run_id, job.attempt, job.name, worktree,
                             merge_mode=job.repo.merge, push_remote=job.repo.remote)  # fmt: skip
 
@@ -158,7 +159,7 @@ class Preparer:
 
 
 def check_completion(
-    store: SqliteStore, workspace_root: Path, run_id: str, output: bytes
+    store: RunStore, workspace_root: Path, run_id: str, output: bytes
 ) -> ClaimCheck | None:
     """The git gates for a worker's output; None when the run is no longer running."""
     run = store.get_run(run_id)
@@ -176,7 +177,7 @@ def check_completion(
     )
 
 
-def tidy(store: SqliteStore, config: HostConfig, workspace_root: Path) -> None:
+def tidy(store: RunStore, config: HostConfig, workspace_root: Path) -> None:
     """Remove the worktrees of runs over for longer than the grace (their branches stay)."""
     for gone in records.removable(store, config.git.worktree_grace_s):
         checkout = Path(gone.checkout)

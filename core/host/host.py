@@ -64,6 +64,7 @@ from core.nanoclaw.launch import (
 from core.nanoclaw.outcome import runner_failure
 from core.nanoclaw.worker_runs import WorkerRunsWriter
 from core.repos.worktrees import Worktree
+from core.store.api import RunStore
 from core.store.sqlite_store import SqliteStore
 from core.text import inert
 from core.worker_logs import attempt_dir
@@ -90,7 +91,7 @@ class Host:
         self.workers: dict[str, WorkerProcess] = {}
         self._paths: queue.SimpleQueue[Path] = queue.SimpleQueue()
         self._watcher: threading.Thread | None = None
-        self.store: SqliteStore | None = None
+        self.store: RunStore | None = None
         self._verifier: threading.Thread | None = None
         """Verifies one run's acceptance criteria at a time, off the loop: a criterion may run
         a test suite for minutes, and the loop must keep ingesting and supervising."""
@@ -186,7 +187,7 @@ class Host:
             self.lock.release()
         log.info("host %d let go of %s", os.getpid(), self.workspace.root)
 
-    def open_store(self) -> SqliteStore:
+    def open_store(self) -> RunStore:
         """The workspace's store, created if new, every page of it checked.
 
         Before the lock on purpose: a host that cannot use its store exits without ever

@@ -43,7 +43,7 @@ from core.ipc.payloads import (
 )
 from core.operator_actions import steer_in
 from core.run_secrets import flag_secrets
-from core.store.sqlite_store import SqliteStore, Transaction
+from core.store.api import RunStore, RunTransaction
 
 Outcome = Literal["ingested", "replayed", "quarantined", "ignored", "gone", "waiting"]
 #: Where a dispatch goes when it names no target (a message's JSON body names none).
@@ -84,7 +84,7 @@ class Ingestor:
 
     def __init__(
         self,
-        store: SqliteStore,
+        store: RunStore,
         layout: IpcLayout,
         *,
         on_progress: Callable[[str], None] | None = None,
@@ -281,7 +281,7 @@ class Ingestor:
 
     # -- effects ----------------------------------------------------------------------------------
 
-    def _apply_one(self, tx: Transaction, event: Event, data: bytes, key: str) -> None:
+    def _apply_one(self, tx: RunTransaction, event: Event, data: bytes, key: str) -> None:
         if event.kind in ("progress", "ack"):
             # These check everything before their first write, so a refusal leaves nothing to
             # undo and they skip the savepoint (two statements per file, on the hot path).
@@ -293,7 +293,7 @@ class Ingestor:
                 self._apply(tx, event, data)
         tx.put_receipt(key, event.lane, event.kind)
 
-    def _apply(self, tx: Transaction, event: Event, data: bytes) -> None:
+    def _apply(self, tx: RunTransaction, event: Event, data: bytes) -> None:
         if event.kind == "progress":
             self._progress(tx, event, data)
         elif event.kind == "ack":
@@ -303,7 +303,7 @@ class Ingestor:
         else:
             self._message(tx, event, data)
 
-    def _run_of_lane(self, tx: Transaction, lane: str, run_id: str) -> dict[str, Any]:
+    def _run_of_lane(self, tx: RunTransaction, lane: str, run_id: str) -> dict[str, Any]:
         run = tx.run_brief(run_id)
         if run is None:
             raise _Refuse("unknown_run", f"There is no run {run_id}.")
@@ -313,7 +313,7 @@ class Ingestor:
             )
         return run
 
-    def _progress(self, tx: Transaction, event: Event, data: bytes) -> None:
+    def _progress(self, tx: RunTransaction, event: Event, data: bytes) -> None:
         assert event.run_id is not None
         parsed = parse_progress(data, lane=event.lane, run_id=event.run_id)
         if isinstance(parsed, list):
@@ -369,7 +369,7 @@ class Ingestor:
                 event.run_id, attempt, parsed.seq, parsed.usage, at_utc=at_utc, name=name
             )
 
-    def _ack(self, tx: Transaction, event: Event, data: bytes) -> None:
+    def _ack(self, tx: RunTransaction, event: Event, data: bytes) -> None:
         assert event.run_id is not None
         parsed = parse_ack(data)
         if isinstance(parsed, list):
@@ -389,7 +389,7 @@ class Ingestor:
             actor=event.lane,
         )
 
-    def _task(self, tx: Transaction, event: Event, data: bytes) -> None:
+    def _task(self, tx: RunTransaction, event: Event, data: bytes) -> None:
         parsed = parse_task(data)
         if isinstance(parsed, list):
             raise _Refuse(parsed[0].code if parsed else "bad_task", _errors_text(parsed))
@@ -409,7 +409,7 @@ class Ingestor:
         elif isinstance(parsed, DispatchTask):
             self._dispatch(tx, event.lane, parsed.payload, parsed.target)
 
-    def _message(self, tx: Transaction, event: Event, data: bytes) -> None:
+    def _message(self, tx: RunTransaction, event: Event, data: bytes) -> None:
         parsed = parse_message(data)
         if isinstance(parsed, list):
             raise _Refuse(parsed[0].code if parsed else "bad_message", _errors_text(parsed))
@@ -421,7 +421,7 @@ class Ingestor:
         # Anything else is an ordinary chat message: nothing for the host to do.
 
     def _dispatch(
-        self, tx: Transaction, lane: str, payload: dict[str, Any], target: str | None
+        self, tx: RunTransaction, lane: str, payload: dict[str, Any], target: str | None
     ) -> None:
         target = target or DEFAULT_TARGET
         prepared = self._ahead.get(_ahead_key(lane, target, payload))

@@ -30,7 +30,7 @@ from core.ipc.files import quarantine
 from core.lifecycle import Action, RunState
 from core.moves import HOST, apply_move
 from core.repos.records import record_diff
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
 from core.text import inert
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def _regular_json(folder: Path) -> list[Path]:
     ]
 
 
-def ingest_requests(store: SqliteStore, workspace_root: Path, errors_dir: Path) -> int:
+def ingest_requests(store: RunStore, workspace_root: Path, errors_dir: Path) -> int:
     """Make a run of every new, valid request; quarantine the invalid ones. Returns runs made."""
     made = 0
     for path in _regular_json(requests_dir(workspace_root)):
@@ -132,7 +132,7 @@ def _target_branch(doc: dict[str, Any]) -> str | None:
 
 
 def gate_finished_results(
-    store: SqliteStore,
+    store: RunStore,
     workspace_root: Path,
     change_of: Callable[[Any], OpenClawChange] | None = None,
     *,

@@ -18,7 +18,8 @@ from core.moves import HOST, apply_move
 from core.repos.claims import ClaimCheck
 from core.repos.records import record_check
 from core.run_secrets import flag_secrets
-from core.store.sqlite_store import Row, SqliteStore
+from core.store.api import RunStore
+from core.store.sqlite_store import Row
 from core.text import as_a_terminal_leaves_it, inert
 
 #: error.v1 classes and codes the host uses; the same failure across runs shares a fingerprint.
@@ -35,7 +36,7 @@ _STEP = "worker"
 
 
 def record_completion(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     output: bytes,
     *,
@@ -127,7 +128,7 @@ def record_completion(
         )
 
 
-def record_failure(store: SqliteStore, run_id: str, kind: str, message: str) -> Row | None:
+def record_failure(store: RunStore, run_id: str, kind: str, message: str) -> Row | None:
     """Fail a running run with a reason and an error.v1 failure record.
 
     Returns the updated run, or None when it was no longer running.
@@ -208,7 +209,7 @@ def last_line(tail: str) -> str:
 
 
 def record_stderr(
-    store: SqliteStore, run_id: str, attempt: int, raw: bytes, total: int, exit_code: int | None
+    store: RunStore, run_id: str, attempt: int, raw: bytes, total: int, exit_code: int | None
 ) -> str:
     """Keep the end of an attempt's stderr with the run (once per attempt); returns it as kept.
 

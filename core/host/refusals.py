@@ -24,7 +24,7 @@ from core.contracts.jsondoc import load_object
 from core.contracts.names import run_id_problem
 from core.ipc.files import MAX_EVENT_BYTES, REASON_SUFFIX
 from core.ipc.layout import Event, IpcLayout
-from core.store.sqlite_store import SqliteStore, Transaction
+from core.store.api import RunStore, RunTransaction
 
 log = logging.getLogger("jarvis.host")
 
@@ -59,7 +59,7 @@ def run_named_by(layout: IpcLayout, path: Path, data: bytes | None) -> str | Non
     return None
 
 
-def record_reason(store: SqliteStore, reason_path: Path) -> bool:
+def record_reason(store: RunStore, reason_path: Path) -> bool:
     """Copy one reason file into the store; False when it was recorded already or unreadable.
 
     Raises:
@@ -72,7 +72,7 @@ def record_reason(store: SqliteStore, reason_path: Path) -> bool:
         return _insert(tx, reason_path.name, reason)
 
 
-def catch_up(store: SqliteStore, errors_dir: Path) -> int:
+def catch_up(store: RunStore, errors_dir: Path) -> int:
     """Record every reason file in ``errors_dir`` that the store does not hold yet.
 
     Compares names, not times: a refusal the store failed to take can be older than one it took
@@ -127,7 +127,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _insert(tx: Transaction, name: str, reason: Mapping[str, Any]) -> bool:
+def _insert(tx: RunTransaction, name: str, reason: Mapping[str, Any]) -> bool:
     details = reason.get("details")
     named = _text(details.get("run_id")) if isinstance(details, Mapping) else None
     if named is not None and run_id_problem(named) is not None:

@@ -16,10 +16,11 @@ from datetime import datetime, timedelta
 from core.ipc.files import atomic_write_json
 from core.ipc.layout import IpcLayout
 from core.lifecycle import RunState
-from core.store.sqlite_store import SqliteStore, iso
+from core.store.api import RunStore
+from core.store.sqlite_store import iso
 
 
-def deliver_pending(store: SqliteStore, layout: IpcLayout) -> int:
+def deliver_pending(store: RunStore, layout: IpcLayout) -> int:
     """Write the oldest pending steer of every running run that has none outstanding."""
     candidates = store.steers_to_deliver(RunState.RUNNING.value)
     delivered = 0
@@ -55,7 +56,7 @@ def deliver_pending(store: SqliteStore, layout: IpcLayout) -> int:
 
 
 def expire_steers(
-    store: SqliteStore,
+    store: RunStore,
     layout: IpcLayout,
     *,
     ack_timeout_s: float,

@@ -29,7 +29,8 @@ from typing import Any
 
 from core.ipc.layout import ERRORS, MESSAGES, TASKS, IpcLayout
 from core.lifecycle import RunState, stage_of
-from core.store.sqlite_store import Row, SqliteStore
+from core.store.api import RunStore
+from core.store.sqlite_store import Row
 from core.workspace import lane_problem
 
 log = logging.getLogger("jarvis.host")
@@ -138,14 +139,14 @@ def row_of(run: Mapping[str, Any], *, owner: str) -> dict[str, Any]:
     return {name: doc[name] for name in ROW_FIELDS}
 
 
-def _runs(store: SqliteStore, lane: str, *, active: bool) -> list[Row]:
+def _runs(store: RunStore, lane: str, *, active: bool) -> list[Row]:
     _, pattern, exact = scope_of(lane)
     return store.runs_in_scope(
         lane_like=pattern, lane=exact, states=ACTIVE if active else (), limit=LIMIT
     )
 
 
-def dispatch_blocks(store: SqliteStore, lane: str) -> list[dict[str, Any]]:
+def dispatch_blocks(store: RunStore, lane: str) -> list[dict[str, Any]]:
     """The lane's refused requests, newest first: files Jarvis quarantined from a lane's
     ``messages/`` or ``tasks/`` (where a dispatch arrives). ``main`` sees every lane's, the
     coordinator and every other lane its own. NanoClaw's ``target_jid`` and ``target_folder``
@@ -170,7 +171,7 @@ def dispatch_blocks(store: SqliteStore, lane: str) -> list[dict[str, Any]]:
     return blocks
 
 
-def build(store: SqliteStore, lane: str, *, owner: str) -> dict[str, Any]:
+def build(store: RunStore, lane: str, *, owner: str) -> dict[str, Any]:
     """The lane's snapshot, from the store as it is now."""
     return {
         "generated_at": store.now(),
@@ -234,7 +235,7 @@ class WorkerRunsWriter:
         self._said: dict[str, str] = {}
 
     def refresh(
-        self, store: SqliteStore, lanes: Iterable[str] = (), *, now: float | None = None
+        self, store: RunStore, lanes: Iterable[str] = (), *, now: float | None = None
     ) -> int:
         """Rewrite the snapshots when due; returns how many were written."""
         now = time.monotonic() if now is None else now
@@ -248,7 +249,7 @@ class WorkerRunsWriter:
         self._written = now
         return self.write_all(store, lanes)
 
-    def lanes(self, store: SqliteStore, extra: Iterable[str] = ()) -> list[str]:
+    def lanes(self, store: RunStore, extra: Iterable[str] = ()) -> list[str]:
         """Every lane with a folder in the tree, a run in the store, or a configuration."""
         found = store.lanes_with_runs()
         found.update(extra)
@@ -259,7 +260,7 @@ class WorkerRunsWriter:
             pass
         return sorted(lane for lane in found if lane != ERRORS and lane_problem(lane) is None)
 
-    def write_all(self, store: SqliteStore, extra: Iterable[str] = ()) -> int:
+    def write_all(self, store: RunStore, extra: Iterable[str] = ()) -> int:
         written = 0
         for lane in self.lanes(store, extra):
             data = render(build(store, lane, owner=self.owner))

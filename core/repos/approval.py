@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from core.repos.merge import MergeOutcome, merge_branch
-from core.store.sqlite_store import Row, Transaction
+from core.store.api import RunTransaction
+from core.store.sqlite_store import Row
 
 
 def carry_out_merge(
-    tx: Transaction, run: Row, operator: str, *, merge: bool
+    tx: RunTransaction, run: Row, operator: str, *, merge: bool
 ) -> MergeOutcome | None:
     """Merge, recommend or leave the run's branch; None for a run with no repository record.
 

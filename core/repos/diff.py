@@ -41,7 +41,7 @@ from core.repos.claims import FileChange, changes_between
 from core.repos.git import GitError, GitStream, is_full_sha, resolve_commit
 from core.repos.patches import PATCH_OPTIONS
 from core.repos.records import latest_checked, latest_git
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
 from core.text import inert
 
 #: Characters of a line handed out; a longer line is cut here and marked.
@@ -101,7 +101,7 @@ class DiffRefusal:
         return {"code": self.code, "message": self.message}
 
 
-def run_diff_source(store: SqliteStore, run_id: str) -> DiffSource | DiffRefusal:
+def run_diff_source(store: RunStore, run_id: str) -> DiffSource | DiffRefusal:
     """Where to read ``run_id``'s diff, or why there is none (``not_found``: no such run;
     ``no_diff``: no checked commit yet, no repository, or its commits are gone)."""
     if store.get_run(run_id) is None:

@@ -9,11 +9,12 @@ from typing import Any
 from core.lifecycle import RunState
 from core.repos.claims import ClaimCheck
 from core.repos.worktrees import Worktree
-from core.store.sqlite_store import SqliteStore, Transaction, iso
+from core.store.api import RunStore, RunTransaction
+from core.store.sqlite_store import iso
 
 
 def record_worktree(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     attempt: int,
     repo: str,
@@ -54,24 +55,24 @@ def record_worktree(
         )
 
 
-def attempt_git(store: SqliteStore | Transaction, run_id: str, attempt: int) -> dict[str, Any]:
+def attempt_git(store: RunStore | RunTransaction, run_id: str, attempt: int) -> dict[str, Any]:
     """The attempt's ``run_git`` row, or an empty dict."""
     return store.attempt_git(run_id, attempt)
 
 
-def latest_git(store: SqliteStore | Transaction, run_id: str) -> dict[str, Any]:
+def latest_git(store: RunStore | RunTransaction, run_id: str) -> dict[str, Any]:
     """The ``run_git`` row of the run's latest attempt that has one, or an empty dict."""
     return store.latest_git(run_id)
 
 
-def latest_checked(store: SqliteStore | Transaction, run_id: str) -> dict[str, Any]:
+def latest_checked(store: RunStore | RunTransaction, run_id: str) -> dict[str, Any]:
     """The ``run_git`` row of the run's latest attempt whose completion was checked against a
     commit and a merge base (the attempt with a diff to show), or an empty dict."""
     return store.latest_checked(run_id)
 
 
 def record_check(
-    tx: Transaction, run_id: str, attempt: int, checkout: str, check: ClaimCheck
+    tx: RunTransaction, run_id: str, attempt: int, checkout: str, check: ClaimCheck
 ) -> None:
     """Keep what git showed of the attempt's completion with its worktree record."""
     stat = check.stat() if check.merge_base else {}
@@ -97,7 +98,7 @@ class Removable:
     checkout: str
 
 
-def removable(store: SqliteStore, grace_s: float) -> list[Removable]:
+def removable(store: RunStore, grace_s: float) -> list[Removable]:
     """Worktrees still on disk whose run is over (done, or cancelled) for longer than the grace.
 
     A run that failed otherwise keeps its worktree: it may be retried, and an operator may want
@@ -110,7 +111,7 @@ def removable(store: SqliteStore, grace_s: float) -> list[Removable]:
     return [Removable(r["run_id"], r["attempt"], r["repo_dir"], r["checkout"]) for r in rows]
 
 
-def mark_removed(store: SqliteStore, run_id: str, attempt: int, stash: str | None) -> None:
+def mark_removed(store: RunStore, run_id: str, attempt: int, stash: str | None) -> None:
     with store.transaction() as tx:
         tx.mark_worktree_removed(run_id, attempt)
         payload: dict[str, Any] = {"attempt": attempt, "removed": True}
@@ -120,7 +121,7 @@ def mark_removed(store: SqliteStore, run_id: str, attempt: int, stash: str | Non
 
 
 def record_diff(
-    tx: Transaction,
+    tx: RunTransaction,
     run_id: str,
     attempt: int,
     repo_dir: str,
