@@ -22,6 +22,7 @@ from core.store.git_records import GitReads, GitWrites
 from core.store.refusals import RefusalReads, RefusalWrites
 from core.store.results import ResultWrites
 from core.store.runs import RunReads
+from core.store.side_tables import SideTables
 from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
 from core.store.verification import VerificationReads, VerificationWrites
@@ -39,6 +40,7 @@ class RunTransaction(
     ResultWrites,
     GitReads,
     GitWrites,
+    SideTables,
     VerificationReads,
     VerificationWrites,
     ABC,
@@ -95,41 +97,8 @@ class RunTransaction(
         """A nested step: rolled back alone if it raises, the outer transaction going on."""
 
     @abstractmethod
-    def has_receipt(self, key: str) -> bool: ...
-
-    @abstractmethod
-    def put_receipt(self, key: str, lane: str, kind: str) -> None: ...
-
-    @abstractmethod
     def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
         """Append to the journal; the new entry's sequence number."""
-
-    @abstractmethod
-    def audit(
-        self,
-        run_id: str,
-        *,
-        actor: str,
-        action: str,
-        from_state: str | None,
-        to_state: str | None,
-        reason: str | None = None,
-    ) -> None: ...
-
-    @abstractmethod
-    def get_idempotency(self, key: str) -> Row | None: ...
-
-    @abstractmethod
-    def put_idempotency(self, key: str, payload_hash: str, run_id: str) -> None: ...
-
-    @abstractmethod
-    def get_session(self, session_id: str) -> Row | None: ...
-
-    @abstractmethod
-    def put_session(self, session_id: str, lane: str, run_id: str) -> None: ...
-
-    @abstractmethod
-    def add_steer(self, steer_id: str, run_id: str, message: str, operator: str) -> None: ...
 
 
 class RunStore(
@@ -151,26 +120,6 @@ class RunStore(
     @abstractmethod
     def check_integrity(self) -> None:
         """Refuse a damaged store (StoreError)."""
-
-    @abstractmethod
-    def get_run(self, run_id: str) -> Row | None: ...
-
-    @abstractmethod
-    def list_runs(
-        self,
-        *,
-        states: tuple[str, ...] = (),
-        lane: str | None = None,
-        limit: int | None = None,
-    ) -> list[Row]:
-        """Runs, most recently changed first."""
-
-    @abstractmethod
-    def journal_since(self, seq: int, *, limit: int = 1000, run_id: str | None = None) -> list[Row]:
-        """Journal entries after ``seq``, oldest first: the change feed consoles follow."""
-
-    @abstractmethod
-    def last_seq(self) -> int: ...
 
 
 __all__ = ["Row", "RunStore", "RunTransaction"]

@@ -151,15 +151,6 @@ class PostgresTransaction(_Connected, RunTransaction):
         with self.conn.transaction():
             yield
 
-    def has_receipt(self, key: str) -> bool:
-        return bool(self.rows("SELECT 1 AS found FROM ipc_receipts WHERE key = ?", [key]))
-
-    def put_receipt(self, key: str, lane: str, kind: str) -> None:
-        self.execute(
-            "INSERT INTO ipc_receipts (key, lane, kind, at) VALUES (?, ?, ?, ?)",
-            [key, lane, kind, self.now],
-        )
-
     def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
         (row,) = self.rows(
             "INSERT INTO journal (run_id, kind, payload, actor, at) VALUES (?, ?, ?, ?, ?) "
@@ -167,52 +158,6 @@ class PostgresTransaction(_Connected, RunTransaction):
             [run_id, kind, json.dumps(payload, sort_keys=True), actor, self.now],
         )
         return int(row["seq"])
-
-    def audit(
-        self,
-        run_id: str,
-        *,
-        actor: str,
-        action: str,
-        from_state: str | None,
-        to_state: str | None,
-        reason: str | None = None,
-    ) -> None:
-        self.execute(
-            "INSERT INTO audit (run_id, actor, action, from_state, to_state, reason, at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [run_id, actor, action, from_state, to_state, reason, self.now],
-        )
-
-    def get_idempotency(self, key: str) -> Row | None:
-        found = self.rows("SELECT * FROM idempotency_keys WHERE key = ?", [key])
-        return found[0] if found else None
-
-    def put_idempotency(self, key: str, payload_hash: str, run_id: str) -> None:
-        self.execute(
-            "INSERT INTO idempotency_keys (key, payload_hash, run_id, created_at) "
-            "VALUES (?, ?, ?, ?)",
-            [key, payload_hash, run_id, self.now],
-        )
-
-    def get_session(self, session_id: str) -> Row | None:
-        found = self.rows("SELECT * FROM sessions WHERE session_id = ?", [session_id])
-        return found[0] if found else None
-
-    def put_session(self, session_id: str, lane: str, run_id: str) -> None:
-        self.execute(
-            "INSERT INTO sessions (session_id, lane, last_run_id, last_used_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET lane = excluded.lane, "
-            "last_run_id = excluded.last_run_id, last_used_at = excluded.last_used_at",
-            [session_id, lane, run_id, self.now],
-        )
-
-    def add_steer(self, steer_id: str, run_id: str, message: str, operator: str) -> None:
-        self.execute(
-            "INSERT INTO steering_events (steer_id, run_id, message, operator, status, created_at) "
-            "VALUES (?, ?, ?, ?, 'pending', ?)",
-            [steer_id, run_id, message, operator, self.now],
-        )
 
 
 class PostgresStore(_Connected, RunStore):
@@ -262,47 +207,6 @@ class PostgresStore(_Connected, RunStore):
     def check_integrity(self) -> None:
         """PostgreSQL checks its own pages; a store that answers is taken as whole."""
         self.rows("SELECT 1 AS ok")
-
-    def get_run(self, run_id: str) -> Row | None:
-        found = self.rows("SELECT * FROM runs WHERE run_id = ?", [run_id])
-        return found[0] if found else None
-
-    def list_runs(
-        self,
-        *,
-        states: tuple[str, ...] = (),
-        lane: str | None = None,
-        limit: int | None = None,
-    ) -> list[Row]:
-        where: list[str] = []
-        params: list[Any] = []
-        if states:
-            where.append(f"state IN ({', '.join('?' for _ in states)})")
-            params.extend(states)
-        if lane:
-            where.append("lane = ?")
-            params.append(lane)
-        sql = "SELECT * FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at DESC, run_id"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return self.rows(sql, params)
-
-    def journal_since(self, seq: int, *, limit: int = 1000, run_id: str | None = None) -> list[Row]:
-        if run_id is None:
-            return self.rows(
-                "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", [seq, limit]
-            )
-        return self.rows(
-            "SELECT * FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            [run_id, seq, limit],
-        )
-
-    def last_seq(self) -> int:
-        return int(self.rows("SELECT COALESCE(MAX(seq), 0) AS seq FROM journal")[0]["seq"])
 
     def steers_to_deliver(self, running: str) -> list[dict[str, Any]]:
         # SQLite orders steers of one millisecond by rowid; here the identity column does.

@@ -1,5 +1,5 @@
-"""Named reads of runs beyond one run by id: the SQLite backend's statements, as methods the
-store (`RunReads`) takes on."""
+"""Named reads of runs and of the journal: statements both backends run, as methods the store
+(`RunReads`) takes on."""
 
 from __future__ import annotations
 
@@ -10,7 +10,52 @@ from core.store.statements import Statements
 
 
 class RunReads(Statements):
-    """Which runs are where."""
+    """Which runs are where, and the journal consoles follow."""
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        found = self.rows("SELECT * FROM runs WHERE run_id = ?", [run_id])
+        return found[0] if found else None
+
+    def list_runs(
+        self,
+        *,
+        states: tuple[str, ...] = (),
+        lane: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Runs, most recently changed first."""
+        where: list[str] = []
+        params: list[Any] = []
+        if states:
+            where.append(f"state IN ({', '.join('?' for _ in states)})")
+            params.extend(states)
+        if lane:
+            where.append("lane = ?")
+            params.append(lane)
+        sql = "SELECT * FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY updated_at DESC, run_id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self.rows(sql, params)
+
+    def journal_since(
+        self, seq: int, *, limit: int = 1000, run_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Journal entries after ``seq``, oldest first: the change feed consoles follow."""
+        if run_id is None:
+            return self.rows(
+                "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", [seq, limit]
+            )
+        return self.rows(
+            "SELECT * FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            [run_id, seq, limit],
+        )
+
+    def last_seq(self) -> int:
+        return int(self.rows("SELECT COALESCE(MAX(seq), 0) AS seq FROM journal")[0]["seq"])
 
     def queued_runs(self, queued: str, limit: int) -> list[dict[str, Any]]:
         """Up to ``limit`` runs in state ``queued``, longest waiting first: ``run_id``, ``lane``."""

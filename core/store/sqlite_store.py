@@ -165,30 +165,21 @@ class Transaction(RunTransaction):
         )
         self.journal(run_id, kind, payload, actor)
 
-    # -- side tables ----------------------------------------------------------------------------
-
     @contextmanager
     def savepoint(self) -> Iterator[None]:
         """A nested step: rolled back alone if it raises, the outer transaction going on."""
         with self._db.atomic():
             yield
 
-    def has_receipt(self, key: str) -> bool:
-        found = self._conn.execute("SELECT 1 FROM ipc_receipts WHERE key = ?", [key]).fetchone()
-        return found is not None
-
-    def put_receipt(self, key: str, lane: str, kind: str) -> None:
-        self._conn.execute(
-            "INSERT INTO ipc_receipts (key, lane, kind, at) VALUES (?, ?, ?, ?)",
-            [key, lane, kind, self.now],
-        )
-
     def execute(self, sql: str, params: list[Any]) -> int:
         """A write inside this transaction; returns the number of rows changed."""
         return int(self._conn.execute(sql, params).rowcount)
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
-        return list(self._db.query(sql, params or []))
+        # On the connection itself: receipts and progress are read here on the ingest path.
+        cursor = self._conn.execute(sql, params or [])
+        names = [column[0] for column in cursor.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
         cursor = self._conn.execute(
@@ -196,52 +187,6 @@ class Transaction(RunTransaction):
             [run_id, kind, json.dumps(payload, sort_keys=True), actor, self.now],
         )
         return int(cursor.lastrowid or 0)
-
-    def audit(
-        self,
-        run_id: str,
-        *,
-        actor: str,
-        action: str,
-        from_state: str | None,
-        to_state: str | None,
-        reason: str | None = None,
-    ) -> None:
-        self._db.execute(
-            "INSERT INTO audit (run_id, actor, action, from_state, to_state, reason, at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [run_id, actor, action, from_state, to_state, reason, self.now],
-        )
-
-    def get_idempotency(self, key: str) -> Row | None:
-        rows = list(self._db.query("SELECT * FROM idempotency_keys WHERE key = ?", [key]))
-        return rows[0] if rows else None
-
-    def put_idempotency(self, key: str, payload_hash: str, run_id: str) -> None:
-        self._db.execute(
-            "INSERT INTO idempotency_keys (key, payload_hash, run_id, created_at) "
-            "VALUES (?, ?, ?, ?)",
-            [key, payload_hash, run_id, self.now],
-        )
-
-    def get_session(self, session_id: str) -> Row | None:
-        rows = list(self._db.query("SELECT * FROM sessions WHERE session_id = ?", [session_id]))
-        return rows[0] if rows else None
-
-    def put_session(self, session_id: str, lane: str, run_id: str) -> None:
-        self._db.execute(
-            "INSERT INTO sessions (session_id, lane, last_run_id, last_used_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET lane = excluded.lane, "
-            "last_run_id = excluded.last_run_id, last_used_at = excluded.last_used_at",
-            [session_id, lane, run_id, self.now],
-        )
-
-    def add_steer(self, steer_id: str, run_id: str, message: str, operator: str) -> None:
-        self._db.execute(
-            "INSERT INTO steering_events (steer_id, run_id, message, operator, status, created_at) "
-            "VALUES (?, ?, ?, ?, 'pending', ?)",
-            [steer_id, run_id, message, operator, self.now],
-        )
 
 
 class SqliteStore(RunStore):
@@ -347,54 +292,6 @@ class SqliteStore(RunStore):
 
     def close(self) -> None:
         self.db.close()
-
-    # -- reads ----------------------------------------------------------------------------------
-
-    def get_run(self, run_id: str) -> Row | None:
-        rows = list(self.db.query("SELECT * FROM runs WHERE run_id = ?", [run_id]))
-        return rows[0] if rows else None
-
-    def list_runs(
-        self,
-        *,
-        states: tuple[str, ...] = (),
-        lane: str | None = None,
-        limit: int | None = None,
-    ) -> list[Row]:
-        where: list[str] = []
-        params: list[Any] = []
-        if states:
-            where.append(f"state IN ({', '.join('?' for _ in states)})")
-            params.extend(states)
-        if lane:
-            where.append("lane = ?")
-            params.append(lane)
-        sql = "SELECT * FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at DESC, run_id"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return list(self.db.query(sql, params))
-
-    def journal_since(self, seq: int, *, limit: int = 1000, run_id: str | None = None) -> list[Row]:
-        if run_id is None:
-            return list(
-                self.db.query(
-                    "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", [seq, limit]
-                )
-            )
-        return list(
-            self.db.query(
-                "SELECT * FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                [run_id, seq, limit],
-            )
-        )
-
-    def last_seq(self) -> int:
-        rows = list(self.db.query("SELECT COALESCE(MAX(seq), 0) AS seq FROM journal"))
-        return int(rows[0]["seq"])
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
         """A read-only query, for callers that need a view the store does not name yet."""

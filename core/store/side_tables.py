@@ -1,0 +1,69 @@
+"""A transaction's writes and reads beside the run row — the journal, the audit trail, receipts,
+idempotency keys, sessions, new steers: statements both backends run, as methods their
+transactions take on (`SideTables`). The journal's own append is the backend's (it returns the
+entry's number its own way)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.store.statements import Writes
+
+
+class SideTables(Writes):
+    """Rows beside the run, inside a transaction."""
+
+    def has_receipt(self, key: str) -> bool:
+        return bool(self.rows("SELECT 1 AS found FROM ipc_receipts WHERE key = ?", [key]))
+
+    def put_receipt(self, key: str, lane: str, kind: str) -> None:
+        self.execute(
+            "INSERT INTO ipc_receipts (key, lane, kind, at) VALUES (?, ?, ?, ?)",
+            [key, lane, kind, self.now],
+        )
+
+    def audit(
+        self,
+        run_id: str,
+        *,
+        actor: str,
+        action: str,
+        from_state: str | None,
+        to_state: str | None,
+        reason: str | None = None,
+    ) -> None:
+        self.execute(
+            "INSERT INTO audit (run_id, actor, action, from_state, to_state, reason, at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [run_id, actor, action, from_state, to_state, reason, self.now],
+        )
+
+    def get_idempotency(self, key: str) -> dict[str, Any] | None:
+        found = self.rows("SELECT * FROM idempotency_keys WHERE key = ?", [key])
+        return found[0] if found else None
+
+    def put_idempotency(self, key: str, payload_hash: str, run_id: str) -> None:
+        self.execute(
+            "INSERT INTO idempotency_keys (key, payload_hash, run_id, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            [key, payload_hash, run_id, self.now],
+        )
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        found = self.rows("SELECT * FROM sessions WHERE session_id = ?", [session_id])
+        return found[0] if found else None
+
+    def put_session(self, session_id: str, lane: str, run_id: str) -> None:
+        self.execute(
+            "INSERT INTO sessions (session_id, lane, last_run_id, last_used_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET lane = excluded.lane, "
+            "last_run_id = excluded.last_run_id, last_used_at = excluded.last_used_at",
+            [session_id, lane, run_id, self.now],
+        )
+
+    def add_steer(self, steer_id: str, run_id: str, message: str, operator: str) -> None:
+        self.execute(
+            "INSERT INTO steering_events (steer_id, run_id, message, operator, status, created_at) "
+            "VALUES (?, ?, ?, ?, 'pending', ?)",
+            [steer_id, run_id, message, operator, self.now],
+        )
