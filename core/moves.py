@@ -9,6 +9,7 @@ row are written together in the caller's transaction, the run's version bumped.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from core.lifecycle import (
@@ -60,6 +61,9 @@ def apply_move(
         "verification_state": sub_there.value if sub_there else None,
         **(changes or {}),
     }
+    if here is RunState.RUNNING and there is not RunState.RUNNING:
+        # The worker's attempt ends here, however it ends: its time joins the run's.
+        values["worked_s"] = (run.get("worked_s") or 0.0) + worked(run.get("started_at"), tx.now)
     payload: dict[str, Any] = {
         "action": action.value,
         "from": state_of(here).value,
@@ -88,6 +92,15 @@ def apply_move(
         reason=reason,
     )
     return updated
+
+
+def worked(started_at: str | None, now: str) -> float:
+    """Seconds from ``started_at`` to ``now`` (store times), 0 when unknown or backwards."""
+    if not started_at:
+        return 0.0
+    return max(
+        0.0, (datetime.fromisoformat(now) - datetime.fromisoformat(started_at)).total_seconds()
+    )
 
 
 def moved(payload: Mapping[str, Any]) -> tuple[Stage, Stage] | None:

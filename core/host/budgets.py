@@ -19,19 +19,19 @@ class Spent:
 
     tokens: int = 0
     cost_usd: float = 0.0
+    wall_s: float = 0.0
+    """Seconds worked (the workspace's: every attempt's, summed)."""
 
 
-def needs_usage(budgets: BudgetsConfig) -> bool:
-    """Whether any budget is about tokens or cost (so the figures must be read at all)."""
-    return any(
-        cap is not None
-        for cap in (
-            budgets.run_tokens,
-            budgets.run_cost_usd,
-            budgets.workspace_tokens,
-            budgets.workspace_cost_usd,
-        )
-    )
+def needs_attempt_usage(budgets: BudgetsConfig) -> bool:
+    """Whether a run's budget is about tokens or cost (so each attempt's figures are read)."""
+    return budgets.run_tokens is not None or budgets.run_cost_usd is not None
+
+
+def has_workspace_cap(budgets: BudgetsConfig) -> bool:
+    """Whether any budget is the workspace's (so its totals must be read)."""
+    caps = (budgets.workspace_tokens, budgets.workspace_cost_usd, budgets.workspace_wall_s)
+    return any(cap is not None for cap in caps)
 
 
 def workspace_over(budgets: BudgetsConfig, total: Spent) -> str | None:
@@ -45,6 +45,11 @@ def workspace_over(budgets: BudgetsConfig, total: Spent) -> str | None:
         return (
             f"the workspace has spent ${total.cost_usd:.4f}, over its budget of "
             f"${budgets.workspace_cost_usd:g}"
+        )
+    if budgets.workspace_wall_s is not None and total.wall_s > budgets.workspace_wall_s:
+        return (
+            f"the workspace's workers have worked {total.wall_s:,.0f} s, over its budget of "
+            f"{budgets.workspace_wall_s:,g} s"
         )
     return None
 

@@ -292,6 +292,9 @@ class BudgetsConfig(BaseModel):
     and no new run starts until the cap is raised."""
     workspace_cost_usd: Annotated[float, Field(gt=0)] | None = None
     """Cost of every run of the workspace together, the same way."""
+    workspace_wall_s: Annotated[float, Field(gt=0)] | None = None
+    """Seconds every run's workers have worked together (each attempt from its start to its
+    end, running attempts up to now), the same way."""
     interrupt_grace_s: Annotated[float, Field(ge=0)] = 10.0
     """SIGINT first (an agent may wrap up), then SIGTERM after this."""
 

@@ -31,7 +31,13 @@ from core.contracts.errors import preview
 from core.criteria import run_criteria
 from core.criteria.runner import Supervision
 from core.host import checkouts, verification
-from core.host.budgets import Spent, needs_usage, over_budget, workspace_over
+from core.host.budgets import (
+    Spent,
+    has_workspace_cap,
+    needs_attempt_usage,
+    over_budget,
+    workspace_over,
+)
 from core.host.config import HostConfig
 from core.host.faults import FaultWait, StorageFault, io_fault
 from core.host.ingest import Ingested, Ingestor
@@ -51,7 +57,7 @@ from core.host.workers import (
 )
 from core.ipc.layout import HOST_SNAPSHOTS, IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState, stage_of
-from core.moves import host_move
+from core.moves import host_move, worked
 from core.nanoclaw.frames import FrameDecoder
 from core.nanoclaw.launch import (
     CLOSE_GRACE_S,
@@ -800,24 +806,32 @@ class Host:
         if not self.workers:
             return {}
         running_s = {run_id: now - w.started for run_id, w in self.workers.items()}
-        if not needs_usage(budgets):
-            return over_budget(budgets, running_s, {}, None)
-        attempts = {
-            run_id: Spent(int(used["tokens_in"]) + int(used["tokens_out"]), float(used["cost_usd"]))
-            for run_id, used in self.store.attempt_usage(list(self.workers)).items()
-        }
-        return over_budget(budgets, running_s, attempts, self._workspace_spent())
+        attempts = {}
+        if needs_attempt_usage(budgets):
+            attempts = {
+                run_id: Spent(int(u["tokens_in"]) + int(u["tokens_out"]), float(u["cost_usd"]))
+                for run_id, u in self.store.attempt_usage(list(self.workers)).items()
+            }
+        total = self._workspace_spent() if has_workspace_cap(budgets) else None
+        return over_budget(budgets, running_s, attempts, total)
 
     def _workspace_spent(self) -> Spent:
+        """The workspace's totals: what its agents reported, and how long its workers worked
+        (ended attempts, and running ones up to now, whichever host runs them)."""
         assert self.store is not None
         total = self.store.workspace_usage()
-        return Spent(int(total["tokens_in"]) + int(total["tokens_out"]), float(total["cost_usd"]))
+        ended_s, live = self.store.workspace_worked()
+        now = self.store.now()
+        return Spent(
+            int(total["tokens_in"]) + int(total["tokens_out"]),
+            float(total["cost_usd"]),
+            ended_s + sum(worked(started, now) for started in live),
+        )
 
     def _workspace_over_budget(self) -> str | None:
-        budgets = self.config.budgets
-        if budgets.workspace_tokens is None and budgets.workspace_cost_usd is None:
+        if not has_workspace_cap(self.config.budgets):
             return None
-        return workspace_over(budgets, self._workspace_spent())
+        return workspace_over(self.config.budgets, self._workspace_spent())
 
     def _finish(self, worker: WorkerProcess, code: int) -> None:
         """Record how the worker's attempt ended, then forget the worker.

@@ -1,6 +1,6 @@
 """The PostgreSQL store's schema, as versioned migrations applied when a store opens.
 
-The same tables and columns as the SQLite schema after its migration 0011 (times are ISO text
+The same tables and columns as the SQLite schema after its migration 0012 (times are ISO text
 as there, integers 64-bit), so every named read and write runs unchanged. What differs is
 PostgreSQL's own: identity columns where SQLite has rowids, a trigger function for the
 append-only journal, and ``steering_events.id`` (SQLite orders steers by ``rowid``). Applied
@@ -252,6 +252,13 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
             name TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (run_id, attempt)
         );
+        """,
+    ),
+    (
+        "0002_worked_time",
+        """
+        -- SQLite's 0012: seconds the run's workers have worked, over its ended attempts.
+        ALTER TABLE runs ADD COLUMN worked_s DOUBLE PRECISION NOT NULL DEFAULT 0;
         """,
     ),
 )

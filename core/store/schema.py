@@ -31,7 +31,7 @@ RUN_COLUMNS = (
     # live progress (worker_runs)
     "last_progress_summary", "last_progress_at", "steer_count",
     # times
-    "created_at", "updated_at", "started_at", "finished_at",
+    "created_at", "updated_at", "started_at", "finished_at", "worked_s",
 )  # fmt: skip
 
 
@@ -464,6 +464,23 @@ def _verification_in_the_lifecycle(db: Database) -> None:
         -- version bump and no journal row: nothing an operator saw changes.
         UPDATE runs SET verification_state = NULL
             WHERE verification_state IS NOT NULL AND state != 'running';
+        """,
+    )
+
+
+@MIGRATIONS(name="0012_worked_time")
+def _worked_time(db: Database) -> None:
+    _run_script(
+        db,
+        """
+        -- Seconds the run's workers have worked, summed over its ended attempts (from start to
+        -- the move that ended the attempt: gates, failure, cancel, verification); what a
+        -- workspace's wall-time budget adds up. Runs from before get their latest attempt's
+        -- span where both ends were recorded: earlier attempts' were never kept.
+        ALTER TABLE runs ADD COLUMN worked_s REAL NOT NULL DEFAULT 0;
+        UPDATE runs SET worked_s = (julianday(finished_at) - julianday(started_at)) * 86400.0
+            WHERE started_at IS NOT NULL AND finished_at IS NOT NULL
+              AND finished_at >= started_at;
         """,
     )
 

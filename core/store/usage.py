@@ -79,6 +79,16 @@ class UsageReads(Statements):
         )[0]
         return _totals(row)
 
+    def workspace_worked(self) -> tuple[float, list[str]]:
+        """Seconds every run's workers have worked in ended attempts, and when each attempt at
+        work now began (``started_at`` of runs running and not yet in verification)."""
+        ended = self.rows("SELECT COALESCE(SUM(worked_s), 0) AS s FROM runs")[0]["s"]
+        live = self.rows(
+            "SELECT started_at FROM runs WHERE state = 'running' "
+            "AND verification_state IS NULL AND started_at IS NOT NULL"
+        )
+        return float(ended), [r["started_at"] for r in live]
+
 
 class UsageWrites(Writes):
     """What an agent reported, kept (inside a transaction)."""

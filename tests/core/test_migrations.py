@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlite_utils import Database
 
 from core.store.schema import MIGRATIONS
@@ -30,7 +31,8 @@ def test_0002_keeps_progress_written_under_0001(tmp_path: Path) -> None:
     assert applied == ["0001_initial", "0002_host", "0003_console_reads", "0004_criteria",
                        "0005_verification_process", "0006_worker_trouble",
                        "0007_secrets_found", "0008_worktrees", "0009_usage",
-                       "0010_progress_identity", "0011_verification_in_the_lifecycle"]  # fmt: skip
+                       "0010_progress_identity", "0011_verification_in_the_lifecycle",
+                       "0012_worked_time"]  # fmt: skip
     (event,) = store.rows("SELECT run_id, attempt, seq, summary FROM progress_events")
     assert event == {"run_id": "r1", "attempt": 1, "seq": 7, "summary": "kept across the upgrade"}
     assert store.get_run("r1")["worker_pid"] is None  # type: ignore[index]
@@ -127,5 +129,34 @@ def test_0011_clears_verification_left_outside_running(tmp_path: Path) -> None:
             "plain": ("failed", None, 3),
         }
         assert store.rows("SELECT * FROM journal") == []
+    finally:
+        store.close()
+
+
+def test_0012_gives_runs_from_before_their_latest_attempts_recorded_span(tmp_path: Path) -> None:
+    path = tmp_path / "jarvis.db"
+    old = Database(path)
+    MIGRATIONS.apply(old, stop_before="0012_worked_time")
+    rows = [  # (run, started, finished)
+        ("ended", "2026-11-26T03:00:00.000+00:00", "2026-11-26T03:01:30.500+00:00"),
+        ("running", "2026-11-26T03:00:00.000+00:00", None),
+        ("queued", None, None),
+        ("clock-went-back", "2026-11-26T03:00:00.000+00:00", "2026-11-26T02:59:00.000+00:00"),
+    ]
+    for run_id, started, finished in rows:
+        old.execute(
+            "INSERT INTO runs (run_id, lane, source_lane, state, dispatch_json, created_at, "
+            "updated_at, started_at, finished_at) "
+            "VALUES (?, 'jarvis-worker-1', 'main', 'failed', '{}', 't', 't', ?, ?)",
+            [run_id, started, finished],
+        )
+    old.conn.commit()
+    old.close()
+
+    store = SqliteStore(path)
+    try:
+        found = {r["run_id"]: r["worked_s"] for r in store.rows("SELECT * FROM runs")}
+        assert found.pop("ended") == pytest.approx(90.5, abs=0.01)
+        assert found == {"running": 0, "queued": 0, "clock-went-back": 0}
     finally:
         store.close()

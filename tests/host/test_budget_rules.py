@@ -5,13 +5,19 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from core.host.budgets import Spent, needs_usage, over_budget, workspace_over
+from core.host.budgets import (
+    Spent,
+    has_workspace_cap,
+    needs_attempt_usage,
+    over_budget,
+    workspace_over,
+)
 from core.host.config import BudgetsConfig
 
 
 def test_no_budget_stops_nothing_and_reads_no_figures() -> None:
     budgets = BudgetsConfig()
-    assert not needs_usage(budgets)
+    assert not needs_attempt_usage(budgets) and not has_workspace_cap(budgets)
     assert over_budget(budgets, {"r1": 10_000.0}, {"r1": Spent(10**9, 10**6)}, Spent(10**9)) == {}
 
 
@@ -40,11 +46,23 @@ def test_the_workspace_is_judged_on_tokens_or_cost_whichever_is_set() -> None:
     assert workspace_over(BudgetsConfig(workspace_cost_usd=2), Spent(0, 2.5)) == (
         "the workspace has spent $2.5000, over its budget of $2"
     )
-    assert needs_usage(BudgetsConfig(workspace_tokens=1))
-    assert not needs_usage(BudgetsConfig(run_wall_s=5))
+    assert needs_attempt_usage(BudgetsConfig(run_cost_usd=1))
+    assert not needs_attempt_usage(BudgetsConfig(workspace_tokens=1, run_wall_s=5))
+    assert has_workspace_cap(BudgetsConfig(workspace_wall_s=1))
+    assert not has_workspace_cap(BudgetsConfig(run_tokens=1, run_wall_s=5))
 
 
-@pytest.mark.parametrize("key", ["run_wall_s", "workspace_tokens"])
+def test_the_workspace_wall_time_is_the_workers_summed_seconds_strictly_past_the_cap() -> None:
+    budgets = BudgetsConfig(workspace_wall_s=3600)
+    assert workspace_over(budgets, Spent(10**9, 10**6, 3600.0)) is None
+    assert workspace_over(budgets, Spent(0, 0, 3601.0)) == (
+        "the workspace's workers have worked 3,601 s, over its budget of 3,600 s"
+    )
+    over = over_budget(budgets, {"a": 5.0, "b": 1.0}, {}, Spent(wall_s=4000))
+    assert set(over) == {"a", "b"} and over["a"].endswith("over its budget of 3,600 s")
+
+
+@pytest.mark.parametrize("key", ["run_wall_s", "workspace_tokens", "workspace_wall_s"])
 def test_a_cap_of_zero_is_refused(key: str) -> None:
     with pytest.raises(ValidationError):
         BudgetsConfig.model_validate({key: 0})

@@ -120,3 +120,27 @@ def test_a_run_over_its_wall_time_budget_is_interrupted_and_fails(
     assert reason.endswith("over the run budget of 1 s")
     log = ws / "logs" / "r1" / "attempt-1" / "stdout.log"
     assert "interrupted: wrapping up" in log.read_text()  # SIGINT first, as for tokens
+
+
+def test_a_workspace_over_its_wall_time_stops_its_runs_and_starts_nothing(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    # Two spenders that never end by themselves work side by side; the workspace may have its
+    # workers work 2 s in all, so the pair crosses it after about 1 s each.
+    spender(ws, "[budgets]\nworkspace_wall_s = 2\ninterrupt_grace_s = 30\n")
+    dispatch(store, "r1")
+    dispatch(store, "r2")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "failed", "r2": "failed"}, HANG_GUARD_S, host=host)
+        for run_id in ("r1", "r2"):
+            run = run_row(conn, run_id)
+            assert run["state_reason"].startswith("budget_exceeded: stopped, the workspace's ")
+            assert run["state_reason"].endswith("over its budget of 2 s")
+            assert run["worked_s"] > 0
+            log = ws / "logs" / run_id / "attempt-1" / "stdout.log"
+            assert "interrupted: wrapping up" in log.read_text()
+        assert sum(run_row(conn, r)["worked_s"] for r in ("r1", "r2")) > 2
+        dispatch(store, "r3")
+        wait_for_sweeps(ws, 2, host)
+        assert run_row(conn, "r3")["state"] == "queued"
+        assert "over its budget of 2 s: no new run starts" in host.log()
