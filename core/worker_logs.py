@@ -38,7 +38,7 @@ from typing import BinaryIO, Literal
 from core.contracts.names import run_id_problem
 from core.contracts.secrets_scan import MASK, PEM_BEGIN, PEM_END, mask_secrets
 from core.lifecycle import RunState
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
 from core.text import as_a_terminal_leaves_it, inert
 
 Stream = Literal["stdout", "stderr"]
@@ -243,7 +243,7 @@ def _attempts_phrase(attempts: list[int]) -> str:
 
 
 def find_log(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     *,
     attempt: int | None = None,
@@ -254,7 +254,8 @@ def find_log(
 
     Args:
         attempt: the attempt (1 is the first); None: the latest attempt with logs.
-        root: the workspace (default: the store's folder).
+        root: the workspace (default: an SQLite store's folder; a database server's store
+            has none, so its callers name the workspace).
 
     Returns:
         The log's files, or a refusal: ``not_found`` (no such run), ``no_logs`` (the run, or
@@ -266,7 +267,9 @@ def find_log(
         return LogRefusal("not_found", f"There is no run {run_id}.")
     if run_id_problem(run_id) is not None:  # a stored run's id always names a folder safely
         return LogRefusal("no_logs", f"Run {run_id}'s id cannot name a log folder.")
-    root = store.path.parent if root is None else root
+    if root is None:
+        assert store.path is not None, "a store on a database server needs the workspace named"
+        root = store.path.parent
     attempts = log_attempts(root, run_id)
     legacy = run_logs_dir(root, run_id)
     if not attempts and any((legacy / f"{name}.log").is_file() for name in STREAMS):
@@ -289,7 +292,7 @@ def find_log(
     return LogFiles(run_id, attempt, stream, attempt_dir(root, run_id, attempt), tuple(attempts))
 
 
-def attempt_is_running(store: SqliteStore, log: LogFiles) -> bool:
+def attempt_is_running(store: RunStore, log: LogFiles) -> bool:
     """Whether the attempt ``log`` belongs to is the run's current one and still running."""
     run = store.get_run(log.run_id)
     if run is None or run["state"] != RunState.RUNNING.value:

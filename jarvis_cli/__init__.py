@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from core.lifecycle import Action, move_text
+from core.store.faults import database_errors
 from core.store.opening import StoreError, fault
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import usage_error, write_error
@@ -88,6 +88,7 @@ def _workspace_flags(
         default=None,
         help=f"the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); {made}",
     )
+    _db_flag(parser)
     if acts:
         parser.add_argument(
             "--operator",
@@ -95,6 +96,16 @@ def _workspace_flags(
             help="who is acting (default: $JARVIS_OPERATOR, else the OS user)",
         )
     _json_flag(parser)
+
+
+def _db_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        default=None,
+        help="the store: a postgresql:// URL or an SQLite file (default: $JARVIS_DB, else "
+        "[store] url in jarvis.toml, else the workspace's jarvis.db)",
+    )
 
 
 def _action_flags(parser: argparse.ArgumentParser) -> None:
@@ -359,6 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
     _console_flags(p)
+    _db_flag(p)
     p.add_argument(
         "--no-host",
         action="store_true",
@@ -416,7 +428,7 @@ def run(argv: Sequence[str]) -> int:
         return usage_error(exc.code, exc.message, as_json=as_json, lines=exc.lines)
     except StoreError as exc:
         return usage_error(exc.code, exc.message, as_json=as_json)
-    except sqlite3.Error as exc:
+    except database_errors() as exc:
         # Every command that opens a store reports its faults with the store's path; this is
         # the last resort for one that escaped, still a sentence and an I/O error.
         error = fault(exc, Path("jarvis.db"))

@@ -25,7 +25,7 @@ from core.criteria import run_criteria
 from core.criteria.allowlist import command_key
 from core.identity import operator_name
 from core.lifecycle import stage_of
-from core.store.sqlite_store import Row, SqliteStore
+from core.store.api import Row, RunStore
 from jarvis_cli.inputs import UsageError, existing_dir, read_input
 from jarvis_cli.output import (
     Lines,
@@ -35,7 +35,7 @@ from jarvis_cli.output import (
     fields,
     verdict_line,
 )
-from jarvis_cli.runs import open_store
+from jarvis_cli.runs import open_store, workspace_root
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.state_look import run_state_text
 
@@ -243,7 +243,7 @@ def _parse_criterion(raw: str) -> Any:
     return loaded.value
 
 
-def _change(args: argparse.Namespace, store: SqliteStore) -> run_criteria.CriteriaChange | None:
+def _change(args: argparse.Namespace, store: RunStore) -> run_criteria.CriteriaChange | None:
     operator = operator_name(args.operator)
     if args.add is not None:
         criterion = _parse_criterion(args.add)
@@ -367,7 +367,7 @@ def _print_results(run_id: str, results: Mapping[str, Any], run: Row | None) -> 
         out.print(Text.assemble("  now ", run_state_text(run)))
 
 
-def _approve(store: SqliteStore, args: argparse.Namespace) -> dict[str, str] | None:
+def _approve(store: RunStore, args: argparse.Namespace) -> dict[str, str] | None:
     """Approve ``--approve``'s command for the run; the refusal, or None when it was approved."""
     raw = args.approve
     try:
@@ -401,7 +401,7 @@ def verify(args: argparse.Namespace) -> int:
     from core.host.config import ConfigError, load_config
 
     with open_store(args, access="write") as store:
-        root = store.path.parent
+        root = workspace_root(args)
         try:
             policy = load_config(root).verify_policy()
         except ConfigError as exc:

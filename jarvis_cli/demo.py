@@ -39,6 +39,7 @@ from typing import Any
 from core.host.launcher import child_env, log_tail, parent_death_signal, processes_with_env
 from core.host.lock import HostLock
 from core.repos.git import GitError
+from core.store.location import ENV_VAR as STORE_ENV_VAR
 from core.text import inert
 from core.workspace import Workspace, WorkspaceError
 from jarvis_cli.demo_leftovers import make_temporary, remove_leftovers
@@ -83,6 +84,8 @@ class DemoProcesses:
     def _env(self) -> dict[str, str]:
         name, value = self.marker.split("=", 1)
         env = child_env(JARVIS_WORKSPACE=str(self.root))
+        # The demo seeds and serves its own SQLite store, whatever store the shell names.
+        env.pop(STORE_ENV_VAR, None)
         env[name] = value
         env.setdefault("JARVIS_SIM_INTERVAL_MS", DEMO_SIM_INTERVAL_MS)
         return env

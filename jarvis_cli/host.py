@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -13,6 +12,8 @@ from core.host.config import ConfigError, load_config
 from core.host.host import Host
 from core.host.launcher import HostStopError, stop_host
 from core.host.lock import HostLockHeld
+from core.store.faults import database_errors
+from core.store.location import shown, store_location
 from core.store.opening import StoreError, fault
 from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError
@@ -35,15 +36,18 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, handlers=[log])
     # watchfiles logs every batch of changes at INFO: noise in a long-running service's log.
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
-    host = Host(workspace, config)
+    try:
+        host = Host(workspace, config, store_at=store_location(workspace.root, args.db))
+    except StoreError as exc:
+        raise UsageError(exc.code, exc.message) from None
     host.install_signal_handlers()
     try:
         host.run()
     except StoreError as exc:
         raise UsageError("host_unusable", exc.message) from None
-    except sqlite3.Error as exc:
+    except database_errors() as exc:
         # A fault that escaped the loop: the host cannot go on, and says why in a sentence.
-        raise UsageError("host_unusable", fault(exc, workspace.db_path).message) from None
+        raise UsageError("host_unusable", fault(exc, shown(host.store_at)).message) from None
     except HostLockHeld as exc:
         if args.json:
             emit_json({"error": {"code": "host_running", "message": str(exc), "pid": exc.pid}})

@@ -19,7 +19,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
 from core.worker_logs import (
     LogFiles,
     LogLine,
@@ -33,7 +33,7 @@ from core.worker_logs import (
 )
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import console, dumps, emit_json, verdict_line, write_error
-from jarvis_cli.runs import open_store
+from jarvis_cli.runs import open_store, workspace_root
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("usage", "--attempt must be 1 or more (1 is the first attempt).")
     stream: Stream = "stderr" if args.stderr else "stdout"
     with open_store(args, access="read") as store:
-        found = find_log(store, args.run_id, attempt=args.attempt, stream=stream)
+        found = find_log(
+            store, args.run_id, attempt=args.attempt, stream=stream, root=workspace_root(args)
+        )
         if isinstance(found, LogRefusal):
             if args.json:
                 emit_json({"run_id": args.run_id, "refusal": found.to_json()})
@@ -74,7 +76,7 @@ def _say_which(log: LogFiles, lines: int, truncated: bool) -> None:
     write_error(f"jarvis: run {log.run_id}, {attempts}, {log.stream}{note}")
 
 
-def _running(args: argparse.Namespace, store: SqliteStore, log: LogFiles) -> Callable[[], bool]:
+def _running(args: argparse.Namespace, store: RunStore, log: LogFiles) -> Callable[[], bool]:
     """Whether the attempt still runs, asked of a store that sees other processes' commits."""
 
     def running() -> bool:
@@ -87,7 +89,7 @@ def _running(args: argparse.Namespace, store: SqliteStore, log: LogFiles) -> Cal
     return running
 
 
-def _follow(args: argparse.Namespace, store: SqliteStore, log: LogFiles) -> int:
+def _follow(args: argparse.Namespace, store: RunStore, log: LogFiles) -> int:
     """The last lines, then each line as written, until the attempt has stopped and its log
     stopped growing, or ctrl-c (which ends it quietly, exit 0)."""
     if threading.current_thread() is threading.main_thread():

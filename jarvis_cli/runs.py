@@ -8,7 +8,6 @@ refused (invalid, unauthorized, illegal, stale, duplicate, not found), 2 on a us
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,8 +25,11 @@ from core.intake import submit_dispatch
 from core.lifecycle import RunState
 from core.run_secrets import found_kinds
 from core.run_views import journal_entry, run_detail, run_summary
+from core.store.api import RunStore
+from core.store.faults import database_errors
+from core.store.location import open_store as open_at
+from core.store.location import store_location
 from core.store.opening import StoreError, fault
-from core.store.sqlite_store import SqliteStore
 from core.usage_text import usage_line
 from core.workspace import Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError, read_input
@@ -60,45 +62,52 @@ BUSY_TIMEOUT_S = 30.0
 Access = Literal["create", "write", "read"]
 
 
-def _open(path: Path, access: Access) -> SqliteStore:
+def _open(location: str | Path, access: Access) -> RunStore:
     if access != "read":
-        return SqliteStore(path, create=access == "create", busy_timeout_s=BUSY_TIMEOUT_S)
+        return open_at(location, create=access == "create", busy_timeout_s=BUSY_TIMEOUT_S)
     try:
-        return SqliteStore(path, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
+        return open_at(location, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
     except StoreError as exc:
         if exc.code != "store_outdated":
             raise
         behind = exc
     # A store older than this code's schema: brought up to date once, by a user who may.
     try:
-        SqliteStore(path, create=False, busy_timeout_s=BUSY_TIMEOUT_S).close()
+        open_at(location, create=False, busy_timeout_s=BUSY_TIMEOUT_S).close()
     except StoreError as exc:
         raise (behind if exc.code == "store_read_only" else exc) from None
-    return SqliteStore(path, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
+    return open_at(location, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
+
+
+def workspace_root(args: argparse.Namespace) -> Path:
+    """The workspace a command that opened its store (`open_store`) works in."""
+    return Workspace.resolve(getattr(args, "workspace", None), create=False).root
 
 
 @contextmanager
-def open_store(args: argparse.Namespace, *, access: Access) -> Iterator[SqliteStore]:
+def open_store(args: argparse.Namespace, *, access: Access) -> Iterator[RunStore]:
     """The workspace's store for one command; any store problem is an I/O error (exit 2).
 
-    Opening refuses a missing workspace (unless ``access`` is ``create``), an empty, damaged or
-    too new store; a fault while the command uses it (disk full, lock held past the busy
-    timeout, read-only, I/O error) ends the command the same way, with the store's sentence and
-    code, never as a verdict on what the command was given.
+    The store is the workspace's jarvis.db unless ``--db``, ``JARVIS_DB`` or ``[store] url``
+    names another (`core.store.location`). Opening refuses a missing workspace (unless
+    ``access`` is ``create``), an empty, damaged or too new store, a database server that
+    cannot be reached; a fault while the command uses it (disk full, lock held past the busy
+    timeout, read-only, I/O error, a lost connection) ends the command the same way, with the
+    store's sentence and code, never as a verdict on what the command was given.
     """
     try:
         workspace = Workspace.resolve(getattr(args, "workspace", None), create=access == "create")
-        store = _open(workspace.db_path, access)
+        store = _open(store_location(workspace.root, getattr(args, "db", None)), access)
     except WorkspaceError as exc:
         raise UsageError(exc.code, str(exc)) from None
     except StoreError as exc:
         raise UsageError(exc.code, exc.message) from None
     if store.created:
-        write_error(f"jarvis: created a new workspace store at {store.path}.")
+        write_error(f"jarvis: created a new workspace store at {store.location}.")
     try:
         yield store
-    except sqlite3.Error as exc:
-        error = fault(exc, store.path)
+    except database_errors() as exc:
+        error = fault(exc, store.path or store.location)
         raise UsageError(error.code, error.message) from None
     finally:
         store.close()
@@ -114,7 +123,7 @@ def dispatch(args: argparse.Namespace) -> int:
     with open_store(args, access="create") as store:
         try:
             # The workspace may ask for the universal checklist on every dispatch.
-            universal = load_config(store.path.parent).criteria.universal
+            universal = load_config(workspace_root(args)).criteria.universal
         except ConfigError as exc:
             raise UsageError("config_unusable", str(exc)) from None
         result = submit_dispatch(
@@ -266,13 +275,13 @@ def show(args: argparse.Namespace) -> int:
                       data(f"{row['from_state'] or '—'} → {row['to_state'] or '—'}"),
                       data(row["reason"] or ""))  # fmt: skip
     out.print(audit)
-    print_run_trouble(out, detail, store.path.parent)
+    print_run_trouble(out, detail, workspace_root(args))
     return 0
 
 
 # -- operator actions -------------------------------------------------------------------------
 
-Act = Callable[[SqliteStore, str, str], operator_actions.ActionResult]
+Act = Callable[[RunStore, str, str], operator_actions.ActionResult]
 
 
 def _act(args: argparse.Namespace, act: Act) -> int:
@@ -379,7 +388,7 @@ def journal(args: argparse.Namespace) -> int:
                 # A 50 ms poll of an indexed range query is cheap and keeps a change on screen
                 # well under a tenth of a second after its commit, across processes.
                 time.sleep(args.poll)
-                if store.immutable:
+                if store.immutable and store.path is not None:
                     # Opened as the file was (a read-only directory with no writer): only a new
                     # open sees what a writer that started since has committed.
                     fresh = _open(store.path, "read")

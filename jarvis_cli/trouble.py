@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.text import Text
 
 from core.run_views import quarantine_counts, quarantined_files
-from core.store.sqlite_store import SqliteStore, iso
+from core.store.api import RunStore
+from core.store.sqlite_store import iso
 from core.text import inert
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import console, emit_json, quoted
@@ -81,7 +82,7 @@ def _short(path: str, root: Path) -> str:
         return path
 
 
-def refusals_line(store: SqliteStore, now: datetime) -> tuple[dict[str, int], Text | None]:
+def refusals_line(store: RunStore, now: datetime) -> tuple[dict[str, int], Text | None]:
     """Refused files of the last `RECENT`: the counts, and a line for people when any."""
     counts = quarantine_counts(store, iso(now - RECENT))
     if not counts["total"]:
@@ -95,7 +96,7 @@ def refusals_line(store: SqliteStore, now: datetime) -> tuple[dict[str, int], Te
 
 def errors(args: argparse.Namespace) -> int:
     """``jarvis errors``: the files the host refused, newest first."""
-    from jarvis_cli.runs import open_store
+    from jarvis_cli.runs import open_store, workspace_root
 
     if args.limit < 1:
         raise UsageError("usage", "--limit must be at least 1.")
@@ -110,5 +111,5 @@ def errors(args: argparse.Namespace) -> int:
     out = console()
     out.print(Text(f"{len(rows)} refused file(s), newest first", style="bold"))
     for row in rows:
-        print_refusal(out, row, store.path.parent, with_run=True)
+        print_refusal(out, row, workspace_root(args), with_run=True)
     return 0

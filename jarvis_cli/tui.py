@@ -8,11 +8,12 @@ the SSH session never stops runs in flight. The console says where its log is an
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from core.host.launcher import START_TIMEOUT_S, HostLaunchError, LaunchedHost, ensure_host
+from core.store.location import ENV_VAR, open_store, store_location
 from core.store.opening import StoreError
-from core.store.sqlite_store import SqliteStore
 from core.workspace import Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import write_error
@@ -29,8 +30,9 @@ def check_theme(theme: str) -> None:
         )
 
 
-def open_workspace(path: str | None) -> Workspace:
-    """The workspace, created (and said so) or migrated; a usage error when unusable.
+def open_workspace(path: str | None, db: str | None = None) -> tuple[Workspace, str | Path]:
+    """The workspace and its store, created (and said so) or migrated; a usage error when
+    unusable.
 
     Opening the store here reports a broken one (empty, damaged, from a newer jarvis) as a
     sentence before the screen is taken over. Damage only a full read finds is the host's to
@@ -38,15 +40,16 @@ def open_workspace(path: str | None) -> Workspace:
     """
     try:
         workspace = Workspace.resolve(path)
-        store = SqliteStore(workspace.db_path)
+        location = store_location(workspace.root, db)
+        store = open_store(location)
     except WorkspaceError as exc:
         raise UsageError(exc.code, str(exc)) from None
     except StoreError as exc:
         raise UsageError(exc.code, exc.message) from None
     store.close()
     if store.created:
-        write_error(f"jarvis: created a new workspace store at {store.path}.")
-    return workspace
+        write_error(f"jarvis: created a new workspace store at {store.location}.")
+    return workspace, location
 
 
 #: The slowest disk a host's start allows for: it reads every page of the store before it takes
@@ -69,18 +72,22 @@ def host_start_timeout(db_path: Path) -> float:
 
 def run(args: argparse.Namespace) -> int:
     check_theme(args.theme)
-    workspace = open_workspace(args.workspace)
+    workspace, location = open_workspace(args.workspace, args.db)
     launched: LaunchedHost | None = None
     if not args.no_host:
+        # The host finds the store as this command did; one named by --db is passed on.
+        env = {**os.environ, ENV_VAR: args.db} if args.db else None
         try:
-            launched = ensure_host(workspace, timeout_s=host_start_timeout(workspace.db_path))
+            launched = ensure_host(
+                workspace, timeout_s=host_start_timeout(workspace.db_path), env=env
+            )
         except HostLaunchError as exc:
             # Its first line is the sentence; the rest is the end of the host's log.
             sentence, *tail = str(exc).split("\n")
             raise UsageError("host_start_failed", sentence, tail) from None
     from jarvis_tui.app import JarvisApp
 
-    app = JarvisApp(workspace.db_path, theme=args.theme, own_process=True)
+    app = JarvisApp(workspace.db_path, store_at=location, theme=args.theme, own_process=True)
     try:
         app.run()
     finally:

@@ -72,6 +72,7 @@ class JarvisApp(App[None]):
         self,
         workspace_db: Path,
         *,
+        store_at: str | Path | None = None,
         theme: str = DEFAULT_THEME,
         live: bool = True,
         clock: Clock | None = None,
@@ -83,7 +84,9 @@ class JarvisApp(App[None]):
         register_themes(self)
         self.theme = theme
         self.workspace_db = workspace_db
-        """The ``jarvis.db`` the console reads."""
+        """The workspace's ``jarvis.db`` (the store the console reads unless ``store_at``)."""
+        self.store_at = store_at
+        """The store when it is not ``workspace_db`` (`core.store.location`)."""
         self.live = live
         """Keep polling the store (False in tests: read once, deterministically)."""
         self._clock: Clock = clock or _utc_now
@@ -151,6 +154,7 @@ class JarvisApp(App[None]):
     def get_default_screen(self) -> Screen[None]:
         return MainScreen(
             self.workspace_db,
+            store_at=self.store_at,
             live=self.live,
             clock=self._clock,
             operator=self._operator,

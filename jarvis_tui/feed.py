@@ -25,7 +25,8 @@ from core.run_views import (
     state_counts,
     table_rows,
 )
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
+from core.store.location import open_store
 from jarvis_tui.run_model import search_text
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class FeedRead:
     when no agent reported any (or the read did not look)."""
 
 
-def _burn(store: SqliteStore) -> dict[str, Any] | None:
+def _burn(store: RunStore) -> dict[str, Any] | None:
     used = store.workspace_usage()
     return used if used["tokens_in"] or used["tokens_out"] or used["cost_usd"] else None
 
@@ -123,20 +124,32 @@ class StoreFeed:
     workspace with no writer: such a connection never sees later commits).
     """
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, store_at: str | Path | None = None) -> None:
+        """
+        Args:
+            db_path: the workspace's ``jarvis.db`` (its folder is the workspace).
+            store_at: the store when it is not that file (`core.store.location`: a database
+                URL, or another SQLite file).
+        """
         self.db_path = db_path
-        self._store: SqliteStore | None = None
+        self.root = db_path.parent
+        self.location: str | Path = db_path if store_at is None else store_at
+        self._store: RunStore | None = None
         self._lock = threading.Lock()
         self.opened = 0
         """How many connections this feed has opened (one, on a healthy store)."""
 
+    def open_writer(self) -> RunStore:
+        """A connection of its own for one operator action (the caller closes it)."""
+        return open_store(self.location, migrate=False)
+
     @contextmanager
-    def _reading(self) -> Iterator[SqliteStore]:
+    def _reading(self) -> Iterator[RunStore]:
         with self._lock:
             if self._store is None:
                 # A reader: the schema is the writers' business, so a console never takes the
                 # write lock.
-                self._store = SqliteStore(self.db_path, migrate=False, shared=True)
+                self._store = open_store(self.location, migrate=False, shared=True)
                 self.opened += 1
             store = self._store
             try:
@@ -163,7 +176,7 @@ class StoreFeed:
         """What changed after ``since_seq`` (None: everything), or None when nothing did."""
         with self._reading() as store:
             seq = store.last_seq()
-            host = host_pid(self.db_path.parent)
+            host = host_pid(self.root)
             if since_seq is not None and seq == since_seq:
                 if host == last_host:
                     return None
@@ -191,7 +204,7 @@ class StoreFeed:
                 return None
             seq = store.last_seq()
             rows = _searchable(table_rows(store, store.newest_run_ids(limit)))
-            return FeedRead(rows, True, counts, [], seq, host_pid(self.db_path.parent), True)
+            return FeedRead(rows, True, counts, [], seq, host_pid(self.root), True)
 
     def run_view(self, run_id: str, *, journal_limit: int) -> RunView:
         """The selected run's detail, newest journal entries and shared fingerprints."""
@@ -242,7 +255,7 @@ class StoreFeed:
         from core.worker_logs import find_log
 
         with self._reading() as store:
-            return find_log(store, run_id, attempt=attempt, stream=stream)
+            return find_log(store, run_id, attempt=attempt, stream=stream, root=self.root)
 
     def attempt_running(self, log: LogFiles) -> bool:
         """Whether the attempt ``log`` belongs to is still running (its log may still grow)."""

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 
 # Fixtures every test directory can use: a real PostgreSQL server per xdist worker (`pg_server`)
 # and a fresh database of the test's own on it (`pg_url`, `pg_databases`).
-pytest_plugins = ["tests.pg_server"]
+pytest_plugins = ["tests.pg_server", "tests.backends"]
 
 # CI machines are small and shared; a deadline would make property tests flaky without making
 # them stronger. `HYPOTHESIS_PROFILE=thorough` runs many more examples on demand.

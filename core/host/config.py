@@ -311,6 +311,15 @@ class GitConfig(BaseModel):
     marked unverified."""
 
 
+class StoreConfig(BaseModel):
+    """``[store]``: which store the workspace uses (read by `core.store.location`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str | None = None
+    """A ``postgresql://`` URL, or an SQLite file (relative to the workspace); None: jarvis.db."""
+
+
 class HostConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -324,6 +333,7 @@ class HostConfig(BaseModel):
     """Repositories by ``owner/name``."""
     git: GitConfig = Field(default_factory=GitConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
     lanes: dict[Annotated[str, AfterValidator(_lane_name)], LaneConfig] = Field(
         default_factory=dict
     )

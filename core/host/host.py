@@ -71,7 +71,7 @@ from core.nanoclaw.outcome import runner_failure
 from core.nanoclaw.worker_runs import WorkerRunsWriter
 from core.repos.worktrees import Worktree
 from core.store.api import RunStore
-from core.store.sqlite_store import SqliteStore
+from core.store.location import open_store, store_location
 from core.text import inert
 from core.worker_logs import attempt_dir
 from core.workspace import Workspace, lane_problem
@@ -88,9 +88,20 @@ _COMPLETION_TAG = b"</completion"
 class Host:
     """The engine as a process for one workspace. Call `run` (blocks until `stop`)."""
 
-    def __init__(self, workspace: Workspace, config: HostConfig) -> None:
+    def __init__(
+        self, workspace: Workspace, config: HostConfig, *, store_at: str | Path | None = None
+    ) -> None:
+        """
+        Args:
+            store_at: the store (`core.store.location`: a database URL or an SQLite file);
+                None: the one the workspace names, else its jarvis.db.
+
+        Raises:
+            StoreError: ``store_config``: the workspace names its store wrongly.
+        """
         self.workspace = workspace
         self.config = config
+        self.store_at = store_at if store_at is not None else store_location(workspace.root)
         self.layout = IpcLayout(workspace.ipc_dir)
         self.lock = HostLock(workspace.root)
         self.stopping = threading.Event()
@@ -206,14 +217,14 @@ class Host:
             StoreError: the store is missing its history, damaged, not a Jarvis store, from a
                 newer jarvis, or cannot be opened or created.
         """
-        store = SqliteStore(self.workspace.db_path)
+        store = open_store(self.store_at)
         try:
             store.check_integrity()
         except BaseException:
             store.close()
             raise
         if store.created:
-            log.info("created a new workspace store at %s", store.path)
+            log.info("created a new workspace store at %s", store.location)
         return store
 
     def _start_up(self) -> None:
@@ -538,7 +549,7 @@ class Host:
 
     def _verify_one(self, run_id: str) -> None:
         # Its own connection: a store is one connection, used by one thread.
-        store = SqliteStore(self.workspace.db_path, migrate=False)
+        store = open_store(self.store_at, migrate=False)
         try:
             run = run_criteria.begin(store, run_id)
             if run is None:

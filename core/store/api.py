@@ -16,6 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 from core.store.git_records import GitReads, GitWrites
@@ -105,6 +106,18 @@ class RunStore(
     UsageReads, SteerReads, RefusalReads, RunReads, GitReads, ViewReads, VerificationReads, ABC
 ):
     """One connection to a workspace's store."""
+
+    location: str
+    """Where the store is, fit to show: an SQLite file's path, or a database URL with its
+    password masked."""
+    path: Path | None
+    """The SQLite file (None for a database server)."""
+    created: bool
+    """Whether this open made a new store (commands that may create one say so)."""
+    read_only: bool
+    immutable: bool
+    """Whether this read-only open sees the store as it was when opened (an SQLite file in a
+    read-only folder): a reader that polls opens again to see later commits."""
 
     @abstractmethod
     def now(self) -> str:

@@ -51,6 +51,8 @@ CODES = {
     "store_busy": "another process held the write lock past the busy timeout",
     "store_read_only": "the store or its directory is read-only for this user",
     "store_io_error": "the operating system reported an I/O error",
+    "store_unreachable": "the database server cannot be reached, or refused the connection",
+    "store_config": "the store named (--db, JARVIS_DB, [store] url) is no store Jarvis can use",
     "store_unusable": "any other failure of the database",
 }
 
@@ -71,18 +73,19 @@ class StoreError(Exception):
     Attributes:
         code: one of `CODES`.
         message: the sentence for the operator.
-        path: the store's file.
+        path: the store's file, or its database URL (its password masked).
     """
 
-    def __init__(self, code: str, message: str, path: Path) -> None:
+    def __init__(self, code: str, message: str, path: Path | str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.path = path
 
 
-def fault(exc: sqlite3.Error, path: Path) -> StoreError:
-    """The `StoreError` for a database error raised while opening or using the store at ``path``.
+def fault(exc: BaseException, path: Path | str) -> StoreError:
+    """The `StoreError` for a database error raised while opening or using the store at ``path``
+    (an SQLite file, or a database URL as shown: its password masked).
 
     Never a verdict on what the caller was doing: a full disk is a full disk, whatever the
     document being stored. Which fault it is comes from `store_fault`, the one classifier the
@@ -93,7 +96,14 @@ def fault(exc: sqlite3.Error, path: Path) -> StoreError:
     kind = found.kind if found is not None else None
     # SQLite says "disk I/O error" when a full disk stops it growing its shared-memory index or
     # log rather than the database: the free space tells the two apart.
-    if kind == "full" or (kind == "io_error" and disk_is_full(path)):
+    if kind == "unreachable":
+        return StoreError(
+            "store_unreachable",
+            f"Cannot reach the store {path} ({detail}); check that its server is up and "
+            "reachable from here.",
+            path,
+        )
+    if kind == "full" or (kind == "io_error" and isinstance(path, Path) and disk_is_full(path)):
         return StoreError(
             "disk_full",
             f"The disk holding the store {path} is full: it could not be written. "

@@ -7,8 +7,12 @@ from ``RETURNING``, steers ordered by their identity column, and writers seriali
 transaction by an advisory lock (what SQLite's ``BEGIN IMMEDIATE`` gives the SQLite store, and
 what makes two operators' compare-and-sets come out one effect and one refusal).
 
-Not yet chosen by ``--db``, ``JARVIS_DB`` or ``[store] url``: the host, the CLI and the console
-open SQLite. psycopg is the ``postgres`` extra, imported only when this module is.
+Chosen by ``--db``, ``JARVIS_DB`` or ``[store] url`` (`core.store.location`). psycopg is the
+``postgres`` extra, imported only when this module is. Opening refuses what opening an SQLite
+store refuses, in the same words and codes: a database whose schema a newer jarvis wrote, one
+holding tables of someone else's, one a read-only open would have to upgrade; a server that
+cannot be reached is ``store_unreachable``. A connection the server dropped is opened again at
+the next call (the call that met the drop fails as a store fault, which callers wait out).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from core.store.api import RunStore, RunTransaction
+from core.store.location import masked
+from core.store.opening import StoreError, fault
 from core.store.postgres_schema import MIGRATIONS
 from core.store.sqlite_store import (
     STAGE_COLUMNS,
@@ -164,15 +170,125 @@ class PostgresStore(_Connected, RunStore):
     """One connection to a workspace's PostgreSQL database (a ``postgresql://`` URL)."""
 
     def __init__(
-        self, url: str, *, clock: Callable[[], datetime] = utc_now, migrate: bool = True
+        self,
+        url: str,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        migrate: bool = True,
+        create: bool = True,
+        read_only: bool = False,
+        busy_timeout_s: float = 30.0,
     ) -> None:
+        """Connect, check the schema, and bring it up to date when ``migrate``.
+
+        Args:
+            create: make Jarvis's tables in an empty database (the database itself must exist:
+                making databases is the server's administrator's business).
+            read_only: every transaction of this connection is read-only; never migrates.
+            busy_timeout_s: how long a statement waits for a lock (``lock_timeout``), and a
+                connection for the server.
+
+        Raises:
+            StoreError: ``store_unreachable``, ``no_workspace`` (an empty database without
+                ``create``), ``store_foreign``, ``store_too_new``, ``store_outdated``, or the
+                fault met while migrating.
+        """
         self.url = url
+        self.location = masked(url)
+        self.path = None
+        self.created = False
+        self.read_only = read_only
+        self.immutable = False
         self._clock = clock
-        # Autocommit: every read outside a transaction sees the latest commit, as a SQLite
-        # reader does; writes go in explicit transactions.
-        self.conn = psycopg.connect(url, autocommit=True, row_factory=dict_row)
-        if migrate:
-            self._migrate()
+        self._busy_timeout_s = busy_timeout_s
+        self.conn = self._connect()
+        try:
+            pending = self._check_schema(create=create and not read_only)
+            if pending and migrate and not read_only:
+                self.created = pending == len(MIGRATIONS) and not self._has_runs_table()
+                self._migrate()
+        except BaseException as exc:
+            self.conn.close()
+            if isinstance(exc, psycopg.Error):
+                raise fault(exc, self.location) from None
+            raise
+
+    def _connect(self) -> psycopg.Connection[dict[str, Any]]:
+        options = f"-c lock_timeout={int(self._busy_timeout_s * 1000)}"
+        if self.read_only:
+            options += " -c default_transaction_read_only=on"
+        try:
+            # Autocommit: every read outside a transaction sees the latest commit, as a SQLite
+            # reader does; writes go in explicit transactions.
+            return psycopg.connect(
+                self.url,
+                autocommit=True,
+                row_factory=dict_row,
+                connect_timeout=max(1, int(self._busy_timeout_s)),
+                options=options,
+            )
+        except psycopg.Error as exc:
+            raise fault(exc, self.location) from None
+
+    def _live(self) -> psycopg.Connection[dict[str, Any]]:
+        """The connection, opened again if the server dropped it (a restart, a failover)."""
+        if self.conn.closed or self.conn.broken:
+            self.conn = self._connect()
+        return self.conn
+
+    def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
+        self._live()
+        return super().rows(sql, params)
+
+    def execute(self, sql: str, params: list[Any]) -> int:
+        self._live()
+        return super().execute(sql, params)
+
+    def _has_runs_table(self) -> bool:
+        return bool(self.rows("SELECT to_regclass('runs') IS NOT NULL AS found")[0]["found"])
+
+    def _check_schema(self, *, create: bool) -> int:
+        """How many schema steps are pending; refuses a database this code must not use."""
+        found = self.rows(
+            "SELECT to_regclass('jarvis_migrations') IS NOT NULL AS ours, "
+            "(SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()) "
+            "AS tables"
+        )[0]
+        known = [name for name, _ in MIGRATIONS]
+        if not found["ours"]:
+            if found["tables"]:
+                raise StoreError(
+                    "store_foreign",
+                    f"{self.location} holds tables but no Jarvis schema; Jarvis will not write "
+                    "into it.",
+                    self.location,
+                )
+            if not create:
+                raise StoreError(
+                    "no_workspace",
+                    f"There is no Jarvis store in {self.location} (the database is empty); "
+                    "nothing was created. `jarvis host` or `jarvis dispatch` creates one.",
+                    self.location,
+                )
+            return len(known)
+        applied = [r["name"] for r in self.rows("SELECT name FROM jarvis_migrations")]
+        unknown = sorted(name for name in applied if name not in known)
+        if unknown:
+            raise StoreError(
+                "store_too_new",
+                f"The store {self.location} was upgraded by a newer jarvis (schema step "
+                f"{unknown[0]} is unknown to this one); use that version or a newer one.",
+                self.location,
+            )
+        pending = len(known) - len(applied)
+        if pending and self.read_only:
+            raise StoreError(
+                "store_outdated",
+                f"The store {self.location} needs a schema upgrade that a read-only open cannot "
+                "make; run `jarvis host` or a writing command once.",
+                self.location,
+            )
+        return pending
 
     def _migrate(self) -> None:
         with self.conn.transaction():
@@ -197,6 +313,7 @@ class PostgresStore(_Connected, RunStore):
     @contextmanager
     def transaction(self) -> Iterator[PostgresTransaction]:
         """A write transaction; the advisory lock serialises writers for its whole length."""
+        self._live()
         with self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
             yield PostgresTransaction(self.conn, self.now())

@@ -219,7 +219,8 @@ class SqliteStore(RunStore):
                 from a newer jarvis, not a Jarvis store, or cannot be read; or a fault (the disk
                 full, the lock held past the busy timeout) while creating or migrating it.
         """
-        self.path = Path(path)
+        self.path: Path = Path(path)
+        self.location = str(self.path)
         self._clock = clock
         self.read_only = read_only
         self.created = False

@@ -91,10 +91,10 @@ class ViewReads(Statements):
         return self.rows(
             "SELECT f.fingerprint, f.error_class, f.error_code, MAX(f.at) AS at, "
             "  (SELECT COUNT(DISTINCT o.run_id) FROM failures o "
-            "   WHERE o.fingerprint = f.fingerprint AND o.run_id != f.run_id) AS other_runs "
+            "   WHERE o.fingerprint = f.fingerprint AND o.run_id != ?) AS other_runs "
             "FROM failures f WHERE f.run_id = ? "
             "GROUP BY f.fingerprint, f.error_class, f.error_code ORDER BY MAX(f.id) DESC",
-            [run_id],
+            [run_id, run_id],
         )
 
     # -- many runs ----------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gc
 import json
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -42,8 +41,9 @@ from core import operator_actions
 from core.criteria import run_criteria
 from core.identity import operator_name
 from core.lifecycle import Action, is_legal
+from core.store.faults import database_errors
+from core.store.location import shown as store_shown
 from core.store.opening import LASTING, StoreError, fault
-from core.store.sqlite_store import SqliteStore
 from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
 from jarvis_tui.feed import FeedRead, RunView, StoreFeed
 from jarvis_tui.messages import (
@@ -235,6 +235,7 @@ class MainScreen(Screen[None]):
         self,
         workspace_db: Path,
         *,
+        store_at: str | Path | None = None,
         live: bool,
         clock: Clock,
         operator: str | None,
@@ -243,7 +244,7 @@ class MainScreen(Screen[None]):
     ) -> None:
         super().__init__()
         self.tune_gc = tune_gc
-        self.feed = StoreFeed(workspace_db)
+        self.feed = StoreFeed(workspace_db, store_at)
         self.live = live
         self.clock = clock
         self.operator = operator_name(operator)
@@ -279,7 +280,7 @@ class MainScreen(Screen[None]):
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield StatusHeader(self.feed.db_path.parent, id="status")
+        yield StatusHeader(self.feed.root, id="status")
         with Container(id="body"):
             with Vertical(id="table-area"):
                 yield Static("", id="view-line")
@@ -559,8 +560,8 @@ class MainScreen(Screen[None]):
         problem: StoreError | None = None
         if isinstance(error, StoreError):  # found while opening the store for the read
             problem = error
-        elif isinstance(error, sqlite3.Error):  # met while reading it
-            problem = fault(error, self.feed.db_path)
+        elif isinstance(error, database_errors()):  # met while reading it
+            problem = fault(error, store_shown(self.feed.location))
         if problem is not None and problem.code in LASTING:
             self.app.exit(return_code=2, message=Text(f"jarvis: {inert(problem.message)}"))
             return
@@ -836,7 +837,7 @@ class MainScreen(Screen[None]):
         name="act", description="Apply an operator action",
     )  # fmt: skip
     def _act(self, action: str, run_id: str, version: int, text: str | None = None) -> None:
-        store = SqliteStore(self.feed.db_path, migrate=False)
+        store = self.feed.open_writer()
         try:
             if action == "retry":
                 result = operator_actions.retry(
@@ -871,7 +872,7 @@ class MainScreen(Screen[None]):
         from core.criteria.allowlist import DEFAULT_POLICY
         from core.host.config import ConfigError, load_config
 
-        root = self.feed.db_path.parent
+        root = self.feed.root
         problem: str | None = None
         try:
             policy = load_config(root).verify_policy()
@@ -881,7 +882,7 @@ class MainScreen(Screen[None]):
             # tells the operator something, and the notification says which policy was used.
             policy, problem = DEFAULT_POLICY, str(exc)
         try:
-            store = SqliteStore(self.feed.db_path, migrate=False)
+            store = self.feed.open_writer()
             try:
                 outcome = run_criteria.reverify(store, root, run_id, policy)
             finally:
@@ -899,7 +900,7 @@ class MainScreen(Screen[None]):
         name="approve-command", description="Allow a criterion's command",
     )  # fmt: skip
     def _approve_command(self, run_id: str, command: PendingCommand, version: int) -> None:
-        store = SqliteStore(self.feed.db_path, migrate=False)
+        store = self.feed.open_writer()
         try:
             change = run_criteria.approve_command(
                 store, run_id, command.key, self.operator, expected_version=version

@@ -1,15 +1,11 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore(tmp_path / "jarvis.db")
-    yield opened
-    opened.close()
+def store(any_store: RunStore) -> RunStore:
+    """The engine's tests run on both backends: SQLite, then PostgreSQL (tests/backends.py)."""
+    return any_store

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from core.lifecycle import RunState
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
 from core.worker_logs import (
     LOG_LIMIT_BYTES,
     LOG_ROTATIONS,
@@ -204,23 +204,24 @@ def test_a_private_key_is_masked_even_when_the_tail_starts_inside_it(tmp_path: P
 
 
 @pytest.fixture
-def failed_run(store: SqliteStore) -> Iterator[Path]:
+def failed_run(store: RunStore, tmp_path: Path) -> Iterator[Path]:
+    """The workspace of a failed run (named to find_log: a database server's store has none)."""
     make_run(store, "run-1", RunState.FAILED)
-    yield store.path.parent
+    yield tmp_path
 
 
 def test_an_unknown_run_and_a_run_without_logs_are_refused_with_a_sentence(
-    store: SqliteStore, failed_run: Path
+    store: RunStore, failed_run: Path
 ) -> None:
-    refused = find_log(store, "run-nope")
+    refused = find_log(store, "run-nope", root=failed_run)
     assert refused == LogRefusal("not_found", "There is no run run-nope.")
-    refused = find_log(store, "run-1")
+    refused = find_log(store, "run-1", root=failed_run)
     assert isinstance(refused, LogRefusal) and refused.code == "no_logs"
     assert refused.message == "Run run-1 has no logs yet: no attempt of it has started."
 
 
 def test_the_latest_attempt_is_found_unless_one_is_asked_for(
-    store: SqliteStore, failed_run: Path
+    store: RunStore, failed_run: Path
 ) -> None:
     for attempt in (1, 2):
         folder = attempt_dir(failed_run, "run-1", attempt)
@@ -228,32 +229,32 @@ def test_the_latest_attempt_is_found_unless_one_is_asked_for(
         (folder / "stdout.log").write_text(f"attempt {attempt}\n")
     (failed_run / "logs" / "run-1" / "attempt-x").mkdir()  # not an attempt's folder
     assert log_attempts(failed_run, "run-1") == [1, 2]
-    latest = find_log(store, "run-1")
+    latest = find_log(store, "run-1", root=failed_run)
     assert isinstance(latest, LogFiles) and latest.attempt == 2 and latest.attempts == (1, 2)
-    first = find_log(store, "run-1", attempt=1, stream="stderr")
+    first = find_log(store, "run-1", attempt=1, stream="stderr", root=failed_run)
     assert isinstance(first, LogFiles)
     assert first.path == failed_run / "logs/run-1/attempt-1/stderr.log"
     assert tail_log(first, 5).lines == []  # a stream that wrote nothing reads as empty
-    missing = find_log(store, "run-1", attempt=3)
+    missing = find_log(store, "run-1", attempt=3, root=failed_run)
     assert missing == LogRefusal(
         "no_logs", "Run run-1 has no logs for attempt 3; it has logs for attempts 1 and 2."
     )
 
 
 def test_logs_from_before_attempt_folders_read_as_the_latest_attempt(
-    store: SqliteStore, failed_run: Path
+    store: RunStore, failed_run: Path
 ) -> None:
     legacy = failed_run / "logs" / "run-1"
     legacy.mkdir(parents=True)
     (legacy / "stdout.log").write_text("written by an older host\n")
-    found = find_log(store, "run-1")
+    found = find_log(store, "run-1", root=failed_run)
     assert isinstance(found, LogFiles) and found.attempt == 1 and found.folder == legacy
     assert tail_log(found, 1).lines == ["written by an older host"]
-    assert isinstance(find_log(store, "run-1", attempt=2), LogRefusal)
+    assert isinstance(find_log(store, "run-1", attempt=2, root=failed_run), LogRefusal)
 
 
 def test_only_the_current_attempt_of_a_running_run_is_running(
-    store: SqliteStore, tmp_path: Path
+    store: RunStore, tmp_path: Path
 ) -> None:
     make_run(store, "run-2", RunState.RUNNING)
     assert attempt_is_running(store, LogFiles("run-2", 1, "stdout", tmp_path))

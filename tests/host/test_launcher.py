@@ -148,7 +148,8 @@ def test_jarvis_tui_starts_a_host_that_outlives_the_console(
     pid = host_status(ws)
     assert pid is not None, "the host must keep running after the console quits"
     # The host was up before the console opened.
-    assert opened == [(ws / "jarvis.db", {"theme": "jarvis-dark", "own_process": True}, pid)]
+    db = ws / "jarvis.db"
+    assert opened == [(db, {"store_at": db, "theme": "jarvis-dark", "own_process": True}, pid)]
     err = capsys.readouterr().err
     assert f"pid {pid}" in err and str(ws / "host.log") in err and "host --stop" in err
 

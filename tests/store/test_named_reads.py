@@ -1,26 +1,22 @@
 """The store's named reads that replaced statements elsewhere: each answers what its name
-says, including the cases a hand-written statement got wrong or never met."""
+says, including the cases a hand-written statement got wrong or never met, on both backends."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from core.lifecycle import RunState
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
 from tests.core.store_helpers import make_run
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore(tmp_path / "jarvis.db")
-    yield opened
-    opened.close()
+def store(any_store: RunStore) -> RunStore:
+    """Each test runs on both backends (tests/store/conftest.py)."""
+    return any_store
 
 
-def test_run_ids_starting_takes_the_prefix_literally(store: SqliteStore) -> None:
+def test_run_ids_starting_takes_the_prefix_literally(store: RunStore) -> None:
     for run_id in ("task-20261125-001", "task-20261125-002", "task_20261125-003", "x%y-1"):
         make_run(store, run_id, RunState.QUEUED)
     assert sorted(store.run_ids_starting("task-20261125-")) == [
@@ -33,7 +29,7 @@ def test_run_ids_starting_takes_the_prefix_literally(store: SqliteStore) -> None
     assert store.run_ids_starting("x_") == []
 
 
-def test_states_newest_and_counts(store: SqliteStore) -> None:
+def test_states_newest_and_counts(store: RunStore) -> None:
     make_run(store, "a", RunState.QUEUED)
     make_run(store, "b", RunState.RUNNING)
     make_run(store, "c", RunState.RUNNING)
@@ -45,7 +41,7 @@ def test_states_newest_and_counts(store: SqliteStore) -> None:
     assert [r["run_id"] for r in store.queued_runs("queued", 10)] == ["a"]
 
 
-def test_the_change_signature_moves_with_a_run_and_only_then(store: SqliteStore) -> None:
+def test_the_change_signature_moves_with_a_run_and_only_then(store: RunStore) -> None:
     make_run(store, "a", RunState.RUNNING)
     before = store.change_signature()
     assert store.change_signature() == before
@@ -53,10 +49,22 @@ def test_the_change_signature_moves_with_a_run_and_only_then(store: SqliteStore)
     assert store.change_signature() != before
 
 
-def test_the_journal_span_and_an_empty_stores_answers(store: SqliteStore) -> None:
+def test_the_journal_span_and_an_empty_stores_answers(store: RunStore) -> None:
     assert store.journal_span() == {"first": None, "last": None}
     assert store.progress_event_count() == 0
     assert store.most_shared_fingerprint() is None
     make_run(store, "a", RunState.QUEUED)
     span = store.journal_span()
     assert span["first"] is not None and span["first"] <= span["last"]
+
+
+def test_fingerprint_peers_count_other_runs_with_the_same_failure(store: RunStore) -> None:
+    for run_id in ("a", "b", "c"):
+        make_run(store, run_id, RunState.FAILED)
+    with store.transaction() as tx:
+        for run_id, fingerprint in (("a", "fp-1"), ("a", "fp-1"), ("b", "fp-1"), ("c", "fp-2")):
+            tx.add_failure(run_id, 1, error_class="worker", error_code="CRASH", step_id="run",
+                           message="exited 1", fingerprint=fingerprint)  # fmt: skip
+    (peers,) = store.fingerprint_peers("a")
+    assert (peers["fingerprint"], peers["other_runs"]) == ("fp-1", 1)
+    assert [p["other_runs"] for p in store.fingerprint_peers("c")] == [0]

@@ -9,8 +9,8 @@ from core.lifecycle import Action, RunState
 from core.moves import host_move
 from core.operator_actions import cancel, retry
 from core.store.api import RunStore
+from tests.backends import StepClock
 from tests.core.store_helpers import make_run
-from tests.store.conftest import StepClock
 
 
 def worked_s(store: RunStore, run_id: str) -> float:

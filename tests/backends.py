@@ -1,5 +1,6 @@
-"""The store's tests run against both backends: `any_store` is a fresh SQLite store, then a
-fresh PostgreSQL database on the test suite's real server, each on a clock the test moves."""
+"""Both store backends for one test: `any_store` is a fresh SQLite store, then a fresh
+PostgreSQL database on the test suite's real server, each on a clock the test moves (`clock`).
+A plugin of the top-level conftest, so every test directory can ask for them."""
 
 from __future__ import annotations
 
