@@ -118,6 +118,10 @@ def moved(payload: Mapping[str, Any]) -> tuple[Stage, Stage] | None:
     return here, there
 
 
+class NotHeld(Exception):
+    """The run is claimed by another host than the one moving it."""
+
+
 def host_move(
     store: RunStore,
     run_id: str,
@@ -126,20 +130,30 @@ def host_move(
     changes: Mapping[str, Any] | None = None,
     reason: str | None = None,
     actor: str = HOST,
+    holder: str | None = None,
 ) -> Row:
     """A move the host makes (start, pass or fail the gates, fail), in its own transaction.
 
     Records when the attempt started and ended, beside any ``changes`` the caller adds.
 
+    ``holder``: the host making the move (`core.store.hosts`); refused while another host holds
+    the run's claim, and recorded as the run's host. (A run no host claimed may be moved: the
+    lifecycle's compare-and-set already lets one move from a state happen once.)
+
     Raises:
         IllegalTransition: the move is not legal from the run's state; nothing was written.
         KeyError: there is no such run.
+        NotHeld: ``holder`` was given and another host holds the run now.
     """
     with store.transaction() as tx:
         run = tx.get_run(run_id)
         if run is None:
             raise KeyError(run_id)
         values: dict[str, Any] = dict(changes or {})
+        if holder is not None:
+            if run.get("host") not in (None, holder):
+                raise NotHeld(run_id)
+            values["host"] = holder
         if action is Action.START:
             values.setdefault("started_at", tx.now)
         elif action in _ENDS_ATTEMPT:

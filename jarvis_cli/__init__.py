@@ -365,8 +365,27 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="stop the host running on the workspace (SIGTERM, then wait until it lets go)",
     )
+    p.add_argument(
+        "--name",
+        default=None,
+        metavar="NAME",
+        help="this host's name among the store's hosts (default: [host] name, else "
+        "MACHINE:WORKSPACE)",
+    )
+    p.add_argument(
+        "--lanes",
+        default=None,
+        metavar="LANE,...",
+        help="claim queued runs of these lanes only (default: [host] lanes, else every lane)",
+    )
     _workspace_flags(p, creates=True)
     p.set_defaults(handler="host.run")
+
+    p = commands.add_parser(
+        "hosts", help="the hosts serving the store: lanes, heartbeats, leases, running runs"
+    )
+    _workspace_flags(p)
+    p.set_defaults(handler="hosts.run")
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
     _console_flags(p)

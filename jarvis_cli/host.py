@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 from core.host.config import ConfigError, load_config
+from core.host.fleet import HostNameHeld
 from core.host.host import Host
 from core.host.launcher import HostStopError, stop_host
 from core.host.lock import HostLockHeld
 from core.store.faults import database_errors
 from core.store.location import shown, store_location
 from core.store.opening import StoreError, fault
-from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError
+from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError, lane_problem
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import InertLogFormatter, emit_json, escape, write_error
 
@@ -36,8 +37,20 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, handlers=[log])
     # watchfiles logs every batch of changes at INFO: noise in a long-running service's log.
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
+    lanes = None
+    if args.lanes is not None:
+        lanes = [lane.strip() for lane in args.lanes.split(",") if lane.strip()]
+        for lane in lanes:
+            if (problem := lane_problem(lane)) is not None:
+                raise UsageError("usage", f"--lanes: {problem}")
     try:
-        host = Host(workspace, config, store_at=store_location(workspace.root, args.db))
+        host = Host(
+            workspace,
+            config,
+            store_at=store_location(workspace.root, args.db),
+            name=args.name,
+            lanes=lanes,
+        )
     except StoreError as exc:
         raise UsageError(exc.code, exc.message) from None
     host.install_signal_handlers()
@@ -53,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
             emit_json({"error": {"code": "host_running", "message": str(exc), "pid": exc.pid}})
         else:
             write_error(f"jarvis: {exc}")
+        return 1
+    except HostNameHeld as exc:
+        if args.json:
+            emit_json({"error": {"code": "host_name_held", "message": str(exc)}})
+        else:
+            write_error(f"jarvis: {escape(str(exc))}")
         return 1
     return 0
 

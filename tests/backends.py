@@ -47,3 +47,11 @@ def any_store(
         store = PostgresStore(databases(), clock=clock)
     yield store
     store.close()
+
+
+def another_connection(store: RunStore, clock: StepClock | None = None) -> RunStore:
+    """A second connection to the same store (another host's, another operator's)."""
+    from core.store.location import open_store
+
+    location = store.path if store.path is not None else str(store.url)
+    return open_store(location, clock=clock)

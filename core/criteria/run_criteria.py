@@ -214,9 +214,10 @@ def policy_for(run: Mapping[str, Any], base: VerifyPolicy = DEFAULT_POLICY) -> V
     return replace(base, approved=base.approved | frozenset(approved_of(run)))
 
 
-def due(store: RunStore) -> list[str]:
-    """Runs whose verification should run now (including one a dead host left half done)."""
-    return store.runs_in_stages(PARENT.value, [stage.value for stage in DUE])
+def due(store: RunStore, host: str | None = None) -> list[str]:
+    """Runs whose verification should run now (including one a dead host left half done);
+    of those ``host`` holds when given (their checkouts are on its machine)."""
+    return store.runs_in_stages(PARENT.value, [stage.value for stage in DUE], host)
 
 
 def begin(store: RunStore, run_id: str) -> Row | None:
@@ -279,9 +280,10 @@ def record_command_group(store: RunStore, run_id: str, pgid: int | None) -> None
         tx.set_command_group(run_id, pgid)
 
 
-def leftover_command_groups(store: RunStore) -> list[tuple[str, int]]:
-    """``(run_id, pgid)`` of every criterion command a previous host recorded and left."""
-    return store.command_groups_left()
+def leftover_command_groups(store: RunStore, host: str | None = None) -> list[tuple[str, int]]:
+    """``(run_id, pgid)`` of every criterion command a previous host recorded and left (of
+    ``host``'s runs when given: the processes are on its machine)."""
+    return store.command_groups_left(host)
 
 
 def _failing(verification: Verification) -> list[str]:

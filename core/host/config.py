@@ -320,6 +320,31 @@ class StoreConfig(BaseModel):
     """A ``postgresql://`` URL, or an SQLite file (relative to the workspace); None: jarvis.db."""
 
 
+class HostSection(BaseModel):
+    """``[host]``: this host among the hosts serving one store (docs/many-hosts.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    """Its name among the store's hosts; default ``<machine>:<workspace>``."""
+    lanes: list[Annotated[str, AfterValidator(_lane_name)]] | None = None
+    """The lanes whose queued runs it claims; None: every lane."""
+    heartbeat_s: Annotated[float, Field(gt=0, le=60)] = 5.0
+    """How often it renews its lease."""
+    lease_s: Annotated[float, Field(gt=0, le=3600)] = 30.0
+    """How long a lease lasts unrenewed: past it, the host is lost and another recovers its
+    running runs."""
+
+    @model_validator(mode="after")
+    def _lease_outlives_heartbeats(self) -> HostSection:
+        if self.lease_s < 2 * self.heartbeat_s:
+            raise ValueError(
+                f"lease_s ({self.lease_s:g}) must be at least twice heartbeat_s "
+                f"({self.heartbeat_s:g}): one late heartbeat must not lose the lease"
+            )
+        return self
+
+
 class HostConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -334,6 +359,7 @@ class HostConfig(BaseModel):
     git: GitConfig = Field(default_factory=GitConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
+    host: HostSection = Field(default_factory=HostSection)
     lanes: dict[Annotated[str, AfterValidator(_lane_name)], LaneConfig] = Field(
         default_factory=dict
     )

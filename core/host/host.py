@@ -21,7 +21,8 @@ import signal
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from core.host.budgets import (
 )
 from core.host.config import HostConfig
 from core.host.faults import FaultWait, StorageFault, io_fault
+from core.host.fleet import HostNameHeld, Lease, default_name, give_up_runs
 from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
 from core.host.openclaw import SOURCE as OPENCLAW
@@ -57,7 +59,7 @@ from core.host.workers import (
 )
 from core.ipc.layout import HOST_SNAPSHOTS, IpcLayout, IpcPathError
 from core.lifecycle import Action, IllegalTransition, RunState, stage_of
-from core.moves import host_move, worked
+from core.moves import NotHeld, host_move, worked
 from core.nanoclaw.frames import FrameDecoder
 from core.nanoclaw.launch import (
     CLOSE_GRACE_S,
@@ -89,12 +91,21 @@ class Host:
     """The engine as a process for one workspace. Call `run` (blocks until `stop`)."""
 
     def __init__(
-        self, workspace: Workspace, config: HostConfig, *, store_at: str | Path | None = None
+        self,
+        workspace: Workspace,
+        config: HostConfig,
+        *,
+        store_at: str | Path | None = None,
+        name: str | None = None,
+        lanes: Sequence[str] | None = None,
     ) -> None:
         """
         Args:
             store_at: the store (`core.store.location`: a database URL or an SQLite file);
                 None: the one the workspace names, else its jarvis.db.
+            name: this host's name among the store's hosts (default ``[host] name``, else
+                ``<machine>:<workspace>``).
+            lanes: the lanes whose queued runs it claims (default ``[host] lanes``, else all).
 
         Raises:
             StoreError: ``store_config``: the workspace names its store wrongly.
@@ -102,6 +113,13 @@ class Host:
         self.workspace = workspace
         self.config = config
         self.store_at = store_at if store_at is not None else store_location(workspace.root)
+        self.name = name or config.host.name or default_name(workspace.root)
+        self.lanes: Sequence[str] | None = lanes if lanes is not None else config.host.lanes
+        self.lease: Lease | None = None
+        """This host's lease among the store's hosts (`core.host.fleet`), taken in `run`."""
+        self._heartbeat: threading.Thread | None = None
+        self._lease_lost = threading.Event()
+        """Set by the heartbeat thread when the lease was lost; cleared once given up."""
         self.layout = IpcLayout(workspace.ipc_dir)
         self.lock = HostLock(workspace.root)
         self.stopping = threading.Event()
@@ -179,6 +197,25 @@ class Host:
         except BaseException:
             store.close()
             raise
+        # The lease has a connection of its own, used by the heartbeat thread: a loop busy with
+        # a long step must not let the lease run out.
+        lease_store = open_store(self.store_at, migrate=False, shared=True)
+        self.lease = Lease(
+            lease_store,
+            self.name,
+            self.workspace.root,
+            self.lanes,
+            self.config.host.heartbeat_s,
+            self.config.host.lease_s,
+            clock=time.monotonic,
+        )
+        try:
+            self.lease.register()
+        except BaseException:
+            lease_store.close()
+            store.close()
+            self.lock.release()
+            raise
         self.store = store
         self.layout.errors_dir.mkdir(parents=True, exist_ok=True)
         self.ingestor = Ingestor(
@@ -195,14 +232,74 @@ class Host:
                 pass
             if not self.config.watch.poll:
                 self._start_watcher()
+            self._heartbeat = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+            self._heartbeat.start()
             log.info("host %d holds %s", os.getpid(), self.workspace.root)
             self._loop()
             log.info("host %d stopping", os.getpid())
         finally:
             self._shutdown()
+            if self._heartbeat is not None:
+                self._heartbeat.join()
+            self._end_lease()
+            self.lease.store.close()
             self.store.close()
             self.lock.release()
         log.info("host %d let go of %s", os.getpid(), self.workspace.root)
+
+    def _end_lease(self) -> None:
+        if self.lease is None:
+            return
+        try:
+            self.lease.end()
+        except Exception as exc:
+            if io_fault(exc) is None:
+                raise
+            # The lease runs out by itself: another host then recovers what is left.
+            log.error("host %s: its lease could not be ended: %s", self.name, io_fault(exc))
+
+    def _beat(self) -> None:
+        """The heartbeat thread: renew the lease every ``heartbeat_s``, then recover any host
+        lost meanwhile. A lease found lost is handed to the loop (`_give_up`), which stops this
+        host's workers; the thread then registers again under a new incarnation."""
+        lease = self.lease
+        assert lease is not None
+        while not self.stopping.wait(self.config.host.heartbeat_s):
+            try:
+                if lease.renew():
+                    lease.recover_lost()
+                    continue
+                log.error("host %s lost its lease: its running runs are given up", self.name)
+                self._lease_lost.set()
+                while self._lease_lost.is_set() and not self.stopping.wait(TICK_S):
+                    pass  # the loop gives the runs up
+                if not self.stopping.is_set():
+                    lease.incarnation = uuid.uuid4().hex
+                    lease.register()
+            except Exception as exc:
+                problem = io_fault(exc)
+                if problem is None and not isinstance(exc, HostNameHeld):
+                    log.exception("host %s: the heartbeat failed", self.name)
+                else:
+                    # Tried again at the next beat; a lease that ran out meanwhile is then
+                    # found lost, and given up.
+                    log.warning("host %s: the heartbeat failed: %s", self.name, problem or exc)
+
+    def _give_up(self) -> None:
+        """The lease was lost (`_beat`): fail this host's running runs, once, and stop their
+        workers (their outcome is not recorded: the run has ended)."""
+        assert self.store is not None
+        if not self._lease_lost.is_set():
+            return
+        give_up_runs(
+            self.store,
+            self.name,
+            f"host_lost: host {self.name} could not renew its lease in time; its worker was "
+            "stopped",
+        )
+        for worker in self.workers.values():
+            worker.terminate("lease_lost")
+        self._lease_lost.clear()
 
     def open_store(self) -> RunStore:
         """The workspace's store, created if new, every page of it checked.
@@ -274,6 +371,7 @@ class Host:
 
     def _tick(self, interval: float) -> None:
         assert self.store is not None
+        self._give_up()
         if self._catch_up_due:
             catch_up(self.store, self.layout.errors_dir)
             self._catch_up_due = False
@@ -286,7 +384,7 @@ class Host:
         self._reap()
         self._verify()
         self._schedule()
-        deliver_pending(self.store, self.layout)
+        deliver_pending(self.store, self.layout, host=self.name)
         patient = [
             run_id
             for run_id, worker in self.workers.items()
@@ -297,6 +395,7 @@ class Host:
             self.layout,
             ack_timeout_s=self.config.timeouts.steer_ack_s,
             patient=patient,
+            host=self.name,
         )
         self._worker_runs.refresh(self.store, self.config.lanes)
 
@@ -501,11 +600,13 @@ class Host:
         starts again would run beside them.
         """
         assert self.store is not None
-        for run_id, pgid in run_criteria.leftover_command_groups(self.store):
+        for run_id, pgid in run_criteria.leftover_command_groups(self.store, self.name):
             if verification.kill_leftover(pgid, self.workspace.root, run_id):
                 log.info("run %s: killed the criterion command a previous host left", run_id)
             run_criteria.record_command_group(self.store, run_id, None)
         for run in self.store.list_runs(states=(RunState.RUNNING.value,)):
+            if run.get("host") not in (None, self.name):
+                continue  # another host's: it, or whoever recovers it, settles it
             if run["source_lane"] == OPENCLAW:
                 continue  # run by an OpenClaw worker outside this host: nothing was lost
             if stage_of(run) is not RunState.RUNNING:
@@ -523,6 +624,19 @@ class Host:
                 "the host restarted while this run was running; its worker was stopped",
             )
             log.info("run %s failed: host restart", run["run_id"])
+        # Runs another host recovered while this one was lost: their workers may have kept
+        # going here. Stopped now; the run's end was recorded by whoever recovered it.
+        for run in self.store.workers_left(self.name, RunState.FAILED.value):
+            pid = run["worker_pid"]
+            if is_worker_of(int(pid), run["run_id"]):
+                try:
+                    os.killpg(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                log.info("run %s: stopped the worker left while this host was lost", run["run_id"])
+            with self.store.transaction() as tx:
+                tx.touch_run(run["run_id"], changes={"worker_pid": None}, kind="worker",
+                             payload={"pid": None, "stopped": int(pid)}, actor="host")  # fmt: skip
 
     def _activity(self, run_id: str) -> None:
         worker = self.workers.get(run_id)
@@ -539,7 +653,7 @@ class Host:
             # run, still due, would be verified again on every tick.
             problem, self._verifier_fault = self._verifier_fault, None
             raise StorageFault(problem)
-        due = run_criteria.due(self.store)
+        due = run_criteria.due(self.store, self.name)
         if not due:
             return
         self._verifier = threading.Thread(
@@ -597,20 +711,26 @@ class Host:
                 self._budget_said = True
             return
         self._budget_said = False
-        queued = self.store.queued_runs(RunState.QUEUED.value, 200)
+        queued = self.store.queued_runs(RunState.QUEUED.value, 200, self.lanes)
+        wants: dict[str, int] = {}
         for run in queued:
             lane = run["lane"]
-            if busy.get(lane, 0) >= self.config.lane_limit(lane):
-                continue
-            if self._start(run["run_id"]):
-                busy[lane] = busy.get(lane, 0) + 1
+            if busy.get(lane, 0) + wants.get(lane, 0) < self.config.lane_limit(lane):
+                wants[lane] = wants.get(lane, 0) + 1
+        if not wants:
+            return
+        # Claimed first, so that hosts serving one lane never start one run twice.
+        claimed = set(self.store.claim_runs(self.name, wants, RunState.QUEUED.value))
+        for run in queued:
+            if run["run_id"] in claimed and self._start(run["run_id"]):
+                busy[run["lane"]] = busy.get(run["lane"], 0) + 1
 
     def _start(self, run_id: str) -> bool:
         assert self.store is not None
         try:
-            run = host_move(self.store, run_id, Action.START)
-        except (IllegalTransition, KeyError):
-            return False  # cancelled or changed since the query: nothing to start
+            run = host_move(self.store, run_id, Action.START, holder=self.name)
+        except (IllegalTransition, KeyError, NotHeld):
+            return False  # cancelled, changed or claimed by another since: nothing to start
         lane = run["lane"]
         try:
             self.layout.ensure_lane(lane)
@@ -872,8 +992,8 @@ class Host:
             why = self._budget_notes.pop(worker.run_id, "a budget was crossed")
             record_failure(self.store, worker.run_id, "budget_exceeded",
                            f"budget_exceeded: stopped, {why}")  # fmt: skip
-        elif reason == "cancelled":
-            pass  # the operator's cancel already ended the run
+        elif reason in ("cancelled", "lease_lost"):
+            pass  # the operator's cancel, or the lost lease, already ended the run
         else:
             output = worker.output()
             failure = None

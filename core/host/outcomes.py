@@ -13,12 +13,12 @@ from core.contracts.completion import evaluate_completion
 from core.contracts.fingerprint import fingerprint
 from core.contracts.secrets_scan import Redacted, mask_secrets, redact
 from core.criteria.run_criteria import needs_verification
-from core.lifecycle import Action, IllegalTransition, RunState, stage_of
+from core.lifecycle import Action, RunState, stage_of
 from core.moves import HOST, apply_move
 from core.repos.claims import ClaimCheck
 from core.repos.records import record_check
 from core.run_secrets import flag_secrets
-from core.store.api import RunStore
+from core.store.api import RunStore, RunTransaction
 from core.store.sqlite_store import Row
 from core.text import as_a_terminal_leaves_it, inert
 
@@ -30,6 +30,7 @@ FAILURES: dict[str, tuple[str, str]] = {
     "start_failed": ("capability_rejected", "WORKER_START_FAILED"),
     "host_restart": ("interaction_failed", "HOST_RESTART"),
     "host_shutdown": ("interaction_failed", "HOST_SHUTDOWN"),
+    "host_lost": ("interaction_failed", "HOST_LOST"),
     "budget_exceeded": ("cost_rejected", "BUDGET_EXCEEDED"),
 }
 _STEP = "worker"
@@ -133,32 +134,44 @@ def record_failure(store: RunStore, run_id: str, kind: str, message: str) -> Row
 
     Returns the updated run, or None when it was no longer running.
     """
-    error_class, error_code = FAILURES[kind]
     with store.transaction() as tx:
         run = tx.get_run(run_id)
         if run is None or run["state"] != RunState.RUNNING.value:
             return None
-        attempt = int(run["retry_count"]) + 1
-        tx.add_failure(
-            run_id,
-            attempt,
-            error_class=error_class,
-            error_code=error_code,
-            step_id=_STEP,
-            message=message,
-            fingerprint=fingerprint(error_class, error_code, _STEP),
-        )
-        try:
-            return apply_move(
-                tx,
-                run,
-                Action.FAIL,
-                HOST,
-                reason=message,
-                changes={"state_reason": message, "finished_at": tx.now, "worker_pid": None},
-            )
-        except IllegalTransition:  # pragma: no cover - guarded by the state check above
-            return None
+        return fail_running(tx, run, kind, message)
+
+
+def fail_running(
+    tx: RunTransaction, run: Row, kind: str, message: str, *, keep_worker_pid: bool = False
+) -> Row:
+    """`record_failure` inside the caller's transaction, of a run it read there as running.
+
+    ``keep_worker_pid``: the worker may still be alive on another machine (its host was lost):
+    the pid is kept for that host, back under its name, to stop it (`Host.recover`).
+    """
+    error_class, error_code = FAILURES[kind]
+    run_id = run["run_id"]
+    tx.add_failure(
+        run_id,
+        int(run["retry_count"]) + 1,
+        error_class=error_class,
+        error_code=error_code,
+        step_id=_STEP,
+        message=message,
+        fingerprint=fingerprint(error_class, error_code, _STEP),
+    )
+    return apply_move(
+        tx,
+        run,
+        Action.FAIL,
+        HOST,
+        reason=message,
+        changes={
+            "state_reason": message,
+            "finished_at": tx.now,
+            **({} if keep_worker_pid else {"worker_pid": None}),
+        },
+    )
 
 
 def _text(value: Any) -> str | None:

@@ -20,9 +20,9 @@ from core.store.api import RunStore
 from core.store.sqlite_store import iso
 
 
-def deliver_pending(store: RunStore, layout: IpcLayout) -> int:
+def deliver_pending(store: RunStore, layout: IpcLayout, *, host: str | None = None) -> int:
     """Write the oldest pending steer of every running run that has none outstanding."""
-    candidates = store.steers_to_deliver(RunState.RUNNING.value)
+    candidates = store.steers_to_deliver(RunState.RUNNING.value, host)
     delivered = 0
     seen: set[str] = set()
     for steer in candidates:
@@ -61,6 +61,7 @@ def expire_steers(
     *,
     ack_timeout_s: float,
     patient: Collection[str] = (),
+    host: str | None = None,
 ) -> int:
     """Expire delivered steers past the timeout, and steers whose run is no longer running.
 
@@ -70,7 +71,7 @@ def expire_steers(
     """
     now = store.now()
     deadline = iso(datetime.fromisoformat(now) - timedelta(seconds=ack_timeout_s))
-    stale = store.steers_to_expire(deadline, RunState.RUNNING.value)
+    stale = store.steers_to_expire(deadline, RunState.RUNNING.value, host)
     expired = 0
     for steer in stale:
         if steer["state"] == RunState.RUNNING.value and steer["run_id"] in patient:

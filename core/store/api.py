@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.store.git_records import GitReads, GitWrites
+from core.store.hosts import HostReads, HostWrites
 from core.store.refusals import RefusalReads, RefusalWrites
 from core.store.results import ResultWrites
 from core.store.runs import RunReads
@@ -33,6 +34,8 @@ Row = dict[str, Any]
 
 
 class RunTransaction(
+    HostReads,
+    HostWrites,
     UsageReads,
     UsageWrites,
     SteerWrites,
@@ -103,7 +106,15 @@ class RunTransaction(
 
 
 class RunStore(
-    UsageReads, SteerReads, RefusalReads, RunReads, GitReads, ViewReads, VerificationReads, ABC
+    HostReads,
+    UsageReads,
+    SteerReads,
+    RefusalReads,
+    RunReads,
+    GitReads,
+    ViewReads,
+    VerificationReads,
+    ABC,
 ):
     """One connection to a workspace's store."""
 
@@ -129,6 +140,12 @@ class RunStore(
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def claim_runs(self, host: str, wants: Mapping[str, int], queued: str) -> list[str]:
+        """Claim queued runs for ``host`` (`HostWrites.claim_queued`) in a transaction of
+        their own; a backend whose claims can run side by side overrides it."""
+        with self.transaction() as tx:
+            return tx.claim_queued(host, wants, queued)
 
     @abstractmethod
     def check_integrity(self) -> None:

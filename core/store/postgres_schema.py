@@ -1,6 +1,6 @@
 """The PostgreSQL store's schema, as versioned migrations applied when a store opens.
 
-The same tables and columns as the SQLite schema after its migration 0012 (times are ISO text
+The same tables and columns as the SQLite schema after its migration 0013 (times are ISO text
 as there, integers 64-bit), so every named read and write runs unchanged. What differs is
 PostgreSQL's own: identity columns where SQLite has rowids, a trigger function for the
 append-only journal, and ``steering_events.id`` (SQLite orders steers by ``rowid``). Applied
@@ -10,6 +10,8 @@ steps are recorded in ``jarvis_migrations``; new steps are appended, never edite
 from __future__ import annotations
 
 from typing import Final
+
+from core.store.schema import HOSTS_TABLE
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
@@ -261,4 +263,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         ALTER TABLE runs ADD COLUMN worked_s DOUBLE PRECISION NOT NULL DEFAULT 0;
         """,
     ),
+    # SQLite's 0013, the same text: its types are PostgreSQL's too (pid fits an INTEGER).
+    ("0003_hosts", HOSTS_TABLE),
 )

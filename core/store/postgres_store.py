@@ -80,6 +80,8 @@ class _Connected:
 class PostgresTransaction(_Connected, RunTransaction):
     """One unit of work on the PostgreSQL store; obtain one from `PostgresStore.transaction`."""
 
+    claim_lock = " FOR UPDATE SKIP LOCKED"
+
     def __init__(self, conn: psycopg.Connection[dict[str, Any]], now: str) -> None:
         self.conn = conn
         self.now = now
@@ -168,6 +170,8 @@ class PostgresTransaction(_Connected, RunTransaction):
 
 class PostgresStore(_Connected, RunStore):
     """One connection to a workspace's PostgreSQL database (a ``postgresql://`` URL)."""
+
+    steer_order = "s.id"  # SQLite orders steers by rowid; here the identity column does
 
     def __init__(
         self,
@@ -310,6 +314,14 @@ class PostgresStore(_Connected, RunStore):
     def now(self) -> str:
         return iso(self._clock())
 
+    def claim_runs(self, host: str, wants: Mapping[str, int], queued: str) -> list[str]:
+        """Claims without the writers' lock: each skips the rows another host's claim holds
+        (``FOR UPDATE SKIP LOCKED``), so hosts claim side by side. A claim writes no journal,
+        which is what the lock keeps in order."""
+        self._live()
+        with self.conn.transaction():
+            return PostgresTransaction(self.conn, self.now()).claim_queued(host, wants, queued)
+
     @contextmanager
     def transaction(self) -> Iterator[PostgresTransaction]:
         """A write transaction; the advisory lock serialises writers for its whole length."""
@@ -324,15 +336,3 @@ class PostgresStore(_Connected, RunStore):
     def check_integrity(self) -> None:
         """PostgreSQL checks its own pages; a store that answers is taken as whole."""
         self.rows("SELECT 1 AS ok")
-
-    def steers_to_deliver(self, running: str) -> list[dict[str, Any]]:
-        # SQLite orders steers of one millisecond by rowid; here the identity column does.
-        return self.rows(
-            "SELECT s.steer_id, s.run_id, s.message, s.operator, r.lane FROM steering_events s "
-            "JOIN runs r ON r.run_id = s.run_id "
-            "WHERE s.status = 'pending' AND r.state = ? AND NOT EXISTS ("
-            "  SELECT 1 FROM steering_events d "
-            "  WHERE d.run_id = s.run_id AND d.status = 'delivered')"
-            " ORDER BY s.created_at, s.id",
-            [running],
-        )

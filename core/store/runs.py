@@ -57,11 +57,18 @@ class RunReads(Statements):
     def last_seq(self) -> int:
         return int(self.rows("SELECT COALESCE(MAX(seq), 0) AS seq FROM journal")[0]["seq"])
 
-    def queued_runs(self, queued: str, limit: int) -> list[dict[str, Any]]:
-        """Up to ``limit`` runs in state ``queued``, longest waiting first: ``run_id``, ``lane``."""
+    def queued_runs(
+        self, queued: str, limit: int, lanes: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Up to ``limit`` runs in state ``queued``, longest waiting first: ``run_id``, ``lane``
+        (of ``lanes`` only, when given)."""
+        if lanes is not None and not lanes:
+            return []
+        where = "" if lanes is None else f" AND lane IN ({', '.join('?' for _ in lanes)})"
         return self.rows(
-            "SELECT run_id, lane FROM runs WHERE state = ? ORDER BY updated_at, run_id LIMIT ?",
-            [queued, limit],
+            f"SELECT run_id, lane FROM runs WHERE state = ?{where} "
+            "ORDER BY updated_at, run_id LIMIT ?",
+            [queued, *(lanes or []), limit],
         )
 
     def states_of(self, run_ids: Sequence[str]) -> dict[str, str]:

@@ -32,6 +32,8 @@ RUN_COLUMNS = (
     "last_progress_summary", "last_progress_at", "steer_count",
     # times
     "created_at", "updated_at", "started_at", "finished_at", "worked_s",
+    # many hosts: which host claimed the run (and runs it)
+    "host",
 )  # fmt: skip
 
 
@@ -483,6 +485,36 @@ def _worked_time(db: Database) -> None:
               AND finished_at >= started_at;
         """,
     )
+
+
+HOSTS_TABLE = """
+        -- Every host serving the store: its lease, renewed by heartbeats. A host whose lease
+        -- ran out without a clean stop is lost: another host recovers its running runs (once:
+        -- each is a move of the lifecycle) and marks it recovered. Times are the store's ISO
+        -- text, which orders as time does.
+        CREATE TABLE hosts (
+            name TEXT PRIMARY KEY,
+            incarnation TEXT NOT NULL,
+            machine TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            workspace TEXT NOT NULL,
+            lanes TEXT,
+            started_at TEXT NOT NULL,
+            heartbeat_at TEXT NOT NULL,
+            lease_until TEXT NOT NULL,
+            stopped_at TEXT,
+            recovered_by TEXT,
+            recovered_at TEXT
+        );
+        -- The host that claimed a queued run, and runs it; NULL: unclaimed (or from before).
+        ALTER TABLE runs ADD COLUMN host TEXT;
+        CREATE INDEX runs_host ON runs (host, state);
+"""
+
+
+@MIGRATIONS(name="0013_hosts")
+def _hosts(db: Database) -> None:
+    _run_script(db, HOSTS_TABLE)
 
 
 def migrate(db: Database) -> None:

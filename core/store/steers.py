@@ -6,35 +6,42 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.store.hosts import held_by
 from core.store.statements import Statements, Writes
 
 
 class SteerReads(Statements):
     """Steers the host has to act on."""
 
-    def steers_to_deliver(self, running: str) -> list[dict[str, Any]]:
+    #: How steers are ordered within one millisecond: the order they were recorded in.
+    steer_order = "s.rowid"
+
+    def steers_to_deliver(self, running: str, host: str | None = None) -> list[dict[str, Any]]:
         """Pending steers of runs in state ``running`` that have none delivered and waiting,
-        oldest first (in the order they were recorded), with each run's lane."""
+        oldest first (in the order they were recorded), with each run's lane; of the runs
+        ``host`` holds (and runs from before hosts were recorded) when it is given."""
         return self.rows(
             "SELECT s.steer_id, s.run_id, s.message, s.operator, r.lane FROM steering_events s "
             "JOIN runs r ON r.run_id = s.run_id "
             "WHERE s.status = 'pending' AND r.state = ? AND NOT EXISTS ("
             "  SELECT 1 FROM steering_events d "
-            "  WHERE d.run_id = s.run_id AND d.status = 'delivered')"
-            # rowid keeps the order steers were recorded in, even within one millisecond.
-            " ORDER BY s.created_at, s.rowid",
-            [running],
+            f"  WHERE d.run_id = s.run_id AND d.status = 'delivered'){held_by(host)}"
+            f" ORDER BY s.created_at, {self.steer_order}",
+            [running, *([host] if host else [])],
         )
 
-    def steers_to_expire(self, sent_before: str, running: str) -> list[dict[str, Any]]:
+    def steers_to_expire(
+        self, sent_before: str, running: str, host: str | None = None
+    ) -> list[dict[str, Any]]:
         """Delivered steers sent before ``sent_before``, and pending or delivered steers of runs
-        no longer ``running``, each with its run's state and lane."""
+        no longer ``running``, each with its run's state and lane (of ``host``'s runs, as in
+        `steers_to_deliver`)."""
         return self.rows(
             "SELECT s.steer_id, s.run_id, s.status, s.sent_at, r.state, r.lane "
             "FROM steering_events s JOIN runs r ON r.run_id = s.run_id "
-            "WHERE (s.status = 'delivered' AND s.sent_at < ?) "
-            "   OR (s.status IN ('pending', 'delivered') AND r.state != ?)",
-            [sent_before, running],
+            "WHERE ((s.status = 'delivered' AND s.sent_at < ?) "
+            f"   OR (s.status IN ('pending', 'delivered') AND r.state != ?)){held_by(host)}",
+            [sent_before, running, *([host] if host else [])],
         )
 
 

@@ -8,26 +8,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.store.hosts import held_by
 from core.store.statements import Statements, Writes
 
 
 class VerificationReads(Statements):
     """Verification, read."""
 
-    def runs_in_stages(self, state: str, stages: Sequence[str]) -> list[str]:
+    def runs_in_stages(
+        self, state: str, stages: Sequence[str], host: str | None = None
+    ) -> list[str]:
         """Runs in ``state`` whose ``verification_state`` is one of ``stages``, longest
-        unchanged first."""
+        unchanged first (of ``host``'s runs when given: `core.store.hosts.held_by`)."""
         marks = ", ".join("?" for _ in stages)
         rows = self.rows(
-            f"SELECT run_id FROM runs WHERE state = ? AND verification_state IN ({marks}) "
-            "ORDER BY updated_at, run_id",
-            [state, *stages],
+            f"SELECT run_id FROM runs r WHERE state = ? AND verification_state IN ({marks})"
+            f"{held_by(host)} ORDER BY updated_at, run_id",
+            [state, *stages, *([host] if host else [])],
         )
         return [str(row["run_id"]) for row in rows]
 
-    def command_groups_left(self) -> list[tuple[str, int]]:
-        """``(run_id, pgid)`` of every criterion command a host recorded as running."""
-        rows = self.rows("SELECT run_id, verify_pgid FROM runs WHERE verify_pgid IS NOT NULL")
+    def command_groups_left(self, host: str | None = None) -> list[tuple[str, int]]:
+        """``(run_id, pgid)`` of every criterion command a host recorded as running (of
+        ``host``'s runs when given)."""
+        rows = self.rows(
+            f"SELECT run_id, verify_pgid FROM runs r WHERE verify_pgid IS NOT NULL{held_by(host)}",
+            [host] if host else [],
+        )
         return [(str(r["run_id"]), int(r["verify_pgid"])) for r in rows]
 
     def latest_verification_results(self, run_id: str) -> dict[str, Any] | None:

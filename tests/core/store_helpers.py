@@ -10,7 +10,7 @@ from typing import Any
 from core.intake import submit_dispatch
 from core.lifecycle import Action, RunState, Stage, VerificationState
 from core.moves import host_move
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
 
 _SAMPLE = Path(__file__).resolve().parents[2] / "sample_runs/dispatches/valid-backend-fix.json"
 BASE_DISPATCH: dict[str, Any] = json.loads(_SAMPLE.read_text())
@@ -43,10 +43,12 @@ PATHS: dict[Stage, tuple[Action, ...]] = {
 }
 
 
-def make_run(store: SqliteStore, run_id: str, state: Stage, **changes: Any) -> None:
+def make_run(
+    store: RunStore, run_id: str, state: Stage, *, lane: str = "jarvis-worker-1", **changes: Any
+) -> None:
     result = submit_dispatch(
         store, dispatch_doc(run_id, **changes), source_lane="main",
-        target_lane="jarvis-worker-1", actor="test",
+        target_lane=lane, actor="test",
     )  # fmt: skip
     assert result.outcome == "enqueued", result.to_json()
     for action in PATHS[state]:

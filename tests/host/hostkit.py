@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import pytest
 
 from core.intake import submit_dispatch
-from core.store.sqlite_store import SqliteStore
+from core.store.api import RunStore
 from tests.core.store_helpers import dispatch_doc
 from tests.jarvis_cli import jarvis
 from tests.processes import HANG_GUARD_S
@@ -63,7 +63,7 @@ def write_config(
 
 
 def dispatch(
-    store: SqliteStore,
+    store: RunStore,
     run_id: str,
     *,
     scenario: str = "ok",

@@ -1,0 +1,50 @@
+"""``jarvis hosts``: every host serving the workspace's store, its lanes, heartbeat and lease."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+
+from rich.table import Table
+from rich.text import Text
+
+from core.store.hosts import lease_state
+from jarvis_cli.output import console, emit_json, escape
+from jarvis_cli.runs import age, open_store
+
+#: How each lease state is shown.
+_LOOK = {"live": "green", "stopped": "dim", "lost": "bold red", "recovered": "yellow"}
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_store(args, access="read") as store:
+        now = store.now()
+        hosts = store.hosts()
+    for host in hosts:
+        host["state"] = lease_state(host, now)
+    if args.json:
+        emit_json({"hosts": hosts, "now": now})
+        return 0
+    out = console()
+    if not hosts:
+        out.print("No host has served this store yet.")
+        return 0
+    when = datetime.fromisoformat(now)
+    table = Table(box=None, pad_edge=False)
+    for column in ("host", "state", "heartbeat", "lanes", "running", "machine / pid"):
+        table.add_column(column, overflow="fold")
+    for host in hosts:
+        state = host["state"]
+        if state == "recovered":
+            state += f" by {host['recovered_by']}"
+        lanes = ", ".join(host["lanes"]) if host["lanes"] is not None else "every lane"
+        table.add_row(
+            Text(escape(host["name"]), style="bold"),
+            Text(escape(state), style=_LOOK[host["state"]]),
+            f"{age(host['heartbeat_at'], when)} ago",
+            Text(escape(lanes)),
+            str(host["running"]),
+            Text(escape(f"{host['machine']} / {host['pid']}")),
+        )
+    out.print(table)
+    return 0
