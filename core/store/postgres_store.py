@@ -40,6 +40,9 @@ from core.store.sqlite_store import (
     utc_now,
 )
 
+#: What writers NOTIFY at each commit that journaled something: the newest sequence number.
+CHANNEL: Final = "jarvis_journal"
+
 #: The advisory lock every write transaction takes first (a constant of Jarvis's own).
 WRITE_LOCK: Final = 0x4A415256  # "JARV"
 
@@ -81,6 +84,8 @@ class PostgresTransaction(_Connected, RunTransaction):
     """One unit of work on the PostgreSQL store; obtain one from `PostgresStore.transaction`."""
 
     claim_lock = " FOR UPDATE SKIP LOCKED"
+    last_seq = 0
+    """The newest journal entry this transaction wrote (0: none), announced at its commit."""
 
     def __init__(self, conn: psycopg.Connection[dict[str, Any]], now: str) -> None:
         self.conn = conn
@@ -165,7 +170,8 @@ class PostgresTransaction(_Connected, RunTransaction):
             "RETURNING seq",
             [run_id, kind, json.dumps(payload, sort_keys=True), actor, self.now],
         )
-        return int(row["seq"])
+        self.last_seq = int(row["seq"])
+        return self.last_seq
 
 
 class PostgresStore(_Connected, RunStore):
@@ -328,7 +334,12 @@ class PostgresStore(_Connected, RunStore):
         self._live()
         with self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
-            yield PostgresTransaction(self.conn, self.now())
+            tx = PostgresTransaction(self.conn, self.now())
+            yield tx
+            if tx.last_seq:
+                # Delivered to listeners at the commit, never for a rollback: a wake-up for
+                # consoles (`core.store.changes`); the journal stays what they read.
+                self.conn.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(tx.last_seq)])
 
     def close(self) -> None:
         self.conn.close()
