@@ -101,3 +101,25 @@ def test_the_readme_real_repository_example_merges_on_approve(ws: Path, tmp_path
     code, approved = cli(ws, "approve", RUN)
     assert code == 0 and approved["merge"]["done"] == "fast_forward", approved
     assert run_git(bare, "rev-parse", "main") == run_git(bare, "rev-parse", "jarvis-retry-counter")
+
+
+def test_the_readme_many_hosts_example_shows_the_host_with_its_lanes(
+    ws: Path, pg_url: str
+) -> None:
+    """jarvis host --db URL --name build-01 --lanes jarvis-worker-1,jarvis-worker-2
+    jarvis hosts --db URL      # every host, its lanes, heartbeat, lease"""
+    args = ["--db", pg_url, "--name", "build-01", "--lanes", "jarvis-worker-1,jarvis-worker-2"]
+    with running_host(ws, extra_args=args):
+        code, listed = cli(ws, "hosts", "--db", pg_url)
+        assert code == 0, listed
+        (host,) = listed["hosts"]
+        assert (host["name"], host["state"]) == ("build-01", "live")
+        assert host["lanes"] == ["jarvis-worker-1", "jarvis-worker-2"]
+        code, done = cli(ws, "dispatch", str(SAMPLE), "--db", pg_url)
+        assert (code, done["outcome"]) == (0, "enqueued"), done
+        wait_until(
+            lambda: cli(ws, "runs", "--db", pg_url)[1]["runs"][0]["state"] == "review_requested",
+            90,
+            "the run to reach review on the PostgreSQL store",
+        )
+    assert not (ws / "jarvis.db").exists()
