@@ -103,9 +103,7 @@ def test_the_readme_real_repository_example_merges_on_approve(ws: Path, tmp_path
     assert run_git(bare, "rev-parse", "main") == run_git(bare, "rev-parse", "jarvis-retry-counter")
 
 
-def test_the_readme_many_hosts_example_shows_the_host_with_its_lanes(
-    ws: Path, pg_url: str
-) -> None:
+def test_the_readme_many_hosts_example_shows_the_host_with_its_lanes(ws: Path, pg_url: str) -> None:
     """jarvis host --db URL --name build-01 --lanes jarvis-worker-1,jarvis-worker-2
     jarvis hosts --db URL      # every host, its lanes, heartbeat, lease"""
     args = ["--db", pg_url, "--name", "build-01", "--lanes", "jarvis-worker-1,jarvis-worker-2"]
