@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from core.host.launcher import START_TIMEOUT_S, HostLaunchError, LaunchedHost, ensure_host
-from core.store.location import ENV_VAR, open_store, store_location
+from core.store.location import ENV_VAR, is_postgres, open_store, store_location
 from core.store.opening import StoreError
 from core.workspace import Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError
@@ -74,7 +74,14 @@ def run(args: argparse.Namespace) -> int:
     check_theme(args.theme)
     workspace, location = open_workspace(args.workspace, args.db)
     launched: LaunchedHost | None = None
-    if not args.no_host:
+    if is_postgres(location) and not args.no_host:
+        # A shared store's hosts are started on purpose, each with its lanes: a console opened
+        # on a laptop to watch the fleet must not start one that claims every lane's runs.
+        write_error(
+            "jarvis: the store is a shared database: this console starts no host (start one "
+            "with jarvis host --db URL --lanes ...; jarvis hosts lists those serving it)."
+        )
+    elif not args.no_host:
         # The host finds the store as this command did; one named by --db is passed on.
         env = {**os.environ, ENV_VAR: args.db} if args.db else None
         try:

@@ -160,3 +160,27 @@ def test_jarvis_tui_starts_a_host_that_outlives_the_console(
     assert run(["tui", "--workspace", str(ws), "--no-host"]) == 0
     assert host_status(ws) is None
     assert [console[2] for console in opened] == [pid, pid, None]
+
+
+def test_jarvis_tui_on_a_shared_database_starts_no_host(
+    ws: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jarvis_cli import run
+
+    opened: list[Any] = []
+
+    class FakeApp:
+        return_code: int | None = None
+
+        def __init__(self, db: Path, **kwargs: Any) -> None:
+            opened.append(kwargs["store_at"])
+
+        def run(self) -> None:
+            pass
+
+    fake = types.ModuleType("jarvis_tui.app")
+    fake.JarvisApp = FakeApp  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "jarvis_tui.app", fake)
+    assert run(["tui", "--workspace", str(ws), "--db", pg_url]) == 0
+    assert host_status(ws) is None and opened == [pg_url]
+    assert "this console starts no host" in capsys.readouterr().err
