@@ -1,9 +1,10 @@
 """The console's one main screen: the run table and the selected run's panels, kept live.
 
-Reading: a thread worker asks `StoreFeed` what changed since the last journal position and posts
-`StoreChanged`; the next read is armed with `set_timer` only after the previous one finished,
-and polling pauses while a dialog is up. Applying: rows change in place by run id inside one
-`batch_update`; only an operator's change of view rebuilds the table.
+Reading the store, polling and read failures are `StoreSync`'s
+(`jarvis_tui.screens.store_sync`), which hands what it read to this screen.
+
+Applying what was read: rows change in place by run id inside one `batch_update`; only an
+operator's change of view rebuilds the table.
 
 The run on show: the run table's current run (`RunTable.current`), the one the operator chose.
 The panels show it, and every action key, the palette's run commands, `enter` and the composer
@@ -19,9 +20,7 @@ Verifying a run's acceptance criteria again and allowing a criterion's command g
 
 from __future__ import annotations
 
-import gc
 import json
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -34,7 +33,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.events import Key, Resize
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 from textual.worker import Worker, WorkerState
 
@@ -42,7 +40,6 @@ from core import operator_actions
 from core.criteria import run_criteria
 from core.identity import operator_name
 from core.lifecycle import Action, is_legal
-from core.store.opening import LASTING, StoreError, fault
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
 from jarvis_tui.feed import FeedRead, RunView, StoreFeed
@@ -67,11 +64,12 @@ from jarvis_tui.run_actions import (
 )
 from jarvis_tui.run_model import STATE_KEYS, RunModel
 from jarvis_tui.safe_text import inert, one_line, shown
+from jarvis_tui.screens.store_sync import RUN_JOURNAL, STORE_GROUP, StoreSync
 from jarvis_tui.state_look import shown_stage, state_text
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
-from jarvis_tui.widgets.progress_stream import MAX_LINES, ProgressStream
+from jarvis_tui.widgets.progress_stream import ProgressStream
 from jarvis_tui.widgets.run_table import SORT_CYCLE, RunTable, RunTableHeader
 from jarvis_tui.widgets.status_header import StatusHeader
 from jarvis_tui.widgets.steer_composer import SteerComposer
@@ -80,14 +78,8 @@ Clock = Callable[[], datetime]
 
 #: From this many columns the panels sit beside the table instead of folding into tabs.
 WIDE_COLUMNS = 120
-#: The selected run's newest journal entries loaded when it is selected.
-RUN_JOURNAL = 200
 #: Seconds between age refreshes: ages are shown in minutes, so nothing finer is needed.
 AGE_REFRESH = 60.0
-#: Allocations between young collections, and a full-collection threshold never reached:
-#: full collections run once a minute instead (see `_store_changed`).
-GC_YOUNG = 10_000
-GC_FULL_NEVER = 1_000_000
 
 _VERBS = {
     "retry": "Retried",
@@ -242,39 +234,40 @@ class MainScreen(Screen[None]):
         tune_gc: bool = False,
     ) -> None:
         super().__init__()
-        self.tune_gc = tune_gc
-        self.feed = StoreFeed(workspace_db)
         self.live = live
         self.clock = clock
-        self.operator = operator_name(operator)
-        """Who the console acts as (recorded with every action)."""
-        self.poll_interval = poll_interval
         self.model = RunModel()
         """Every run the console knows, and the current view over them."""
-        self.seen_seq: int | None = None
-        """The journal position the screen reflects (None before the first read)."""
-        self.host: int | None | bool = False
         self.view: RunView | None = None
         """The selected run's panels, as last read."""
-        self.counts: dict[str, int] = {}
-        self.burn: dict[str, Any] | None = None
-        """What the fleet's agents reported spending, for the header."""
-        self._poll_timer: Timer | None = None
-        self._read_at = ""
-        self._read_problem: str | None = None
-        """The store fault last said (a toast once per fault, not once per poll)."""
-        self._read_seq: int | None = None
-        """The journal position the last finished read reached (ahead of ``seen_seq`` until its
-        message is handled)."""
-        self._read_host: int | None = None
-        self._bindings_key: tuple[object, ...] = ()
-        self._whole = False
-        """Every run has been read (a first page alone does not count)."""
+        self.store_sync = StoreSync(
+            self,
+            view=self,
+            db_path=workspace_db,
+            live=live,
+            poll_interval=poll_interval,
+            clock=clock,
+            tune_gc=tune_gc,
+        )
+        """Reads the store and keeps what the reads said (counts, host, spend, read time)."""
+        self.operator = operator_name(operator)
+        """Who the console acts as (recorded with every action)."""
         self._verifying: set[str] = set()
         """Runs this console is verifying right now (a second ``v`` would only repeat it)."""
+        self._bindings_key: tuple[object, ...] = ()
         self._view_line = Text()
         self.attention_toasts = AttentionToasts(clock=lambda: self.clock().timestamp())
         """Runs that started needing a human, for one toast at a time (never behind a dialog)."""
+
+    @property
+    def feed(self) -> StoreFeed:
+        """The store sync's feed, which the diff and the log read through too."""
+        return self.store_sync.feed
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Runs per state, as last read."""
+        return self.store_sync.counts
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -307,70 +300,35 @@ class MainScreen(Screen[None]):
     def on_unmount(self) -> None:
         # Workers still reading hold the feed's lock; closing waits for them, never under them.
         self.workers.cancel_all()
-        self.feed.close()
+        self.store_sync.close()
 
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width >= WIDE_COLUMNS, "-wide")
 
     def on_screen_resume(self) -> None:
-        self._raise_attention_toast()  # what arrived while a dialog was up
-        if self.live and self._poll_timer is None and self.seen_seq is not None:
-            self._poll()
+        self.raise_attention_toast()  # what arrived while a dialog was up
+        self.store_sync.resume()
 
     def on_screen_suspend(self) -> None:
         # Polling pauses behind a dialog: the operator is deciding on what they see.
-        if self._poll_timer is not None:
-            self._poll_timer.stop()
-            self._poll_timer = None
-
-    # -- reading the store --------------------------------------------------------------------
-
-    def read_store(self) -> None:
-        """Read what changed now (everything on the first read)."""
-        self._read(self._read_seq, self._read_host)
-
-    def _poll(self) -> None:
-        self._poll_timer = None
-        self.read_store()
-
-    @work(
-        thread=True, exclusive=True, group="store", exit_on_error=False,
-        name="read-store", description="Read what changed in the store",
-    )  # fmt: skip
-    def _read(self, since: int | None, last_host: int | None) -> None:
-        if since is None and (page := self.feed.first_page()) is not None:
-            self.post_message(StoreChanged(page))  # the newest runs on screen while all are read
-        read = self.feed.read(since, last_host=last_host)
-        if read is not None:
-            # Recorded here, not when the message is handled: the next poll may start first.
-            self._read_seq, self._read_host = read.last_seq, read.host_pid
-            self.post_message(StoreChanged(read))
-
-    @work(
-        thread=True, exclusive=True, group="view", exit_on_error=False,
-        name="read-run", description="Read the selected run",
-    )  # fmt: skip
-    def _read_view(self, run_id: str) -> None:
-        self.post_message(RunViewReceived(self.feed.run_view(run_id, journal_limit=RUN_JOURNAL)))
-
-    @work(
-        thread=True, exclusive=True, group="view", exit_on_error=False,
-        name="read-stream", description="Read every run's newest journal entries",
-    )  # fmt: skip
-    def _read_all_stream(self) -> None:
-        self.post_message(StreamHistoryReceived(self.feed.all_journal(limit=MAX_LINES)))
+        self.store_sync.suspend()
 
     # -- applying what was read ---------------------------------------------------------------
 
+    def read_store(self) -> None:
+        """Read what changed now (everything on the first read)."""
+        self.store_sync.read_store()
+
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
-        read = message.read
-        if read.partial and self._whole:
-            return  # a first page overtaken by a whole read (a refresh during start-up)
-        first = not self._whole
-        self._whole = self._whole or (read.full and not read.partial)
-        self.seen_seq = read.last_seq
-        self.host = read.host_pid
+        self.store_sync.store_changed(message.read)
+
+    def show_rows(self, read: FeedRead) -> str | None:
+        """Put ``read``'s rows in the model and the table (`StoreView.show_rows`).
+
+        Returns:
+            The run on show before the rows changed.
+        """
         table = self.query_one(RunTable)
         now = self.clock()
         before = table.current
@@ -381,35 +339,27 @@ class MainScreen(Screen[None]):
             self.model.update(read.rows)
             self._apply_rows(table, read.rows, now)
         if read.counts or read.full:
-            self.counts = read.counts
-            self.burn = read.burn
             # The spend column, like the header's "spent", once any agent reported spending.
-            table.show_spend(self.burn is not None)
-            self.query_one(RunTableHeader).show_spend(self.burn is not None)
-        self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
-        self._show_status()
-        if first and self._whole and self.tune_gc:
-            # The widget tree and the first read are long-lived: keep them out of the
-            # collector's way, or full collections (up to 0.1 s over 10,000 runs) land on keys.
-            gc.collect()
-            gc.freeze()
-            # Frozen, the old generation is nearly empty, and Python then runs a full
-            # collection every few hundred thousand allocations, each up to ~30 ms on the
-            # UI thread at 200 events/s. Young collections stay; full ones wait for the
-            # minute's age refresh, where a pause lands on nobody's keystroke.
-            gc.set_threshold(GC_YOUNG, 50, GC_FULL_NEVER)
+            spent = self.store_sync.burn is not None
+            table.show_spend(spent)
+            self.query_one(RunTableHeader).show_spend(spent)
+        return before
+
+    def follow_read(self, read: FeedRead, *, first: bool, before: str | None) -> None:
+        """What else ``read`` changes on screen (`StoreView.follow_read`)."""
         if not first:
             self.attention_toasts.entered(read.journal)
-            self._raise_attention_toast()
+            self.raise_attention_toast()
         self._show_view_line()
         stream = self.query_one(ProgressStream)
         if stream.all_runs:
             stream.add(read.journal)
         # A run that just became current (the first one shown) is read by `_row_highlighted`.
+        table = self.query_one(RunTable)
         on_show = table.current
         if on_show is not None and on_show == before:
             if read.full:
-                self._read_view(on_show)
+                self.store_sync.read_view(on_show)
             elif on_show in {row["run_id"] for row in read.rows}:
                 self._selected_changed(on_show, read)
         elif on_show is None and first:
@@ -428,7 +378,7 @@ class MainScreen(Screen[None]):
             or view.run_id != run_id
             or any(entry["kind"] != "progress" for entry in mine)
         ):
-            self._read_view(run_id)
+            self.store_sync.read_view(run_id)
             return
         view.journal = [*view.journal, *mine][-RUN_JOURNAL:]
         stream = self.query_one(ProgressStream)
@@ -447,13 +397,15 @@ class MainScreen(Screen[None]):
             if added or self.model.view.attention or self.model.view.sort not in ("age", "run"):
                 table.order_by(self.model.sort_key, reverse=self.model.reverse)
 
-    def _show_status(self) -> None:
+    def show_status(self) -> None:
+        """Repaint the header from what the store sync last read (`StoreView.show_status`)."""
+        sync = self.store_sync
         self.query_one(StatusHeader).show_status(
-            self.counts,
-            host=self.host,
+            sync.counts,
+            host=sync.host,
             attention=self.model.attention_count(),
-            read_at=self._read_at,
-            burn=self.burn,
+            read_at=sync.read_at,
+            burn=sync.burn,
         )
 
     def _show_view_line(self) -> None:
@@ -467,7 +419,7 @@ class MainScreen(Screen[None]):
                 style="yellow",
             )
         text.append(self.model.view.describe())
-        if self._whole or not self.model.rows:
+        if self.store_sync.whole or not self.model.rows:
             text.append(f" · {table.row_count:,} of {len(self.model.rows):,}", style="dim")
         else:
             total = sum(self.counts.values())
@@ -480,9 +432,12 @@ class MainScreen(Screen[None]):
         self._view_line = text
         self.query_one("#view-line", Static).update(text, layout=False)  # one fixed line
 
-    def _raise_attention_toast(self) -> None:
-        # Only on this screen: a toast drawn over a dialog hides what is being decided. What
-        # waits is raised when the dialog closes, or at the next read once the interval is over.
+    def raise_attention_toast(self) -> None:
+        """Raise the needs-a-human toast that is due, if any (`StoreView.raise_attention_toast`).
+
+        Only on this screen: a toast drawn over a dialog hides what is being decided. What
+        waits is raised when the dialog closes, or at the next read once the interval is over.
+        """
         if not self.is_current:
             return
         toast = self.attention_toasts.due(self.model.needs_human)
@@ -532,7 +487,7 @@ class MainScreen(Screen[None]):
 
     def _read_view_if_selected(self, run_id: str) -> None:
         if self.run_on_show == run_id:
-            self._read_view(run_id)
+            self.store_sync.read_view(run_id)
 
     @on(RunTable.Selected)
     def _row_selected(self, event: RunTable.Selected) -> None:
@@ -540,69 +495,25 @@ class MainScreen(Screen[None]):
 
     def _refresh_ages(self) -> None:
         self.query_one(RunTable).set_now(self.clock())  # only the lines on screen are redrawn
-        if self.tune_gc:
-            # The full collection the thresholds put off; what survives it is long-lived too,
-            # so the next minute's collection looks only at the minute's new objects.
-            gc.collect()
-            gc.freeze()
+        self.store_sync.collect_put_off()
 
     # -- one funnel for worker outcomes -------------------------------------------------------
 
-    def _store_read_failed(self, error: BaseException | None) -> None:
-        """A read of the store failed: leave on damage that will not pass, say it once else.
-
-        A damaged, emptied or foreign store will fail every read from now on: the console ends
-        with the store's sentence (exit 2), as it would have at start, rather than raise the
-        same error every poll. A passing fault (the disk is full, another process holds the
-        lock too long) is said once and read again; the header's read time stops meanwhile.
-        """
-        problem: StoreError | None = None
-        if isinstance(error, StoreError):  # found while opening the store for the read
-            problem = error
-        elif isinstance(error, sqlite3.Error):  # met while reading it
-            problem = fault(error, self.feed.db_path)
-        if problem is not None and problem.code in LASTING:
-            self.app.exit(return_code=2, message=Text(f"jarvis: {inert(problem.message)}"))
-            return
-        text = problem.message if problem is not None else f"Reading the store failed: {error}"
-        if text != self._read_problem:
-            self._read_problem = text
-            self.notify(inert(text), title="Store read failed", severity="error", markup=False)
-
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
+        # Every worker of this screen: the store sync's reads of what changed end in its hands
+        # (a failure said once, or the console ends; the next poll armed); any other that
+        # fails, a write or a read of one run, is said here.
         worker: Worker[Any] = event.worker
-        if event.state is WorkerState.ERROR:
-            if worker.group == "store":
-                self._store_read_failed(worker.error)
-            else:
-                self.notify(
-                    inert(f"{worker.description}: {worker.error}"),
-                    title="Action failed",
-                    severity="error",
-                    markup=False,
-                )
-        if (
-            worker.group == "store"
-            and event.state is WorkerState.SUCCESS
-            and self.seen_seq is not None
-        ):
-            # Every read that went through, changes or not: an idle workspace is read all the
-            # same, and a time that stops is how an operator sees that reading stopped. The
-            # header repaints only when the shown second changes.
-            self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
-            self._read_problem = None
-            self._show_status()
-            self._raise_attention_toast()  # one whose interval ran out on an idle workspace
-        if (
-            worker.group == "store"
-            and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
-            and self.live
-            and self.is_current
-        ):
-            if self._poll_timer is not None:
-                self._poll_timer.stop()
-            self._poll_timer = self.set_timer(self.poll_interval, self._poll)
+        if worker.group == STORE_GROUP:
+            self.store_sync.read_ended(event.state, worker.error)
+        elif event.state is WorkerState.ERROR:
+            self.notify(
+                inert(f"{worker.description}: {worker.error}"),
+                title="Action failed",
+                severity="error",
+                markup=False,
+            )
 
     # -- availability -------------------------------------------------------------------------
 
@@ -934,7 +845,7 @@ class MainScreen(Screen[None]):
         elif message.command is not None:
             later = (
                 "the host verifies it again shortly"
-                if self.host
+                if self.store_sync.host
                 else "no host is running: press v to verify it now"
             )
             self.notify(
@@ -1036,7 +947,7 @@ class MainScreen(Screen[None]):
         self._show_view_line()
         run_id = table.current
         if run_id is not None and (self.view is None or self.view.run_id != run_id):
-            self._read_view(run_id)
+            self.store_sync.read_view(run_id)
         elif run_id is None:
             self._show_run(None)
 
@@ -1142,10 +1053,10 @@ class MainScreen(Screen[None]):
             stream.reset(run_id=run_id, all_runs=False, entries=[])
             if run_id is not None:
                 self.view = None
-                self._read_view(run_id)
+                self.store_sync.read_view(run_id)
         else:
             stream.reset(run_id=None, all_runs=True, entries=[])
-            self._read_all_stream()
+            self.store_sync.read_all_stream()
         self._bring_forward("progress")
         self._show_view_line()
 
