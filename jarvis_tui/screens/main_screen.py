@@ -1,7 +1,12 @@
 """The console's one main screen: the run table and the selected run's panels, kept live.
 
-Reading the store, polling and read failures are `StoreSync`'s
-(`jarvis_tui.screens.store_sync`), which hands what it read to this screen.
+The screen is the view: its layout, its keys, the table, the filter and the sort, the panels.
+Two controllers do the rest and hand their results back to it: `StoreSync`
+(`jarvis_tui.screens.store_sync`) reads the store, polls and says when reading fails;
+`RunActionsController` (`jarvis_tui.screens.run_actions_controller`) carries out the operator's
+actions, which write. Textual's workers, timers and message handlers need a DOM node, so the
+controllers' workers run on this screen and its `@on` handlers hand the messages over (the
+controllers' module docs say why).
 
 Applying what was read: rows change in place by run id inside one `batch_update`; only an
 operator's change of view rebuilds the table.
@@ -10,24 +15,17 @@ The run on show: the run table's current run (`RunTable.current`), the one the o
 The panels show it, and every action key, the palette's run commands, `enter` and the composer
 act on it. It changes only when the operator moves the cursor or goes to a run, never because
 the view changed: a run that leaves the view stays on show, and the view line says so.
-
-Acting: every action goes through `core.operator_actions` on a thread worker with the version the
-operator was looking at, so a run another process moved first is refused, not acted on twice;
-the result comes back as `ActionFinished` and becomes a notification with core's sentence.
-Verifying a run's acceptance criteria again and allowing a criterion's command go through
-`core.criteria.run_criteria` the same way, and come back as `CriteriaActed`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
@@ -36,11 +34,6 @@ from textual.screen import Screen
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 from textual.worker import Worker, WorkerState
 
-from core import operator_actions
-from core.criteria import run_criteria
-from core.identity import operator_name
-from core.lifecycle import Action, is_legal
-from core.store.sqlite_store import SqliteStore
 from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
 from jarvis_tui.feed import FeedRead, RunView, StoreFeed
 from jarvis_tui.messages import (
@@ -50,22 +43,12 @@ from jarvis_tui.messages import (
     StoreChanged,
     StreamHistoryReceived,
 )
-from jarvis_tui.modals.allow_command_dialog import AllowCommandDialog
-from jarvis_tui.modals.reason_dialog import ReasonDialog
-from jarvis_tui.modals.retry_dialog import RetryDialog
 from jarvis_tui.modals.run_details import RunDetailsScreen
-from jarvis_tui.run_actions import (
-    CRITERIA_ACTIONS,
-    RUN_ACTIONS,
-    PendingCommand,
-    availability,
-    criterion_command,
-    pending_commands,
-)
+from jarvis_tui.run_actions import CRITERIA_ACTIONS, RUN_ACTIONS, availability
 from jarvis_tui.run_model import STATE_KEYS, RunModel
-from jarvis_tui.safe_text import inert, one_line, shown
+from jarvis_tui.safe_text import inert, shown
+from jarvis_tui.screens.run_actions_controller import RunActionsController
 from jarvis_tui.screens.store_sync import RUN_JOURNAL, STORE_GROUP, StoreSync
-from jarvis_tui.state_look import shown_stage, state_text
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
@@ -80,14 +63,6 @@ Clock = Callable[[], datetime]
 WIDE_COLUMNS = 120
 #: Seconds between age refreshes: ages are shown in minutes, so nothing finer is needed.
 AGE_REFRESH = 60.0
-
-_VERBS = {
-    "retry": "Retried",
-    "override": "Overrode",
-    "approve": "Approved",
-    "cancel": "Cancelled",
-    "steer": "Steer queued for",
-}
 
 
 PANELS = (
@@ -250,10 +225,10 @@ class MainScreen(Screen[None]):
             tune_gc=tune_gc,
         )
         """Reads the store and keeps what the reads said (counts, host, spend, read time)."""
-        self.operator = operator_name(operator)
-        """Who the console acts as (recorded with every action)."""
-        self._verifying: set[str] = set()
-        """Runs this console is verifying right now (a second ``v`` would only repeat it)."""
+        self.actions = RunActionsController(
+            self, view=self, sync=self.store_sync, db_path=workspace_db, operator=operator
+        )
+        """Carries out the operator's actions (the `action_*` methods hand them over)."""
         self._bindings_key: tuple[object, ...] = ()
         self._view_line = Text()
         self.attention_toasts = AttentionToasts(clock=lambda: self.clock().timestamp())
@@ -581,118 +556,43 @@ class MainScreen(Screen[None]):
                     )
                 return
 
-    # -- actions ------------------------------------------------------------------------------
+    # -- actions: the actions controller's ----------------------------------------------------
 
     def action_retry(self) -> None:
-        row = self.selected_row()
-        if row is None:
-            return
-        snapshot = dict(row)
-
-        def confirmed(ok: bool | None) -> None:
-            if ok:
-                self._act("retry", snapshot["run_id"], int(snapshot["version"]))
-
-        self.app.push_screen(RetryDialog(snapshot), confirmed)
+        self.actions.retry()
 
     def action_override(self) -> None:
-        self._with_reason(
-            "override",
-            "Override",
-            "Mark it done although it failed. It stays marked as overridden wherever it is shown.",
-        )
+        self.actions.override()
 
     def action_cancel_run(self) -> None:
-        self._with_reason(
-            "cancel",
-            "Cancel",
-            "Stop it: a running worker is stopped, and the run is failed with your reason.",
-        )
-
-    def _with_reason(self, action: str, verb: str, consequence: str) -> None:
-        row = self.selected_row()
-        if row is None:
-            return
-        snapshot = dict(row)
-        body = Text.assemble(
-            f"{verb} run ",
-            (shown(snapshot["run_id"]), "bold"),
-            ", which is ",
-            state_text(str(snapshot["state"]), verification=snapshot.get("verification_state")),
-            f"?\n\n{consequence}",
-        )
-        if snapshot.get("state_reason"):
-            body.append("\n\nWhy it stopped: ", style="dim")
-            body.append(one_line(snapshot["state_reason"], 300))
-
-        def given(reason: str | None) -> None:
-            if reason:
-                self._act(action, snapshot["run_id"], int(snapshot["version"]), reason)
-
-        self.app.push_screen(ReasonDialog(f"{verb} run", body, confirm=verb), given)
+        self.actions.cancel()
 
     def action_approve(self) -> None:
-        row = self.selected_row()
-        if row is not None:
-            self._act("approve", row["run_id"], int(row["version"]))
+        self.actions.approve()
 
     def action_verify(self) -> None:
-        row = self.selected_row()
-        if row is None:
-            return
-        run_id = str(row["run_id"])
-        if run_id in self._verifying:
-            self.notify(
-                f"Run {shown(run_id)} is being verified by this console already.",
-                title="Verify: not possible",
-                severity="warning",
-                markup=False,
-            )
-            return
-        self._verifying.add(run_id)
-        self.notify(
-            f"Verifying run {shown(run_id)}'s acceptance criteria in its checkout…",
-            title="Verify",
-            markup=False,
-        )
-        self._verify(run_id, str(row["state"]))
+        self.actions.verify()
 
     def action_approve_command(self) -> None:
-        row = self.selected_row()
-        if row is None:
-            return
-        run_id = str(row["run_id"])
-        view = self.view
-        if view is None or view.run_id != run_id or view.detail is None:
-            self.notify(
-                f"Run {shown(run_id)} is still being read; try again in a moment.",
-                title="Allow command: not yet",
-                severity="warning",
-                markup=False,
-            )
-            return
-        waiting = pending_commands({**view.detail, **row})  # the row's state is the newer
-        if not waiting:
-            # The latest results name no command that waits (read before the host recorded
-            # them, or a command since allowed): verifying again settles which one waits.
-            self.notify(
-                f"Run {shown(run_id)} waits for approval, but its latest verification names no "
-                "command to allow. Press v to verify it again.",
-                title="Allow command: nothing to allow",
-                severity="warning",
-                markup=False,
-            )
-            return
-        command = waiting[0]
-        # The version the operator decides on: a verification that moved on since (verified
-        # again, say) makes the approval stale, not silently applied to another stage.
-        version = int(row["version"])
+        self.actions.approve_command()
 
-        def confirmed(ok: bool | None) -> None:
-            if ok:
-                self._approve_command(run_id, command, version)
+    @on(SteerComposer.SendRequested)
+    def _send_steer(self, message: SteerComposer.SendRequested) -> None:
+        self.actions.steer(message.run_id, message.version, message.message)
 
-        self.app.push_screen(AllowCommandDialog(run_id, command, more=len(waiting) - 1), confirmed)
+    @on(ActionFinished)
+    def _action_finished(self, message: ActionFinished) -> None:
+        self.actions.action_finished(message)
+
+    @on(CriteriaActed)
+    def _criteria_acted(self, message: CriteriaActed) -> None:
+        self.actions.criteria_acted(message)
+
+    def steer_sent(self, run_id: str, text: str) -> None:
+        """The steer ``text`` was queued for ``run_id`` (`ActionsView.steer_sent`)."""
+        self.query_one(SteerComposer).sent(run_id, text)
+
+    # -- actions: the view's ------------------------------------------------------------------
 
     def action_steer(self) -> None:
         self.action_panel("steer")
@@ -725,208 +625,6 @@ class MainScreen(Screen[None]):
         self.app.push_screen(HelpScreen())
 
     def action_refresh(self) -> None:
-        self.read_store()
-
-    @on(SteerComposer.SendRequested)
-    def _send_steer(self, message: SteerComposer.SendRequested) -> None:
-        if message.run_id != self.run_on_show:
-            # The composer shows the run on show; a send that raced a change of run is not
-            # sent anywhere, and the draft stays with its run.
-            self.notify(
-                f"Not sent: run {shown(message.run_id)} is no longer on show. "
-                "Its draft is kept with it.",
-                title="Cannot steer",
-                severity="warning",
-                markup=False,
-            )
-            return
-        self._act("steer", message.run_id, message.version, message.message)
-
-    @work(
-        thread=True, group="act", exit_on_error=False,
-        name="act", description="Apply an operator action",
-    )  # fmt: skip
-    def _act(self, action: str, run_id: str, version: int, text: str | None = None) -> None:
-        store = SqliteStore(self.feed.db_path, migrate=False)
-        try:
-            if action == "retry":
-                result = operator_actions.retry(
-                    store, run_id, self.operator, expected_version=version
-                )
-            elif action == "approve":
-                result = operator_actions.approve(
-                    store, run_id, self.operator, expected_version=version
-                )
-            elif action == "override":
-                result = operator_actions.override(
-                    store, run_id, self.operator, text, expected_version=version
-                )
-            elif action == "cancel":
-                result = operator_actions.cancel(
-                    store, run_id, self.operator, text, expected_version=version
-                )
-            else:
-                result = operator_actions.steer(
-                    store, run_id, self.operator, text, expected_version=version
-                )
-        finally:
-            store.close()
-        self.post_message(ActionFinished(action, run_id, result, text=text))
-
-    @work(
-        thread=True, group="act", exit_on_error=False,
-        name="verify", description="Verify a run's acceptance criteria",
-    )  # fmt: skip
-    def _verify(self, run_id: str, state_before: str) -> None:
-        # Imported here, not at start: the configuration's models cost first paint ~0.15 s.
-        from core.criteria.allowlist import DEFAULT_POLICY
-        from core.host.config import ConfigError, load_config
-
-        root = self.feed.db_path.parent
-        problem: str | None = None
-        try:
-            policy = load_config(root).verify_policy()
-        except (ConfigError, OSError) as exc:
-            # The host would refuse such a file; verifying with the defaults (a smaller
-            # allowlist: more commands wait for approval, none runs that would not) still
-            # tells the operator something, and the notification says which policy was used.
-            policy, problem = DEFAULT_POLICY, str(exc)
-        try:
-            store = SqliteStore(self.feed.db_path, migrate=False)
-            try:
-                outcome = run_criteria.reverify(store, root, run_id, policy)
-            finally:
-                store.close()
-        finally:
-            # Straight from this thread: one set operation is atomic, and the set only guards
-            # against a second ``v`` (a worker that failed must not leave the run marked).
-            self._verifying.discard(run_id)
-        self.post_message(
-            CriteriaActed(run_id, outcome, policy_problem=problem, state_before=state_before)
-        )
-
-    @work(
-        thread=True, group="act", exit_on_error=False,
-        name="approve-command", description="Allow a criterion's command",
-    )  # fmt: skip
-    def _approve_command(self, run_id: str, command: PendingCommand, version: int) -> None:
-        store = SqliteStore(self.feed.db_path, migrate=False)
-        try:
-            change = run_criteria.approve_command(
-                store, run_id, command.key, self.operator, expected_version=version
-            )
-        finally:
-            store.close()
-        self.post_message(CriteriaActed(run_id, change, command=command))
-
-    @on(CriteriaActed)
-    def _criteria_acted(self, message: CriteriaActed) -> None:
-        outcome = message.outcome
-        run_id = shown(message.run_id)
-        if message.policy_problem:
-            self.notify(
-                f"jarvis.toml cannot be used, so run {run_id} was verified with the default "
-                f"policy: {one_line(message.policy_problem, 300)}",
-                title="Default verify policy",
-                severity="warning",
-                markup=False,
-                timeout=10,
-            )
-        if not outcome.ok:
-            self.notify(
-                outcome.message,
-                title=f"Refused ({outcome.code})",
-                severity="error",
-                markup=False,
-                timeout=10,
-            )
-        elif isinstance(outcome, run_criteria.Reverified):
-            self._notify_verified(run_id, outcome, message.state_before)
-        elif message.command is not None:
-            later = (
-                "the host verifies it again shortly"
-                if self.store_sync.host
-                else "no host is running: press v to verify it now"
-            )
-            self.notify(
-                f"Allowed {one_line(json.dumps(message.command.argv), 200)} for run {run_id}; "
-                f"{later}.",
-                title="Done",
-                markup=False,
-            )
-        self.read_store()
-
-    def _notify_verified(
-        self, run_id: str, outcome: run_criteria.Reverified, before: str | None
-    ) -> None:
-        results = (outcome.results or {}).get("criteria_results") or []
-        run = outcome.run or {}
-        keys = {
-            command.key
-            for command in pending_commands(
-                {
-                    "state": run.get("state"),
-                    "verification_state": run.get("verification_state"),
-                    "verification": outcome.results,
-                    "approved_commands": run_criteria.approved_of(run),
-                }
-            )
-        }
-        passed = waiting = 0
-        for result in results:
-            command = criterion_command(result.get("criterion") or {})
-            if result.get("passed"):
-                passed += 1
-            elif command is not None and command.key in keys:
-                waiting += 1
-        failed = len(results) - passed - waiting
-        counts = f"{passed} of {len(results)} criteria passed, {failed} failed"
-        if waiting:
-            counts += f", {waiting} waiting for your approval (A)"
-        state = str(run.get("state") or "")
-        if not state:
-            after = "it is no longer in the store"
-        elif state != before:
-            after = f"it is now {state}"
-        else:
-            # Verifying again decides only a run still waiting on verification: a decided run
-            # keeps its state, and the operator judges the new results.
-            after = f"it stays {state}"
-            stage = shown_stage(run)
-            overridable = stage is not None and is_legal(stage, Action.OVERRIDE)
-            if overridable and not failed and not waiting:
-                after += " (override it if the work is done)"
-        self.notify(
-            f"Run {run_id}: {counts}; {after}.",
-            title="Verified" if not failed else "Verified: criteria failed",
-            severity="information" if not failed else "warning",
-            markup=False,
-        )
-
-    @on(ActionFinished)
-    def _action_finished(self, message: ActionFinished) -> None:
-        result = message.result
-        if result.ok and result.run is not None:
-            state = result.run["state"]
-            extra = f", retry {result.run['retry_count']}" if message.action == "retry" else ""
-            # What approving did with the branch (merged, recommended, left), in git's words.
-            merged = f" {shown(str(result.merge['note']))}" if result.merge else ""
-            self.notify(
-                f"{_VERBS[message.action]} run {shown(message.run_id)}: now {state}{extra}."
-                f"{merged}",
-                title="Done",
-                markup=False,
-            )
-            if message.action == "steer" and message.text is not None:
-                self.query_one(SteerComposer).sent(message.run_id, message.text)
-        elif result.refusal is not None:
-            self.notify(
-                result.refusal.message,
-                title=f"Refused ({result.refusal.code})",
-                severity="error",
-                markup=False,
-                timeout=10,
-            )
         self.read_store()
 
     # -- views --------------------------------------------------------------------------------
