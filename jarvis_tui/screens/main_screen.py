@@ -1,49 +1,39 @@
 """The console's one main screen: the run table and the selected run's panels, kept live.
 
-Reading: a thread worker asks `StoreFeed` what changed since the last journal position and posts
-`StoreChanged`; the next read is armed with `set_timer` only after the previous one finished,
-and polling pauses while a dialog is up. Applying: rows change in place by run id inside one
-`batch_update`; only an operator's change of view rebuilds the table.
+The screen is the view: its layout, its keys, the table, the filter and the sort, the panels.
+Two controllers do the rest and hand their results back to it: `StoreSync`
+(`jarvis_tui.screens.store_sync`) reads the store, polls and says when reading fails;
+`RunActionsController` (`jarvis_tui.screens.run_actions_controller`) carries out the operator's
+actions, which write. Textual's workers, timers and message handlers need a DOM node, so the
+controllers' workers run on this screen and its `@on` handlers hand the messages over (the
+controllers' module docs say why).
+
+Applying what was read: rows change in place by run id inside one `batch_update`; only an
+operator's change of view rebuilds the table.
 
 The run on show: the run table's current run (`RunTable.current`), the one the operator chose.
 The panels show it, and every action key, the palette's run commands, `enter` and the composer
 act on it. It changes only when the operator moves the cursor or goes to a run, never because
 the view changed: a run that leaves the view stays on show, and the view line says so.
-
-Acting: every action goes through `core.operator_actions` on a thread worker with the version the
-operator was looking at, so a run another process moved first is refused, not acted on twice;
-the result comes back as `ActionFinished` and becomes a notification with core's sentence.
-Verifying a run's acceptance criteria again and allowing a criterion's command go through
-`core.criteria.run_criteria` the same way, and come back as `CriteriaActed`.
 """
 
 from __future__ import annotations
 
-import gc
-import json
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.events import Key, Resize
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 from textual.worker import Worker, WorkerState
 
-from core import operator_actions
-from core.criteria import run_criteria
-from core.identity import operator_name
-from core.lifecycle import Action, is_legal
-from core.store.faults import database_errors
-from core.store.location import shown as store_shown
-from core.store.opening import LASTING, StoreError, fault
 from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
 from jarvis_tui.feed import FeedRead, RunView, StoreFeed
 from jarvis_tui.messages import (
@@ -53,25 +43,16 @@ from jarvis_tui.messages import (
     StoreChanged,
     StreamHistoryReceived,
 )
-from jarvis_tui.modals.allow_command_dialog import AllowCommandDialog
-from jarvis_tui.modals.reason_dialog import ReasonDialog
-from jarvis_tui.modals.retry_dialog import RetryDialog
 from jarvis_tui.modals.run_details import RunDetailsScreen
-from jarvis_tui.run_actions import (
-    CRITERIA_ACTIONS,
-    RUN_ACTIONS,
-    PendingCommand,
-    availability,
-    criterion_command,
-    pending_commands,
-)
+from jarvis_tui.run_actions import CRITERIA_ACTIONS, RUN_ACTIONS, availability
 from jarvis_tui.run_model import STATE_KEYS, RunModel
-from jarvis_tui.safe_text import inert, one_line, shown
-from jarvis_tui.state_look import shown_stage, state_text
+from jarvis_tui.safe_text import inert, shown
+from jarvis_tui.screens.run_actions_controller import RunActionsController
+from jarvis_tui.screens.store_sync import RUN_JOURNAL, STORE_GROUP, StoreSync
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
-from jarvis_tui.widgets.progress_stream import MAX_LINES, ProgressStream
+from jarvis_tui.widgets.progress_stream import ProgressStream
 from jarvis_tui.widgets.run_table import SORT_CYCLE, RunTable, RunTableHeader
 from jarvis_tui.widgets.status_header import StatusHeader
 from jarvis_tui.widgets.steer_composer import SteerComposer
@@ -80,22 +61,8 @@ Clock = Callable[[], datetime]
 
 #: From this many columns the panels sit beside the table instead of folding into tabs.
 WIDE_COLUMNS = 120
-#: The selected run's newest journal entries loaded when it is selected.
-RUN_JOURNAL = 200
 #: Seconds between age refreshes: ages are shown in minutes, so nothing finer is needed.
 AGE_REFRESH = 60.0
-#: Allocations between young collections, and a full-collection threshold never reached:
-#: full collections run once a minute instead (see `_store_changed`).
-GC_YOUNG = 10_000
-GC_FULL_NEVER = 1_000_000
-
-_VERBS = {
-    "retry": "Retried",
-    "override": "Overrode",
-    "approve": "Approved",
-    "cancel": "Cancelled",
-    "steer": "Steer queued for",
-}
 
 
 PANELS = (
@@ -243,39 +210,41 @@ class MainScreen(Screen[None]):
         tune_gc: bool = False,
     ) -> None:
         super().__init__()
-        self.tune_gc = tune_gc
-        self.feed = StoreFeed(workspace_db, store_at)
         self.live = live
         self.clock = clock
-        self.operator = operator_name(operator)
-        """Who the console acts as (recorded with every action)."""
-        self.poll_interval = poll_interval
         self.model = RunModel()
         """Every run the console knows, and the current view over them."""
-        self.seen_seq: int | None = None
-        """The journal position the screen reflects (None before the first read)."""
-        self.host: int | None | bool = False
         self.view: RunView | None = None
         """The selected run's panels, as last read."""
-        self.counts: dict[str, int] = {}
-        self.burn: dict[str, Any] | None = None
-        """What the fleet's agents reported spending, for the header."""
-        self._poll_timer: Timer | None = None
-        self._read_at = ""
-        self._read_problem: str | None = None
-        """The store fault last said (a toast once per fault, not once per poll)."""
-        self._read_seq: int | None = None
-        """The journal position the last finished read reached (ahead of ``seen_seq`` until its
-        message is handled)."""
-        self._read_host: int | None = None
+        self.store_sync = StoreSync(
+            self,
+            view=self,
+            db_path=workspace_db,
+            store_at=store_at,
+            live=live,
+            poll_interval=poll_interval,
+            clock=clock,
+            tune_gc=tune_gc,
+        )
+        """Reads the store and keeps what the reads said (counts, host, spend, read time)."""
+        self.actions = RunActionsController(
+            self, view=self, sync=self.store_sync, operator=operator
+        )
+        """Carries out the operator's actions (the `action_*` methods hand them over)."""
         self._bindings_key: tuple[object, ...] = ()
-        self._whole = False
-        """Every run has been read (a first page alone does not count)."""
-        self._verifying: set[str] = set()
-        """Runs this console is verifying right now (a second ``v`` would only repeat it)."""
         self._view_line = Text()
         self.attention_toasts = AttentionToasts(clock=lambda: self.clock().timestamp())
         """Runs that started needing a human, for one toast at a time (never behind a dialog)."""
+
+    @property
+    def feed(self) -> StoreFeed:
+        """The store sync's feed, which the diff and the log read through too."""
+        return self.store_sync.feed
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Runs per state, as last read."""
+        return self.store_sync.counts
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -308,70 +277,35 @@ class MainScreen(Screen[None]):
     def on_unmount(self) -> None:
         # Workers still reading hold the feed's lock; closing waits for them, never under them.
         self.workers.cancel_all()
-        self.feed.close()
+        self.store_sync.close()
 
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width >= WIDE_COLUMNS, "-wide")
 
     def on_screen_resume(self) -> None:
-        self._raise_attention_toast()  # what arrived while a dialog was up
-        if self.live and self._poll_timer is None and self.seen_seq is not None:
-            self._poll()
+        self.raise_attention_toast()  # what arrived while a dialog was up
+        self.store_sync.resume()
 
     def on_screen_suspend(self) -> None:
         # Polling pauses behind a dialog: the operator is deciding on what they see.
-        if self._poll_timer is not None:
-            self._poll_timer.stop()
-            self._poll_timer = None
-
-    # -- reading the store --------------------------------------------------------------------
-
-    def read_store(self) -> None:
-        """Read what changed now (everything on the first read)."""
-        self._read(self._read_seq, self._read_host)
-
-    def _poll(self) -> None:
-        self._poll_timer = None
-        self.read_store()
-
-    @work(
-        thread=True, exclusive=True, group="store", exit_on_error=False,
-        name="read-store", description="Read what changed in the store",
-    )  # fmt: skip
-    def _read(self, since: int | None, last_host: int | None) -> None:
-        if since is None and (page := self.feed.first_page()) is not None:
-            self.post_message(StoreChanged(page))  # the newest runs on screen while all are read
-        read = self.feed.read(since, last_host=last_host)
-        if read is not None:
-            # Recorded here, not when the message is handled: the next poll may start first.
-            self._read_seq, self._read_host = read.last_seq, read.host_pid
-            self.post_message(StoreChanged(read))
-
-    @work(
-        thread=True, exclusive=True, group="view", exit_on_error=False,
-        name="read-run", description="Read the selected run",
-    )  # fmt: skip
-    def _read_view(self, run_id: str) -> None:
-        self.post_message(RunViewReceived(self.feed.run_view(run_id, journal_limit=RUN_JOURNAL)))
-
-    @work(
-        thread=True, exclusive=True, group="view", exit_on_error=False,
-        name="read-stream", description="Read every run's newest journal entries",
-    )  # fmt: skip
-    def _read_all_stream(self) -> None:
-        self.post_message(StreamHistoryReceived(self.feed.all_journal(limit=MAX_LINES)))
+        self.store_sync.suspend()
 
     # -- applying what was read ---------------------------------------------------------------
 
+    def read_store(self) -> None:
+        """Read what changed now (everything on the first read)."""
+        self.store_sync.read_store()
+
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
-        read = message.read
-        if read.partial and self._whole:
-            return  # a first page overtaken by a whole read (a refresh during start-up)
-        first = not self._whole
-        self._whole = self._whole or (read.full and not read.partial)
-        self.seen_seq = read.last_seq
-        self.host = read.host_pid
+        self.store_sync.store_changed(message.read)
+
+    def show_rows(self, read: FeedRead) -> str | None:
+        """Put ``read``'s rows in the model and the table (`StoreView.show_rows`).
+
+        Returns:
+            The run on show before the rows changed.
+        """
         table = self.query_one(RunTable)
         now = self.clock()
         before = table.current
@@ -382,35 +316,27 @@ class MainScreen(Screen[None]):
             self.model.update(read.rows)
             self._apply_rows(table, read.rows, now)
         if read.counts or read.full:
-            self.counts = read.counts
-            self.burn = read.burn
             # The spend column, like the header's "spent", once any agent reported spending.
-            table.show_spend(self.burn is not None)
-            self.query_one(RunTableHeader).show_spend(self.burn is not None)
-        self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
-        self._show_status()
-        if first and self._whole and self.tune_gc:
-            # The widget tree and the first read are long-lived: keep them out of the
-            # collector's way, or full collections (up to 0.1 s over 10,000 runs) land on keys.
-            gc.collect()
-            gc.freeze()
-            # Frozen, the old generation is nearly empty, and Python then runs a full
-            # collection every few hundred thousand allocations, each up to ~30 ms on the
-            # UI thread at 200 events/s. Young collections stay; full ones wait for the
-            # minute's age refresh, where a pause lands on nobody's keystroke.
-            gc.set_threshold(GC_YOUNG, 50, GC_FULL_NEVER)
+            spent = self.store_sync.burn is not None
+            table.show_spend(spent)
+            self.query_one(RunTableHeader).show_spend(spent)
+        return before
+
+    def follow_read(self, read: FeedRead, *, first: bool, before: str | None) -> None:
+        """What else ``read`` changes on screen (`StoreView.follow_read`)."""
         if not first:
             self.attention_toasts.entered(read.journal)
-            self._raise_attention_toast()
+            self.raise_attention_toast()
         self._show_view_line()
         stream = self.query_one(ProgressStream)
         if stream.all_runs:
             stream.add(read.journal)
         # A run that just became current (the first one shown) is read by `_row_highlighted`.
+        table = self.query_one(RunTable)
         on_show = table.current
         if on_show is not None and on_show == before:
             if read.full:
-                self._read_view(on_show)
+                self.store_sync.read_view(on_show)
             elif on_show in {row["run_id"] for row in read.rows}:
                 self._selected_changed(on_show, read)
         elif on_show is None and first:
@@ -429,7 +355,7 @@ class MainScreen(Screen[None]):
             or view.run_id != run_id
             or any(entry["kind"] != "progress" for entry in mine)
         ):
-            self._read_view(run_id)
+            self.store_sync.read_view(run_id)
             return
         view.journal = [*view.journal, *mine][-RUN_JOURNAL:]
         stream = self.query_one(ProgressStream)
@@ -448,13 +374,15 @@ class MainScreen(Screen[None]):
             if added or self.model.view.attention or self.model.view.sort not in ("age", "run"):
                 table.order_by(self.model.sort_key, reverse=self.model.reverse)
 
-    def _show_status(self) -> None:
+    def show_status(self) -> None:
+        """Repaint the header from what the store sync last read (`StoreView.show_status`)."""
+        sync = self.store_sync
         self.query_one(StatusHeader).show_status(
-            self.counts,
-            host=self.host,
+            sync.counts,
+            host=sync.host,
             attention=self.model.attention_count(),
-            read_at=self._read_at,
-            burn=self.burn,
+            read_at=sync.read_at,
+            burn=sync.burn,
         )
 
     def _show_view_line(self) -> None:
@@ -468,7 +396,7 @@ class MainScreen(Screen[None]):
                 style="yellow",
             )
         text.append(self.model.view.describe())
-        if self._whole or not self.model.rows:
+        if self.store_sync.whole or not self.model.rows:
             text.append(f" · {table.row_count:,} of {len(self.model.rows):,}", style="dim")
         else:
             total = sum(self.counts.values())
@@ -481,9 +409,12 @@ class MainScreen(Screen[None]):
         self._view_line = text
         self.query_one("#view-line", Static).update(text, layout=False)  # one fixed line
 
-    def _raise_attention_toast(self) -> None:
-        # Only on this screen: a toast drawn over a dialog hides what is being decided. What
-        # waits is raised when the dialog closes, or at the next read once the interval is over.
+    def raise_attention_toast(self) -> None:
+        """Raise the needs-a-human toast that is due, if any (`StoreView.raise_attention_toast`).
+
+        Only on this screen: a toast drawn over a dialog hides what is being decided. What
+        waits is raised when the dialog closes, or at the next read once the interval is over.
+        """
         if not self.is_current:
             return
         toast = self.attention_toasts.due(self.model.needs_human)
@@ -533,7 +464,7 @@ class MainScreen(Screen[None]):
 
     def _read_view_if_selected(self, run_id: str) -> None:
         if self.run_on_show == run_id:
-            self._read_view(run_id)
+            self.store_sync.read_view(run_id)
 
     @on(RunTable.Selected)
     def _row_selected(self, event: RunTable.Selected) -> None:
@@ -541,69 +472,25 @@ class MainScreen(Screen[None]):
 
     def _refresh_ages(self) -> None:
         self.query_one(RunTable).set_now(self.clock())  # only the lines on screen are redrawn
-        if self.tune_gc:
-            # The full collection the thresholds put off; what survives it is long-lived too,
-            # so the next minute's collection looks only at the minute's new objects.
-            gc.collect()
-            gc.freeze()
+        self.store_sync.collect_put_off()
 
     # -- one funnel for worker outcomes -------------------------------------------------------
 
-    def _store_read_failed(self, error: BaseException | None) -> None:
-        """A read of the store failed: leave on damage that will not pass, say it once else.
-
-        A damaged, emptied or foreign store will fail every read from now on: the console ends
-        with the store's sentence (exit 2), as it would have at start, rather than raise the
-        same error every poll. A passing fault (the disk is full, another process holds the
-        lock too long) is said once and read again; the header's read time stops meanwhile.
-        """
-        problem: StoreError | None = None
-        if isinstance(error, StoreError):  # found while opening the store for the read
-            problem = error
-        elif isinstance(error, database_errors()):  # met while reading it
-            problem = fault(error, store_shown(self.feed.location))
-        if problem is not None and problem.code in LASTING:
-            self.app.exit(return_code=2, message=Text(f"jarvis: {inert(problem.message)}"))
-            return
-        text = problem.message if problem is not None else f"Reading the store failed: {error}"
-        if text != self._read_problem:
-            self._read_problem = text
-            self.notify(inert(text), title="Store read failed", severity="error", markup=False)
-
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
+        # Every worker of this screen: the store sync's reads of what changed end in its hands
+        # (a failure said once, or the console ends; the next poll armed); any other that
+        # fails, a write or a read of one run, is said here.
         worker: Worker[Any] = event.worker
-        if event.state is WorkerState.ERROR:
-            if worker.group == "store":
-                self._store_read_failed(worker.error)
-            else:
-                self.notify(
-                    inert(f"{worker.description}: {worker.error}"),
-                    title="Action failed",
-                    severity="error",
-                    markup=False,
-                )
-        if (
-            worker.group == "store"
-            and event.state is WorkerState.SUCCESS
-            and self.seen_seq is not None
-        ):
-            # Every read that went through, changes or not: an idle workspace is read all the
-            # same, and a time that stops is how an operator sees that reading stopped. The
-            # header repaints only when the shown second changes.
-            self._read_at = self.clock().astimezone().strftime("%H:%M:%S")
-            self._read_problem = None
-            self._show_status()
-            self._raise_attention_toast()  # one whose interval ran out on an idle workspace
-        if (
-            worker.group == "store"
-            and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
-            and self.live
-            and self.is_current
-        ):
-            if self._poll_timer is not None:
-                self._poll_timer.stop()
-            self._poll_timer = self.set_timer(self.poll_interval, self._poll)
+        if worker.group == STORE_GROUP:
+            self.store_sync.read_ended(event.state, worker.error)
+        elif event.state is WorkerState.ERROR:
+            self.notify(
+                inert(f"{worker.description}: {worker.error}"),
+                title="Action failed",
+                severity="error",
+                markup=False,
+            )
 
     # -- availability -------------------------------------------------------------------------
 
@@ -671,118 +558,43 @@ class MainScreen(Screen[None]):
                     )
                 return
 
-    # -- actions ------------------------------------------------------------------------------
+    # -- actions: the actions controller's ----------------------------------------------------
 
     def action_retry(self) -> None:
-        row = self.selected_row()
-        if row is None:
-            return
-        snapshot = dict(row)
-
-        def confirmed(ok: bool | None) -> None:
-            if ok:
-                self._act("retry", snapshot["run_id"], int(snapshot["version"]))
-
-        self.app.push_screen(RetryDialog(snapshot), confirmed)
+        self.actions.retry()
 
     def action_override(self) -> None:
-        self._with_reason(
-            "override",
-            "Override",
-            "Mark it done although it failed. It stays marked as overridden wherever it is shown.",
-        )
+        self.actions.override()
 
     def action_cancel_run(self) -> None:
-        self._with_reason(
-            "cancel",
-            "Cancel",
-            "Stop it: a running worker is stopped, and the run is failed with your reason.",
-        )
-
-    def _with_reason(self, action: str, verb: str, consequence: str) -> None:
-        row = self.selected_row()
-        if row is None:
-            return
-        snapshot = dict(row)
-        body = Text.assemble(
-            f"{verb} run ",
-            (shown(snapshot["run_id"]), "bold"),
-            ", which is ",
-            state_text(str(snapshot["state"]), verification=snapshot.get("verification_state")),
-            f"?\n\n{consequence}",
-        )
-        if snapshot.get("state_reason"):
-            body.append("\n\nWhy it stopped: ", style="dim")
-            body.append(one_line(snapshot["state_reason"], 300))
-
-        def given(reason: str | None) -> None:
-            if reason:
-                self._act(action, snapshot["run_id"], int(snapshot["version"]), reason)
-
-        self.app.push_screen(ReasonDialog(f"{verb} run", body, confirm=verb), given)
+        self.actions.cancel()
 
     def action_approve(self) -> None:
-        row = self.selected_row()
-        if row is not None:
-            self._act("approve", row["run_id"], int(row["version"]))
+        self.actions.approve()
 
     def action_verify(self) -> None:
-        row = self.selected_row()
-        if row is None:
-            return
-        run_id = str(row["run_id"])
-        if run_id in self._verifying:
-            self.notify(
-                f"Run {shown(run_id)} is being verified by this console already.",
-                title="Verify: not possible",
-                severity="warning",
-                markup=False,
-            )
-            return
-        self._verifying.add(run_id)
-        self.notify(
-            f"Verifying run {shown(run_id)}'s acceptance criteria in its checkout…",
-            title="Verify",
-            markup=False,
-        )
-        self._verify(run_id, str(row["state"]))
+        self.actions.verify()
 
     def action_approve_command(self) -> None:
-        row = self.selected_row()
-        if row is None:
-            return
-        run_id = str(row["run_id"])
-        view = self.view
-        if view is None or view.run_id != run_id or view.detail is None:
-            self.notify(
-                f"Run {shown(run_id)} is still being read; try again in a moment.",
-                title="Allow command: not yet",
-                severity="warning",
-                markup=False,
-            )
-            return
-        waiting = pending_commands({**view.detail, **row})  # the row's state is the newer
-        if not waiting:
-            # The latest results name no command that waits (read before the host recorded
-            # them, or a command since allowed): verifying again settles which one waits.
-            self.notify(
-                f"Run {shown(run_id)} waits for approval, but its latest verification names no "
-                "command to allow. Press v to verify it again.",
-                title="Allow command: nothing to allow",
-                severity="warning",
-                markup=False,
-            )
-            return
-        command = waiting[0]
-        # The version the operator decides on: a verification that moved on since (verified
-        # again, say) makes the approval stale, not silently applied to another stage.
-        version = int(row["version"])
+        self.actions.approve_command()
 
-        def confirmed(ok: bool | None) -> None:
-            if ok:
-                self._approve_command(run_id, command, version)
+    @on(SteerComposer.SendRequested)
+    def _send_steer(self, message: SteerComposer.SendRequested) -> None:
+        self.actions.steer(message.run_id, message.version, message.message)
 
-        self.app.push_screen(AllowCommandDialog(run_id, command, more=len(waiting) - 1), confirmed)
+    @on(ActionFinished)
+    def _action_finished(self, message: ActionFinished) -> None:
+        self.actions.action_finished(message)
+
+    @on(CriteriaActed)
+    def _criteria_acted(self, message: CriteriaActed) -> None:
+        self.actions.criteria_acted(message)
+
+    def steer_sent(self, run_id: str, text: str) -> None:
+        """The steer ``text`` was queued for ``run_id`` (`ActionsView.steer_sent`)."""
+        self.query_one(SteerComposer).sent(run_id, text)
+
+    # -- actions: the view's ------------------------------------------------------------------
 
     def action_steer(self) -> None:
         self.action_panel("steer")
@@ -817,208 +629,6 @@ class MainScreen(Screen[None]):
     def action_refresh(self) -> None:
         self.read_store()
 
-    @on(SteerComposer.SendRequested)
-    def _send_steer(self, message: SteerComposer.SendRequested) -> None:
-        if message.run_id != self.run_on_show:
-            # The composer shows the run on show; a send that raced a change of run is not
-            # sent anywhere, and the draft stays with its run.
-            self.notify(
-                f"Not sent: run {shown(message.run_id)} is no longer on show. "
-                "Its draft is kept with it.",
-                title="Cannot steer",
-                severity="warning",
-                markup=False,
-            )
-            return
-        self._act("steer", message.run_id, message.version, message.message)
-
-    @work(
-        thread=True, group="act", exit_on_error=False,
-        name="act", description="Apply an operator action",
-    )  # fmt: skip
-    def _act(self, action: str, run_id: str, version: int, text: str | None = None) -> None:
-        store = self.feed.open_writer()
-        try:
-            if action == "retry":
-                result = operator_actions.retry(
-                    store, run_id, self.operator, expected_version=version
-                )
-            elif action == "approve":
-                result = operator_actions.approve(
-                    store, run_id, self.operator, expected_version=version
-                )
-            elif action == "override":
-                result = operator_actions.override(
-                    store, run_id, self.operator, text, expected_version=version
-                )
-            elif action == "cancel":
-                result = operator_actions.cancel(
-                    store, run_id, self.operator, text, expected_version=version
-                )
-            else:
-                result = operator_actions.steer(
-                    store, run_id, self.operator, text, expected_version=version
-                )
-        finally:
-            store.close()
-        self.post_message(ActionFinished(action, run_id, result, text=text))
-
-    @work(
-        thread=True, group="act", exit_on_error=False,
-        name="verify", description="Verify a run's acceptance criteria",
-    )  # fmt: skip
-    def _verify(self, run_id: str, state_before: str) -> None:
-        # Imported here, not at start: the configuration's models cost first paint ~0.15 s.
-        from core.criteria.allowlist import DEFAULT_POLICY
-        from core.host.config import ConfigError, load_config
-
-        root = self.feed.root
-        problem: str | None = None
-        try:
-            policy = load_config(root).verify_policy()
-        except (ConfigError, OSError) as exc:
-            # The host would refuse such a file; verifying with the defaults (a smaller
-            # allowlist: more commands wait for approval, none runs that would not) still
-            # tells the operator something, and the notification says which policy was used.
-            policy, problem = DEFAULT_POLICY, str(exc)
-        try:
-            store = self.feed.open_writer()
-            try:
-                outcome = run_criteria.reverify(store, root, run_id, policy)
-            finally:
-                store.close()
-        finally:
-            # Straight from this thread: one set operation is atomic, and the set only guards
-            # against a second ``v`` (a worker that failed must not leave the run marked).
-            self._verifying.discard(run_id)
-        self.post_message(
-            CriteriaActed(run_id, outcome, policy_problem=problem, state_before=state_before)
-        )
-
-    @work(
-        thread=True, group="act", exit_on_error=False,
-        name="approve-command", description="Allow a criterion's command",
-    )  # fmt: skip
-    def _approve_command(self, run_id: str, command: PendingCommand, version: int) -> None:
-        store = self.feed.open_writer()
-        try:
-            change = run_criteria.approve_command(
-                store, run_id, command.key, self.operator, expected_version=version
-            )
-        finally:
-            store.close()
-        self.post_message(CriteriaActed(run_id, change, command=command))
-
-    @on(CriteriaActed)
-    def _criteria_acted(self, message: CriteriaActed) -> None:
-        outcome = message.outcome
-        run_id = shown(message.run_id)
-        if message.policy_problem:
-            self.notify(
-                f"jarvis.toml cannot be used, so run {run_id} was verified with the default "
-                f"policy: {one_line(message.policy_problem, 300)}",
-                title="Default verify policy",
-                severity="warning",
-                markup=False,
-                timeout=10,
-            )
-        if not outcome.ok:
-            self.notify(
-                outcome.message,
-                title=f"Refused ({outcome.code})",
-                severity="error",
-                markup=False,
-                timeout=10,
-            )
-        elif isinstance(outcome, run_criteria.Reverified):
-            self._notify_verified(run_id, outcome, message.state_before)
-        elif message.command is not None:
-            later = (
-                "the host verifies it again shortly"
-                if self.host
-                else "no host is running: press v to verify it now"
-            )
-            self.notify(
-                f"Allowed {one_line(json.dumps(message.command.argv), 200)} for run {run_id}; "
-                f"{later}.",
-                title="Done",
-                markup=False,
-            )
-        self.read_store()
-
-    def _notify_verified(
-        self, run_id: str, outcome: run_criteria.Reverified, before: str | None
-    ) -> None:
-        results = (outcome.results or {}).get("criteria_results") or []
-        run = outcome.run or {}
-        keys = {
-            command.key
-            for command in pending_commands(
-                {
-                    "state": run.get("state"),
-                    "verification_state": run.get("verification_state"),
-                    "verification": outcome.results,
-                    "approved_commands": run_criteria.approved_of(run),
-                }
-            )
-        }
-        passed = waiting = 0
-        for result in results:
-            command = criterion_command(result.get("criterion") or {})
-            if result.get("passed"):
-                passed += 1
-            elif command is not None and command.key in keys:
-                waiting += 1
-        failed = len(results) - passed - waiting
-        counts = f"{passed} of {len(results)} criteria passed, {failed} failed"
-        if waiting:
-            counts += f", {waiting} waiting for your approval (A)"
-        state = str(run.get("state") or "")
-        if not state:
-            after = "it is no longer in the store"
-        elif state != before:
-            after = f"it is now {state}"
-        else:
-            # Verifying again decides only a run still waiting on verification: a decided run
-            # keeps its state, and the operator judges the new results.
-            after = f"it stays {state}"
-            stage = shown_stage(run)
-            overridable = stage is not None and is_legal(stage, Action.OVERRIDE)
-            if overridable and not failed and not waiting:
-                after += " (override it if the work is done)"
-        self.notify(
-            f"Run {run_id}: {counts}; {after}.",
-            title="Verified" if not failed else "Verified: criteria failed",
-            severity="information" if not failed else "warning",
-            markup=False,
-        )
-
-    @on(ActionFinished)
-    def _action_finished(self, message: ActionFinished) -> None:
-        result = message.result
-        if result.ok and result.run is not None:
-            state = result.run["state"]
-            extra = f", retry {result.run['retry_count']}" if message.action == "retry" else ""
-            # What approving did with the branch (merged, recommended, left), in git's words.
-            merged = f" {shown(str(result.merge['note']))}" if result.merge else ""
-            self.notify(
-                f"{_VERBS[message.action]} run {shown(message.run_id)}: now {state}{extra}."
-                f"{merged}",
-                title="Done",
-                markup=False,
-            )
-            if message.action == "steer" and message.text is not None:
-                self.query_one(SteerComposer).sent(message.run_id, message.text)
-        elif result.refusal is not None:
-            self.notify(
-                result.refusal.message,
-                title=f"Refused ({result.refusal.code})",
-                severity="error",
-                markup=False,
-                timeout=10,
-            )
-        self.read_store()
-
     # -- views --------------------------------------------------------------------------------
 
     def _replace_rows(self, table: RunTable, now: datetime) -> None:
@@ -1037,7 +647,7 @@ class MainScreen(Screen[None]):
         self._show_view_line()
         run_id = table.current
         if run_id is not None and (self.view is None or self.view.run_id != run_id):
-            self._read_view(run_id)
+            self.store_sync.read_view(run_id)
         elif run_id is None:
             self._show_run(None)
 
@@ -1143,10 +753,10 @@ class MainScreen(Screen[None]):
             stream.reset(run_id=run_id, all_runs=False, entries=[])
             if run_id is not None:
                 self.view = None
-                self._read_view(run_id)
+                self.store_sync.read_view(run_id)
         else:
             stream.reset(run_id=None, all_runs=True, entries=[])
-            self._read_all_stream()
+            self.store_sync.read_all_stream()
         self._bring_forward("progress")
         self._show_view_line()
 

@@ -58,7 +58,8 @@ async def test_the_console_shows_the_newest_page_then_every_run(
     def recording(self: MainScreen) -> None:
         handle(self)
         line = self.query_one("#view-line", Static).content
-        seen.append((self._whole, table(self.app).row_count, len(self.model.rows), str(line)))
+        whole = self.store_sync.whole
+        seen.append((whole, table(self.app).row_count, len(self.model.rows), str(line)))
 
     monkeypatch.setattr(MainScreen, "_show_view_line", recording)
     app = make_app(many)

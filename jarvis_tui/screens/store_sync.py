@@ -1,0 +1,295 @@
+"""The main screen's reading of the store: when to read, what a read says, and reads that fail.
+
+Reading: a thread worker asks `StoreFeed` what changed since the last journal position and posts
+`StoreChanged`; the next read is armed with `set_timer` only after the previous one finished,
+and polling pauses while a dialog is up. `StoreSync` keeps what the reads say about the
+workspace (the journal position, the host, the counts, the spend, the time of the last read)
+and hands the rows and the journal entries to the view (`StoreView`, the screen), which applies
+them. A read that fails is said once, or ends the console when the store will not come back.
+
+Where Textual's parts live: a worker, a timer and a message handler belong to a DOM node, and
+these belong to the screen. `StoreSync` is a plain class given the screen: it starts its
+workers with `Screen.run_worker` and the metadata `@work` would give them (`@work` only
+decorates a DOM node's own methods), and its timer with `Screen.set_timer`. So they stop with
+the screen, their `Worker.StateChanged` reaches the screen's one funnel, and what they post is
+handled where the view is. A hidden widget of its own would have been one more node in the tree
+that queries, focus and snapshots see. The screen's `@on` handlers hand `StoreChanged` and the
+store workers' outcomes here; `RunViewReceived` and `StreamHistoryReceived` carry nothing to
+keep, so the screen applies them itself.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.text import Text
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.worker import WorkerState
+
+from core.store.faults import database_errors
+from core.store.location import shown as store_shown
+from core.store.opening import LASTING, StoreError, fault
+from jarvis_tui.feed import FeedRead, StoreFeed
+from jarvis_tui.messages import RunViewReceived, StoreChanged, StreamHistoryReceived
+from jarvis_tui.safe_text import inert
+from jarvis_tui.widgets.progress_stream import MAX_LINES
+
+#: The selected run's newest journal entries loaded when it is selected.
+RUN_JOURNAL = 200
+#: Allocations between young collections, and a full-collection threshold never reached:
+#: full collections run once a minute instead (see `StoreSync.store_changed`).
+GC_YOUNG = 10_000
+GC_FULL_NEVER = 1_000_000
+#: The worker group of the reads of what changed: their outcomes are this controller's.
+STORE_GROUP = "store"
+
+
+class StoreView(Protocol):
+    """What `StoreSync` hands its reads to: the main screen."""
+
+    def show_rows(self, read: FeedRead) -> str | None:
+        """Put ``read``'s rows in the run model and the table, and show the spend column if
+        `StoreSync.burn` says any agent spent.
+
+        Returns:
+            The run on show before the rows changed.
+        """
+
+    def follow_read(self, read: FeedRead, *, first: bool, before: str | None) -> None:
+        """Everything else ``read`` changes on screen: toasts, the view line, the stream, the
+        panels of the run on show (``before``: the run on show before the rows changed)."""
+
+    def show_status(self) -> None:
+        """Repaint the header with the counts, the host, the spend and the read time."""
+
+    def raise_attention_toast(self) -> None:
+        """Raise the needs-a-human toast that is due, if any."""
+
+
+class StoreSync:
+    """Reads the store for one screen, and keeps what the reads said.
+
+    Args:
+        screen: The screen the workers and the polling timer belong to.
+        view: What the reads are handed to (the same screen).
+        db_path: The workspace's ``jarvis.db`` (its folder is the workspace).
+        store_at: The store when it is not that file (`core.store.location`).
+        live: Poll for changes (a console that only shows a store reads it once).
+        poll_interval: Seconds from the end of one read to the start of the next.
+        clock: The console's clock (the header's read time).
+        tune_gc: Tune the garbage collector for the console (it owns its process).
+    """
+
+    def __init__(
+        self,
+        screen: Screen[Any],
+        view: StoreView,
+        db_path: Path,
+        *,
+        store_at: str | Path | None = None,
+        live: bool,
+        poll_interval: float,
+        clock: Callable[[], datetime],
+        tune_gc: bool = False,
+    ) -> None:
+        self._screen = screen
+        self._view = view
+        self.feed = StoreFeed(db_path, store_at)
+        """The reads, through one long-lived connection (the diff and the log read through it)."""
+        self.live = live
+        self.poll_interval = poll_interval
+        self.clock = clock
+        self.tune_gc = tune_gc
+        self.seen_seq: int | None = None
+        """The journal position the screen reflects (None before the first read)."""
+        self.host: int | None | bool = False
+        """The host's pid, None when no host holds the workspace, False before the first read."""
+        self.counts: dict[str, int] = {}
+        """Runs per state, as last read."""
+        self.burn: dict[str, Any] | None = None
+        """What the fleet's agents reported spending, for the header."""
+        self.read_at = ""
+        """When a read last went through (the header's read time)."""
+        self.whole = False
+        """Every run has been read (a first page alone does not count)."""
+        self._poll_timer: Timer | None = None
+        self._read_problem: str | None = None
+        """The store fault last said (a toast once per fault, not once per poll)."""
+        self._read_seq: int | None = None
+        """The journal position the last finished read reached (ahead of ``seen_seq`` until its
+        message is handled)."""
+        self._read_host: int | None = None
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def read_store(self) -> None:
+        """Read what changed now (everything on the first read)."""
+        self._run(
+            partial(self._read, self._read_seq, self._read_host),
+            name="read-store",
+            group=STORE_GROUP,
+            description="Read what changed in the store",
+        )
+
+    def read_view(self, run_id: str) -> None:
+        """Read ``run_id``'s panels; they arrive as `RunViewReceived`."""
+        self._run(
+            partial(self._read_view, run_id),
+            name="read-run",
+            group="view",
+            description="Read the selected run",
+        )
+
+    def read_all_stream(self) -> None:
+        """Read every run's newest journal entries; they arrive as `StreamHistoryReceived`."""
+        self._run(
+            self._read_all_stream,
+            name="read-stream",
+            group="view",
+            description="Read every run's newest journal entries",
+        )
+
+    def _run(self, work: Callable[[], None], *, name: str, group: str, description: str) -> None:
+        # What `@work(thread=True, exclusive=True, exit_on_error=False, …)` on a method of the
+        # screen did: the screen's worker (see the module doc).
+        self._screen.run_worker(
+            work,
+            name=name,
+            group=group,
+            description=description,
+            exit_on_error=False,
+            exclusive=True,
+            thread=True,
+        )
+
+    def _read(self, since: int | None, last_host: int | None) -> None:
+        # In the worker's thread.
+        if since is None and (page := self.feed.first_page()) is not None:
+            # The newest runs on screen while all are read.
+            self._screen.post_message(StoreChanged(page))
+        read = self.feed.read(since, last_host=last_host)
+        if read is not None:
+            # Recorded here, not when the message is handled: the next poll may start first.
+            self._read_seq, self._read_host = read.last_seq, read.host_pid
+            self._screen.post_message(StoreChanged(read))
+
+    def _read_view(self, run_id: str) -> None:
+        # In the worker's thread.
+        view = self.feed.run_view(run_id, journal_limit=RUN_JOURNAL)
+        self._screen.post_message(RunViewReceived(view))
+
+    def _read_all_stream(self) -> None:
+        # In the worker's thread.
+        self._screen.post_message(StreamHistoryReceived(self.feed.all_journal(limit=MAX_LINES)))
+
+    # -- polling ------------------------------------------------------------------------------
+
+    def _poll(self) -> None:
+        self._poll_timer = None
+        self.read_store()
+
+    def resume(self) -> None:
+        """The screen is back on top: poll again, if polling was paused."""
+        if self.live and self._poll_timer is None and self.seen_seq is not None:
+            self._poll()
+
+    def suspend(self) -> None:
+        """A dialog is up: pause polling, the operator is deciding on what they see."""
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
+
+    def close(self) -> None:
+        """Close the feed's connection (the screen is leaving, its workers cancelled)."""
+        self.feed.close()
+
+    # -- what was read ------------------------------------------------------------------------
+
+    def store_changed(self, read: FeedRead) -> None:
+        """Keep what ``read`` says about the workspace and hand the rest to the view."""
+        if read.partial and self.whole:
+            return  # a first page overtaken by a whole read (a refresh during start-up)
+        first = not self.whole
+        self.whole = self.whole or (read.full and not read.partial)
+        self.seen_seq = read.last_seq
+        self.host = read.host_pid
+        if read.counts or read.full:
+            self.counts = read.counts
+            self.burn = read.burn
+        before = self._view.show_rows(read)
+        self.read_at = self._now()
+        self._view.show_status()
+        if first and self.whole and self.tune_gc:
+            # The widget tree and the first read are long-lived: keep them out of the
+            # collector's way, or full collections (up to 0.1 s over 10,000 runs) land on keys.
+            gc.collect()
+            gc.freeze()
+            # Frozen, the old generation is nearly empty, and Python then runs a full
+            # collection every few hundred thousand allocations, each up to ~30 ms on the
+            # UI thread at 200 events/s. Young collections stay; full ones wait for the
+            # minute's age refresh, where a pause lands on nobody's keystroke.
+            gc.set_threshold(GC_YOUNG, 50, GC_FULL_NEVER)
+        self._view.follow_read(read, first=first, before=before)
+
+    def collect_put_off(self) -> None:
+        """Run the full collection the thresholds put off (with the minute's age refresh)."""
+        if self.tune_gc:
+            # What survives it is long-lived too, so the next minute's collection looks only
+            # at the minute's new objects.
+            gc.collect()
+            gc.freeze()
+
+    def _now(self) -> str:
+        return self.clock().astimezone().strftime("%H:%M:%S")
+
+    # -- how a read ended ---------------------------------------------------------------------
+
+    def read_ended(self, state: WorkerState, error: BaseException | None) -> None:
+        """A read of what changed reached ``state`` (``error``: why it failed, if it did)."""
+        if state is WorkerState.ERROR:
+            self._read_failed(error)
+        if state is WorkerState.SUCCESS and self.seen_seq is not None:
+            # Every read that went through, changes or not: an idle workspace is read all the
+            # same, and a time that stops is how an operator sees that reading stopped. The
+            # header repaints only when the shown second changes.
+            self.read_at = self._now()
+            self._read_problem = None
+            self._view.show_status()
+            self._view.raise_attention_toast()  # one whose interval ran out on an idle workspace
+        if (
+            state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
+            and self.live
+            and self._screen.is_current
+        ):
+            if self._poll_timer is not None:
+                self._poll_timer.stop()
+            self._poll_timer = self._screen.set_timer(self.poll_interval, self._poll)
+
+    def _read_failed(self, error: BaseException | None) -> None:
+        """A read of the store failed: leave on damage that will not pass, say it once else.
+
+        A damaged, emptied or foreign store will fail every read from now on: the console ends
+        with the store's sentence (exit 2), as it would have at start, rather than raise the
+        same error every poll. A passing fault (the disk is full, another process holds the
+        lock too long) is said once and read again; the header's read time stops meanwhile.
+        """
+        problem: StoreError | None = None
+        if isinstance(error, StoreError):  # found while opening the store for the read
+            problem = error
+        elif isinstance(error, database_errors()):  # met while reading it
+            problem = fault(error, store_shown(self.feed.location))
+        if problem is not None and problem.code in LASTING:
+            self._screen.app.exit(return_code=2, message=Text(f"jarvis: {inert(problem.message)}"))
+            return
+        text = problem.message if problem is not None else f"Reading the store failed: {error}"
+        if text != self._read_problem:
+            self._read_problem = text
+            self._screen.notify(
+                inert(text), title="Store read failed", severity="error", markup=False
+            )
