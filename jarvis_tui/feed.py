@@ -26,6 +26,7 @@ from core.run_views import (
     table_rows,
 )
 from core.store.api import RunStore
+from core.store.hosts import lease_state
 from core.store.location import open_store
 from jarvis_tui.run_model import search_text
 
@@ -64,6 +65,46 @@ class FeedRead:
     burn: dict[str, Any] | None = None
     """Tokens and cost every run's agent reported (`SqliteStore.workspace_usage`), None
     when no agent reported any (or the read did not look)."""
+    hosts: tuple[HostLine, ...] = ()
+    """The store's hosts that are live or lost (`HostLine`), by name."""
+
+
+@dataclass(frozen=True)
+class HostLine:
+    """One host serving the store, as the header shows it."""
+
+    name: str
+    lanes: tuple[str, ...] | None
+    """None: every lane."""
+    state: str
+    """``live`` or ``lost`` (`core.store.hosts.lease_state`); stopped and recovered hosts are
+    history, not shown."""
+    heartbeat_at: str
+    """Its last heartbeat; for a lost host, when it went quiet."""
+
+    def key(self) -> tuple[object, ...]:
+        """What a change of is worth a read: not a live host's every heartbeat."""
+        return (
+            self.name,
+            self.lanes,
+            self.state,
+            self.heartbeat_at if self.state == "lost" else "",
+        )
+
+
+def _hosts(store: RunStore) -> tuple[HostLine, ...]:
+    now = store.now()
+    lines = []
+    for host in store.hosts():
+        state = lease_state(host, now)
+        if state in ("live", "lost"):
+            lanes = None if host["lanes"] is None else tuple(host["lanes"])
+            lines.append(HostLine(host["name"], lanes, state, host["heartbeat_at"]))
+    return tuple(lines)
+
+
+def hosts_key(hosts: tuple[HostLine, ...]) -> tuple[object, ...]:
+    return tuple(host.key() for host in hosts)
 
 
 def _burn(store: RunStore) -> dict[str, Any] | None:
@@ -172,19 +213,31 @@ class StoreFeed:
         with self._lock:
             self._drop()
 
-    def read(self, since_seq: int | None, *, last_host: int | None = None) -> FeedRead | None:
-        """What changed after ``since_seq`` (None: everything), or None when nothing did."""
+    def read(
+        self,
+        since_seq: int | None,
+        *,
+        last_host: int | None = None,
+        last_hosts: tuple[object, ...] = (),
+    ) -> FeedRead | None:
+        """What changed after ``since_seq`` (None: everything), or None when nothing did
+        (``last_host``: the local host's pid as last read; ``last_hosts``: `hosts_key` of the
+        store's hosts as last read)."""
         with self._reading() as store:
             seq = store.last_seq()
             host = host_pid(self.root)
+            hosts = _hosts(store)
             if since_seq is not None and seq == since_seq:
-                if host == last_host:
+                if host == last_host and hosts_key(hosts) == last_hosts:
                     return None
-                return FeedRead([], False, {}, [], seq, host)  # only the host changed
+                # Only the hosts changed.
+                return FeedRead([], False, {}, [], seq, host, hosts=hosts)
             burn = _burn(store)
             if since_seq is None or seq - since_seq > CATCH_UP_LIMIT:
                 rows = _searchable(table_rows(store))
-                return FeedRead(rows, True, state_counts(store), [], seq, host, burn=burn)
+                return FeedRead(
+                    rows, True, state_counts(store), [], seq, host, burn=burn, hosts=hosts
+                )
             entries = [
                 journal_entry(row)
                 for row in store.journal_since(since_seq, limit=CATCH_UP_LIMIT + 1)
@@ -192,7 +245,9 @@ class StoreFeed:
             changed = list(dict.fromkeys(entry["run_id"] for entry in entries))
             rows = _searchable(table_rows(store, changed))
             last = entries[-1]["seq"] if entries else seq
-            return FeedRead(rows, False, state_counts(store), entries, last, host, burn=burn)
+            return FeedRead(
+                rows, False, state_counts(store), entries, last, host, burn=burn, hosts=hosts
+            )
 
     def first_page(self, limit: int | None = None) -> FeedRead | None:
         """The newest ``limit`` runs (default FIRST_PAGE; the table's top under its default

@@ -37,6 +37,10 @@ class ChangeListener:
     def close(self) -> None:
         self._closed.set()
 
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
 
 class PostgresListener(ChangeListener):
     """LISTEN on a connection of its own; opened again after the server drops it."""

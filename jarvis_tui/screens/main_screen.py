@@ -383,6 +383,8 @@ class MainScreen(Screen[None]):
             attention=self.model.attention_count(),
             read_at=sync.read_at,
             burn=sync.burn,
+            hosts=sync.hosts,
+            now=self.clock(),
         )
 
     def _show_view_line(self) -> None:

@@ -21,6 +21,7 @@ keep, so the screen applies them itself.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
@@ -32,10 +33,11 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import WorkerState
 
+from core.store.changes import ChangeListener, listener_for
 from core.store.faults import database_errors
 from core.store.location import shown as store_shown
 from core.store.opening import LASTING, StoreError, fault
-from jarvis_tui.feed import FeedRead, StoreFeed
+from jarvis_tui.feed import FeedRead, HostLine, StoreFeed, hosts_key
 from jarvis_tui.messages import RunViewReceived, StoreChanged, StreamHistoryReceived
 from jarvis_tui.safe_text import inert
 from jarvis_tui.widgets.progress_stream import MAX_LINES
@@ -48,6 +50,10 @@ GC_YOUNG = 10_000
 GC_FULL_NEVER = 1_000_000
 #: The worker group of the reads of what changed: their outcomes are this controller's.
 STORE_GROUP = "store"
+#: Between reads of a store that announces its changes (PostgreSQL): the safety net's pace.
+SAFETY_POLL_S = 5.0
+#: How long the listener waits at a time (how soon it notices the console is closing).
+LISTEN_WAIT_S = 0.5
 
 
 class StoreView(Protocol):
@@ -125,13 +131,22 @@ class StoreSync:
         """The journal position the last finished read reached (ahead of ``seen_seq`` until its
         message is handled)."""
         self._read_host: int | None = None
+        self._read_hosts: tuple[object, ...] = ()
+        self.hosts: tuple[HostLine, ...] = ()
+        """The store's live and lost hosts, as last read (the header's hosts line)."""
+        self.listener = listener_for(self.feed.location) if live else ChangeListener()
+        """Wakes the next read when the store announces a change (PostgreSQL's NOTIFY); the
+        poll, slower then, is the safety net."""
+        self._listening: threading.Thread | None = None
+        self._woken = False
+        """A change was announced while a read was in flight: the next read starts at once."""
 
     # -- reading ------------------------------------------------------------------------------
 
     def read_store(self) -> None:
         """Read what changed now (everything on the first read)."""
         self._run(
-            partial(self._read, self._read_seq, self._read_host),
+            partial(self._read, self._read_seq, self._read_host, self._read_hosts),
             name="read-store",
             group=STORE_GROUP,
             description="Read what changed in the store",
@@ -168,15 +183,18 @@ class StoreSync:
             thread=True,
         )
 
-    def _read(self, since: int | None, last_host: int | None) -> None:
+    def _read(
+        self, since: int | None, last_host: int | None, last_hosts: tuple[object, ...]
+    ) -> None:
         # In the worker's thread.
         if since is None and (page := self.feed.first_page()) is not None:
             # The newest runs on screen while all are read.
             self._screen.post_message(StoreChanged(page))
-        read = self.feed.read(since, last_host=last_host)
+        read = self.feed.read(since, last_host=last_host, last_hosts=last_hosts)
         if read is not None:
             # Recorded here, not when the message is handled: the next poll may start first.
             self._read_seq, self._read_host = read.last_seq, read.host_pid
+            self._read_hosts = hosts_key(read.hosts)
             self._screen.post_message(StoreChanged(read))
 
     def _read_view(self, run_id: str) -> None:
@@ -207,7 +225,38 @@ class StoreSync:
 
     def close(self) -> None:
         """Close the feed's connection (the screen is leaving, its workers cancelled)."""
+        self.listener.close()
         self.feed.close()
+
+    # -- waking on a change -------------------------------------------------------------------
+
+    def _listen(self) -> None:
+        # Its own thread (not a worker: it outlives reads, and a worker waiting here would
+        # hold its group). Ends within LISTEN_WAIT_S of `close`.
+        while not self.listener.closed:
+            seq = self.listener.wait(LISTEN_WAIT_S)
+            if seq is None or (self._read_seq is not None and seq <= self._read_seq):
+                continue
+            try:
+                self._screen.app.call_from_thread(self._wake)
+            except RuntimeError:
+                return  # the app is gone
+
+    def _wake(self) -> None:
+        """A change was announced: read now if between reads, else right after this one."""
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll()
+        else:
+            self._woken = True
+
+    def _next_poll_s(self) -> float:
+        if self._woken:
+            self._woken = False
+            return 0.0
+        if self.listener.hears_changes:
+            return max(self.poll_interval, SAFETY_POLL_S)
+        return self.poll_interval
 
     # -- what was read ------------------------------------------------------------------------
 
@@ -219,6 +268,8 @@ class StoreSync:
         self.whole = self.whole or (read.full and not read.partial)
         self.seen_seq = read.last_seq
         self.host = read.host_pid
+        if not read.partial:
+            self.hosts = read.hosts
         if read.counts or read.full:
             self.counts = read.counts
             self.burn = read.burn
@@ -269,7 +320,12 @@ class StoreSync:
         ):
             if self._poll_timer is not None:
                 self._poll_timer.stop()
-            self._poll_timer = self._screen.set_timer(self.poll_interval, self._poll)
+            self._poll_timer = self._screen.set_timer(self._next_poll_s(), self._poll)
+            if self.listener.hears_changes and self._listening is None:
+                self._listening = threading.Thread(
+                    target=self._listen, name="store-listener", daemon=True
+                )
+                self._listening.start()
 
     def _read_failed(self, error: BaseException | None) -> None:
         """A read of the store failed: leave on damage that will not pass, say it once else.

@@ -8,6 +8,7 @@ below a full line the state counts drop their words and keep their symbols.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from textual.widget import Widget
 
 from core.lifecycle import RunState
 from core.usage_text import usage_line
+from jarvis_tui.ages import in_largest_unit, seconds_since
+from jarvis_tui.feed import HostLine
 from jarvis_tui.safe_text import shown
 from jarvis_tui.state_look import STATE_LOOK
 
@@ -36,6 +39,31 @@ def _path_in(path: str, room: int) -> str:
     return "…" + tail
 
 
+def many_hosts(hosts: tuple[HostLine, ...], host: int | None | bool) -> bool:
+    """Whether the header speaks of the store's hosts (a line of them) rather than of this
+    workspace's host alone: more than one serves the store, or one does from elsewhere."""
+    return len(hosts) > 1 or (len(hosts) == 1 and not host)
+
+
+def _hosts_line(hosts: tuple[HostLine, ...], now: datetime | None) -> Text:
+    line = Text()
+    # Lost hosts first: a narrow terminal cuts the end of the line, and they need the operator.
+    ordered = sorted(hosts, key=lambda found: (found.state != "lost", found.name))
+    for n, found in enumerate(ordered):
+        if n:
+            line.append(" · ", style="dim")
+        lanes = "every lane" if found.lanes is None else ", ".join(found.lanes)
+        if found.state == "live":
+            line.append(f"● {shown(found.name)}", style="green")
+            line.append(f" {shown(lanes)}", style="dim")
+        else:
+            quiet = seconds_since(found.heartbeat_at, now) if now is not None else None
+            since = f", last heartbeat {in_largest_unit(quiet)} ago" if quiet is not None else ""
+            line.append(f"✕ {shown(found.name)} lost{since}", style="bold red")
+            line.append(f" {shown(lanes)}", style="dim")
+    return line
+
+
 def render_status(
     workspace: Path,
     counts: dict[str, int],
@@ -45,14 +73,28 @@ def render_status(
     read_at: str = "",
     width: int | None = None,
     burn: dict[str, Any] | None = None,
+    hosts: tuple[HostLine, ...] = (),
+    now: datetime | None = None,
 ) -> Text:
     """Workspace and host on the first line; who needs a human and the runs per state on the
-    second; each line fits ``width`` cells (None: no limit).
+    second; with `many_hosts`, a third line of every live or lost host, its lanes, and when a
+    lost one last beat. Each line fits ``width`` cells (None: no limit).
 
-    ``host`` is the host's pid, None when no host holds the workspace, False when not known yet.
+    ``host`` is the local host's pid, None when no host holds the workspace, False when not
+    known yet; ``hosts`` the store's (`jarvis_tui.feed.HostLine`); ``now`` the console's time.
     """
-    if host is None:
-        host_part: tuple[str, str] = ("  ○ no host: runs will not start", "bold red")
+    if many_hosts(hosts, host):
+        live = sum(1 for found in hosts if found.state == "live")
+        lost = len(hosts) - live
+        if not live:
+            host_part: tuple[str, str] = ("  ○ no live host: runs will not start", "bold red")
+        else:
+            plural = "s" if live > 1 else ""
+            lost_part = f", {lost} lost" if lost else ""
+            host_part = (f"  ● {live} host{plural} live{lost_part}",
+                         "bold yellow" if lost else "green")  # fmt: skip
+    elif host is None:
+        host_part = ("  ○ no host: runs will not start", "bold red")
     elif host is not False:
         host_part = (f"  ● host pid {host}", "green")
     else:
@@ -97,6 +139,8 @@ def render_status(
     fits = width is None or second.cell_len + words.cell_len <= width
     second.append_text(words if fits else symbols)
     lines = [first, second]
+    if many_hosts(hosts, host):
+        lines.append(_hosts_line(hosts, now))
     if width is not None:
         for line in lines:
             line.truncate(width, overflow="ellipsis")
@@ -121,6 +165,8 @@ class StatusHeader(Widget):
         self.read_at = ""
         """When the store was last read (``HH:MM:SS``)."""
         self.burn: dict[str, Any] | None = None
+        self.hosts: tuple[HostLine, ...] = ()
+        self.now: datetime | None = None
 
     def show_status(
         self,
@@ -130,16 +176,25 @@ class StatusHeader(Widget):
         attention: int,
         read_at: str = "",
         burn: dict[str, Any] | None = None,
+        hosts: tuple[HostLine, ...] = (),
+        now: datetime | None = None,
     ) -> None:
-        """Show these values (repainted only when one of them changed)."""
-        shown_now = (self.counts, self.host, self.attention, self.read_at, self.burn)
-        if (counts, host, attention, read_at, burn) == shown_now:
+        """Show these values (repainted only when one of them changed; ``now`` only ages a
+        lost host's heartbeat, and is taken with the rest)."""
+        shown_now = (self.counts, self.host, self.attention, self.read_at, self.burn, self.hosts)
+        if (counts, host, attention, read_at, burn, hosts) == shown_now:
             return
+        # A line of hosts makes the header three lines high: a layout, once, when it appears.
+        height = 3 if many_hosts(hosts, host) else 2
+        if height != (3 if many_hosts(self.hosts, self.host) else 2):
+            self.styles.height = height
         self.counts = dict(counts)
         self.host = host
         self.attention = attention
         self.read_at = read_at
         self.burn = burn
+        self.hosts = hosts
+        self.now = now
         self.refresh()
 
     def render(self) -> Text:
@@ -151,4 +206,6 @@ class StatusHeader(Widget):
             read_at=self.read_at,
             width=self.size.width,
             burn=self.burn,
+            hosts=self.hosts,
+            now=self.now,
         )

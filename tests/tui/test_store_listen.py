@@ -1,0 +1,54 @@
+"""A console on PostgreSQL wakes on the store's NOTIFY (its poll is only the safety net), and
+reads the store's hosts: a host that goes lost is a change worth a read, a live host's
+heartbeat is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.host.fleet import Lease
+from core.lifecycle import RunState
+from core.store.location import open_store
+from jarvis_tui.feed import StoreFeed, hosts_key
+from tests.core.store_helpers import make_run
+from tests.tui.helpers import make_app, wait_for
+
+
+async def test_a_console_on_postgresql_wakes_on_a_change_without_polling(
+    pg_url: str, tmp_path: Path
+) -> None:
+    store = open_store(pg_url)
+    make_run(store, "r1", RunState.QUEUED)
+    # The poll is an hour away: only the store's announcement can bring the change in.
+    app = make_app(tmp_path / "jarvis.db", store_at=pg_url, live=True, poll_interval=3600)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: "r1" in app.main.model.rows)
+        sync = app.main.store_sync
+        assert sync.listener.hears_changes
+        make_run(store, "r2", RunState.QUEUED)  # another process's commit, in effect
+        await wait_for(pilot, lambda: "r2" in app.main.model.rows)
+    assert sync.listener.closed  # the console left: its listener with it
+    store.close()
+
+
+def test_the_feed_reads_hosts_and_a_lost_host_is_a_change(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "jarvis.db")
+    feed = StoreFeed(tmp_path / "jarvis.db")
+    lease = Lease(store, "h1", tmp_path, ["jarvis-worker-1"], 0.1, 3600.0)
+    lease.register()
+    first = feed.read(None)
+    assert first is not None
+    (line,) = first.hosts
+    assert (line.name, line.lanes, line.state) == ("h1", ("jarvis-worker-1",), "live")
+    key = hosts_key(first.hosts)
+    assert lease.renew()  # a heartbeat: nothing to read
+    assert feed.read(first.last_seq, last_host=first.host_pid, last_hosts=key) is None
+    with store.transaction() as tx:
+        tx.execute("UPDATE hosts SET lease_until = '2000-01-01T00:00:00.000Z'", [])
+    lost = feed.read(first.last_seq, last_host=first.host_pid, last_hosts=key)
+    assert lost is not None and lost.rows == [] and lost.hosts[0].state == "lost"
+    lease.end()  # a stopped host is history: not shown
+    gone = feed.read(first.last_seq, last_host=first.host_pid, last_hosts=hosts_key(lost.hosts))
+    assert gone is not None and gone.hosts == ()
+    feed.close()
+    store.close()
