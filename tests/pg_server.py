@@ -31,7 +31,7 @@ import socket
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -355,9 +355,16 @@ def _initdb(bindir: Path, root: Path, run_as: _RunAs | None) -> None:
         )
 
 
-def _spawn(bindir: Path, root: Path, port: int, run_as: _RunAs | None) -> subprocess.Popen[bytes]:
+def _spawn(
+    bindir: Path,
+    root: Path,
+    port: int,
+    run_as: _RunAs | None,
+    overrides: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
     settings = {
         **_SETTINGS,
+        **(overrides or {}),
         "listen_addresses": "127.0.0.1",
         "port": str(port),
         "unix_socket_directories": str(root),
@@ -404,14 +411,19 @@ def _wait_ready(server: PgServer) -> bool:
 
 
 def start_server(
-    bindir: Path, *, run_as: _RunAs | None = None, base: Path | None = None
+    bindir: Path,
+    *,
+    run_as: _RunAs | None = None,
+    base: Path | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> PgServer:
     """Start a server from the programs in ``bindir``.
 
     The caller stops it and removes its ``root`` (`running_server` does both).
 
     It runs as ``run_as`` (as this process's user when None), in a new directory in ``base``
-    (the system's temporary directory when None).
+    (the system's temporary directory when None). ``settings`` replace or add to the server's
+    (durability is off by default, which a benchmark comparing commits may want on).
 
     Raises:
         PostgresStartError: initdb failed, or postgres exited before taking connections.
@@ -426,7 +438,7 @@ def start_server(
         _initdb(bindir, root, run_as)
         for _attempt in range(_PORT_ATTEMPTS):
             port = _free_port()
-            server = PgServer(root, bindir, port, _spawn(bindir, root, port, run_as))
+            server = PgServer(root, bindir, port, _spawn(bindir, root, port, run_as, settings))
             if _wait_ready(server):
                 return server
             server.stop()
@@ -445,9 +457,11 @@ def start_server(
 
 
 @contextlib.contextmanager
-def running_server(bindir: Path | None = None) -> Iterator[PgServer]:
+def running_server(
+    bindir: Path | None = None, *, settings: Mapping[str, str] | None = None
+) -> Iterator[PgServer]:
     """A server for the duration of the block, stopped and removed however the block ends."""
-    server = start_server(bindir or find_bindir(), run_as=_run_as())
+    server = start_server(bindir or find_bindir(), run_as=_run_as(), settings=settings)
     try:
         yield server
     finally:

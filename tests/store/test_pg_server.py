@@ -198,6 +198,15 @@ def test_a_port_taken_before_postgres_binds_it_is_given_up_for_another(
                 assert conn.execute("SELECT 1").fetchone() == (1,)
 
 
+def test_settings_given_replace_the_throwaway_ones(pg_bindir: Path) -> None:
+    # A benchmark turns durability back on: commits then cost what they cost in production.
+    with running_server(pg_bindir, settings={"fsync": "on", "work_mem": "8MB"}) as server:
+        with psycopg.connect(server.url()) as conn:
+            assert conn.execute("SHOW fsync").fetchone() == ("on",)
+            assert conn.execute("SHOW work_mem").fetchone() == ("8MB",)
+            assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
+
+
 def test_a_failing_initdb_is_reported_and_leaves_nothing(tmp_path: Path) -> None:
     bindir = tmp_path / "bin"
     bindir.mkdir()
