@@ -30,7 +30,9 @@ from core.ipc.worker_env import iso_ms, write_json_atomic
 progress = Path(os.environ["JARVIS_PROGRESS_DIR"])
 stop = []
 signal.signal(signal.SIGINT, lambda s, f: stop.append(s))
-limit = int(os.environ.get("SPEND_EVENTS", "1000000"))
+# SPEND_EVENTS bounds the first attempt only: a later one spends until it is stopped.
+first = os.environ.get("JARVIS_ATTEMPT", "1") == "1"
+limit = int(os.environ.get("SPEND_EVENTS", "1000000")) if first else 1000000
 for seq in range(1, limit + 1):
     if stop:
         print("interrupted: wrapping up", flush=True)
