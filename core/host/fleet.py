@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from core.host.lock import pid_alive
 from core.host.outcomes import fail_running
 from core.lifecycle import RunState
 from core.store.api import RunStore
@@ -50,16 +51,6 @@ class HostNameHeld(Exception):
 
 def default_name(workspace: Path) -> str:
     return f"{socket.gethostname()}:{workspace}"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass
@@ -96,7 +87,7 @@ class Lease:
                 and held["recovered_by"] is None
                 and held["lease_until"] >= tx.now
                 and held["incarnation"] != self.incarnation
-                and not (held["machine"] == self.machine and not _alive(int(held["pid"])))
+                and not (held["machine"] == self.machine and not pid_alive(int(held["pid"])))
             ):
                 raise HostNameHeld(self.name, held["machine"], held["pid"], held["heartbeat_at"])
             tx.register_host(

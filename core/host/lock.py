@@ -85,7 +85,7 @@ class HostLock:
         written = _pid_in_file(path)
         holders = _flock_holders(stat, written)
         if holders is None:  # no /proc/locks: trust the file if its process is alive
-            return written if written and _alive(written) else None
+            return written if written and pid_alive(written) else None
         if not holders:
             return None
         if written in holders:
@@ -107,7 +107,8 @@ def _pid_in_file(path: Path) -> int | None:
     return int(raw) if raw.isdigit() else None
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
