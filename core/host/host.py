@@ -80,6 +80,9 @@ from core.workspace import Workspace, lane_problem
 
 log = logging.getLogger("jarvis.host")
 
+#: Put on the path queue by `Host.stop`: no path, only a wake-up for a loop waiting on it.
+_WAKE = Path("")
+
 TICK_S = 0.02
 SWEEP_EVERY_S = 1.0
 BATCH = 256
@@ -153,6 +156,10 @@ class Host:
     def stop(self, *_: Any) -> None:
         """Ask the loop to finish (safe from a signal handler)."""
         self.stopping.set()
+        # Wake a loop waiting for paths now, not at its wait's timeout: a host once sat in that
+        # wait for two minutes past its SIGTERM, its other threads already gone. SimpleQueue's
+        # put is reentrant, made for callers like this one.
+        self._paths.put(_WAKE)
 
     def _stop_asked(self) -> bool:
         """Whether SIGTERM or SIGINT arrived (read from the wakeup pipe), and if so, stop."""
@@ -439,13 +446,15 @@ class Host:
             first = self._paths.get(timeout=timeout)
         except queue.Empty:
             return
-        batch = [first]
+        batch = [first] if first is not _WAKE else []
         deadline = time.monotonic() + 0.2  # stay responsive to workers under a flood of events
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not self.stopping.is_set():
             try:
-                batch.append(self._paths.get_nowait())
+                path = self._paths.get_nowait()
             except queue.Empty:
                 break
+            if path is not _WAKE:
+                batch.append(path)
             if len(batch) >= BATCH:
                 self._ingest(batch)
                 batch = []
