@@ -179,6 +179,9 @@ class StoreFeed:
         self._lock = threading.Lock()
         self.opened = 0
         """How many connections this feed has opened (one, on a healthy store)."""
+        self.hosts: tuple[HostLine, ...] = ()
+        """The store's live and lost hosts as the last `read` found them, their heartbeats
+        fresh (a read returns them only when one came, went or was lost)."""
 
     def open_writer(self) -> RunStore:
         """A connection of its own for one operator action (the caller closes it)."""
@@ -226,7 +229,7 @@ class StoreFeed:
         with self._reading() as store:
             seq = store.last_seq()
             host = host_pid(self.root)
-            hosts = _hosts(store)
+            hosts = self.hosts = _hosts(store)
             if since_seq is not None and seq == since_seq:
                 if host == last_host and hosts_key(hosts) == last_hosts:
                     return None

@@ -306,6 +306,7 @@ class StoreSync:
         if state is WorkerState.ERROR:
             self._read_failed(error)
         if state is WorkerState.SUCCESS and self.seen_seq is not None:
+            self.hosts = self.feed.hosts  # every read's, for the heartbeats' ages
             # Every read that went through, changes or not: an idle workspace is read all the
             # same, and a time that stops is how an operator sees that reading stopped. The
             # header repaints only when the shown second changes.

@@ -53,11 +53,13 @@ def _hosts_line(hosts: tuple[HostLine, ...], now: datetime | None) -> Text:
         if n:
             line.append(" · ", style="dim")
         lanes = "every lane" if found.lanes is None else ", ".join(found.lanes)
+        quiet = seconds_since(found.heartbeat_at, now) if now is not None else None
         if found.state == "live":
             line.append(f"● {shown(found.name)}", style="green")
+            if quiet is not None:
+                line.append(f" ♥{in_largest_unit(quiet)}", style="green")
             line.append(f" {shown(lanes)}", style="dim")
         else:
-            quiet = seconds_since(found.heartbeat_at, now) if now is not None else None
             since = f", last heartbeat {in_largest_unit(quiet)} ago" if quiet is not None else ""
             line.append(f"✕ {shown(found.name)} lost{since}", style="bold red")
             line.append(f" {shown(lanes)}", style="dim")

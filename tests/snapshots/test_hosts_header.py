@@ -1,5 +1,5 @@
 """The header when several hosts serve the store: a third line of every live or lost host, its
-lanes, and how long a lost one has been quiet."""
+lanes, and its heartbeat's age (how long a lost one has been quiet)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,12 @@ def with_hosts(db: Path) -> None:
     for name, lanes in (("build-01", ["jarvis-worker-1", "jarvis-worker-2"]),
                         ("build-02", ["jarvis-worker-3"]), ("gpu-01", None)):  # fmt: skip
         Lease(store, name, Path("/srv/jarvis") / name, lanes, 5.0, 3600.0).register()
-    # gpu-01 went quiet 41 s before the console's clock, its lease long out.
+    # gpu-01 went quiet 41 s before the console's clock, its lease long out; the others beat
+    # 2 s before it.
     quiet = iso(fixed_clock() - timedelta(seconds=41))
+    beat = iso(fixed_clock() - timedelta(seconds=2))
     with store.transaction() as tx:
+        tx.execute("UPDATE hosts SET heartbeat_at = ? WHERE name != 'gpu-01'", [beat])
         tx.execute(
             "UPDATE hosts SET heartbeat_at = ?, lease_until = ? WHERE name = 'gpu-01'",
             [quiet, quiet],

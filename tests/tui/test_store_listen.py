@@ -41,8 +41,11 @@ def test_the_feed_reads_hosts_and_a_lost_host_is_a_change(tmp_path: Path) -> Non
     (line,) = first.hosts
     assert (line.name, line.lanes, line.state) == ("h1", ("jarvis-worker-1",), "live")
     key = hosts_key(first.hosts)
-    assert lease.renew()  # a heartbeat: nothing to read
+    with store.transaction() as tx:  # as if a second had passed since
+        tx.execute("UPDATE hosts SET heartbeat_at = '2000-01-01T00:00:00.000Z'", [])
+    assert lease.renew()  # a heartbeat: nothing to read, but its age is fresh for the header
     assert feed.read(first.last_seq, last_host=first.host_pid, last_hosts=key) is None
+    assert feed.hosts[0].heartbeat_at > "2000-01-01T00:00:00.000Z"
     with store.transaction() as tx:
         tx.execute("UPDATE hosts SET lease_until = '2000-01-01T00:00:00.000Z'", [])
     lost = feed.read(first.last_seq, last_host=first.host_pid, last_hosts=key)
