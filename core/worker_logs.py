@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -38,7 +39,7 @@ from typing import BinaryIO, Literal
 from core.contracts.names import run_id_problem
 from core.contracts.secrets_scan import MASK, PEM_BEGIN, PEM_END, mask_secrets
 from core.lifecycle import RunState
-from core.store.api import RunStore
+from core.store.api import Row, RunStore
 from core.text import as_a_terminal_leaves_it, inert
 
 Stream = Literal["stdout", "stderr"]
@@ -229,7 +230,7 @@ class LogFiles:
 class LogRefusal:
     """Why there is no log to show, as one sentence."""
 
-    code: Literal["not_found", "no_logs"]
+    code: Literal["not_found", "no_logs", "elsewhere"]
     message: str
 
     def to_json(self) -> dict[str, str]:
@@ -280,6 +281,8 @@ def find_log(
         attempts_known = [latest]
     else:
         attempts_known = attempts
+    if not attempts_known and (elsewhere := _held_elsewhere(store, run, root)) is not None:
+        return elsewhere
     if attempt is None:
         if not attempts_known:
             return LogRefusal(
@@ -290,6 +293,23 @@ def find_log(
         others = f"; it has logs for {_attempts_phrase(attempts_known)}" if attempts_known else ""
         return LogRefusal("no_logs", f"Run {run_id} has no logs for attempt {attempt}{others}.")
     return LogFiles(run_id, attempt, stream, attempt_dir(root, run_id, attempt), tuple(attempts))
+
+
+def _held_elsewhere(store: RunStore, run: Row, root: Path) -> LogRefusal | None:
+    """The refusal for a run another host's workspace ran (its logs are on that machine)."""
+    name = run.get("host")
+    host = store.host(name) if name else None
+    here = host is None or (
+        host["machine"] == socket.gethostname() and Path(host["workspace"]) == root.resolve()
+    )
+    if here:
+        return None
+    assert host is not None
+    return LogRefusal(
+        "elsewhere",
+        f"Run {run['run_id']} ran on host {name}: its logs are in that host's workspace "
+        f"{host['workspace']} on {host['machine']} (run `jarvis logs` there).",
+    )
 
 
 def attempt_is_running(store: RunStore, log: LogFiles) -> bool:

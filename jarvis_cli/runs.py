@@ -222,7 +222,7 @@ def show(args: argparse.Namespace) -> int:
     out = console()
     out.print(Text.assemble(("run ", "dim"), data(detail["run_id"], "bold"), "  ",
                             run_state_text(detail)))  # fmt: skip
-    names = ("lane", "source_lane", "task_type", "retry_count", "version", "state_reason",
+    names = ("lane", "host", "source_lane", "task_type", "retry_count", "version", "state_reason",
              "override_reason", "overridden_by", "created_at", "updated_at",
              "last_progress_summary", "commit_sha", "pr_url")  # fmt: skip
     out.print(fields((name, detail[name]) for name in names if detail.get(name) not in (None, "")))

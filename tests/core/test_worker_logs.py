@@ -395,3 +395,27 @@ def test_the_host_keeps_two_megabytes_per_file() -> None:
     # What docs/ipc.md promises: 2 MB files, three renamed aside, 8 MB a stream at most.
     assert LOG_LIMIT_BYTES == 2 * 1024 * 1024 and LOG_ROTATIONS == 3
     assert WINDOW_BYTES >= 4 * MAX_LINE_CHARS
+
+
+def test_a_run_another_hosts_workspace_ran_says_where_its_logs_are(
+    store: RunStore, tmp_path: Path
+) -> None:
+    from core.host.fleet import Lease
+    from core.lifecycle import Action
+    from core.moves import host_move
+
+    Lease(store, "build-02", Path("/srv/other-ws"), None, 5.0, 60.0, machine="build-02").register()
+    make_run(store, "run-2", RunState.QUEUED)
+    host_move(store, "run-2", Action.START, holder="build-02")
+    refused = find_log(store, "run-2", root=tmp_path)
+    assert isinstance(refused, LogRefusal) and refused.code == "elsewhere"
+    assert refused.message == (
+        "Run run-2 ran on host build-02: its logs are in that host's workspace /srv/other-ws "
+        "on build-02 (run `jarvis logs` there)."
+    )
+    # The same host's own workspace: no logs yet is just that.
+    Lease(store, "here", tmp_path, None, 5.0, 60.0).register()
+    make_run(store, "run-3", RunState.QUEUED)
+    host_move(store, "run-3", Action.START, holder="here")
+    mine = find_log(store, "run-3", root=tmp_path)
+    assert isinstance(mine, LogRefusal) and mine.code == "no_logs"
