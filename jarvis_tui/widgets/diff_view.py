@@ -21,11 +21,11 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
-from textual.events import MouseScrollDown, MouseScrollUp, Resize
+from textual.events import Resize
 from textual.strip import Strip
 
 from core.repos.diff import LineKind, line_kind, shown_line
-from jarvis_tui.widgets.text_pane import WHEEL_LINES, LinePane, scroll_bar
+from jarvis_tui.widgets.text_pane import SidewaysPane, scroll_bar
 
 #: Lines in a page: one read of git, and the unit the view keeps.
 PAGE_LINES = 200
@@ -39,7 +39,7 @@ MAX_LEFT = 1100
 LOADING = "loading…"
 
 
-class DiffView(LinePane, can_focus=True):
+class DiffView(SidewaysPane, can_focus=True):
     """The file list and the patch, scrolled by keys and the wheel."""
 
     DEFAULT_CSS = """
@@ -71,6 +71,9 @@ class DiffView(LinePane, can_focus=True):
         "diff-view--match",
         "diff-view--current",
     }
+
+    side_step = SIDE_STEP
+    max_left = MAX_LEFT
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "scroll_by(-1)", "Up", show=False),
@@ -192,12 +195,6 @@ class DiffView(LinePane, can_focus=True):
         self.top = min(self.top, self.max_top)
         self.refresh()
 
-    def scroll_to_row(self, top: int) -> None:
-        top = max(0, min(top, self.max_top))
-        if top != self.top:
-            self.top = top
-            self.refresh()
-
     def go_to_row(self, row: int, *, above: int = 2) -> None:
         """Mark ``row`` as the one gone to and bring it into view, ``above`` rows below the top."""
         self.current = row
@@ -207,32 +204,6 @@ class DiffView(LinePane, can_focus=True):
             self.known_end = max(self.known_end, row - len(self.head) + 1)
         self.top = max(0, min(row - above, self.max_top))
         self.refresh()
-
-    def action_scroll_by(self, rows: int) -> None:
-        self.scroll_to_row(self.top + rows)
-
-    def action_page(self, direction: int) -> None:
-        self.scroll_to_row(self.top + direction * max(1, self.size.height - 1))
-
-    def action_scroll_home(self) -> None:
-        self.scroll_to_row(0)
-
-    def action_scroll_end(self) -> None:
-        self.scroll_to_row(self.max_top)
-
-    def action_side(self, direction: int) -> None:
-        left = max(0, min(MAX_LEFT, self.left + direction * SIDE_STEP))
-        if left != self.left:
-            self.left = left
-            self.refresh()
-
-    def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
-        event.stop()
-        self.scroll_to_row(self.top + WHEEL_LINES)
-
-    def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
-        event.stop()
-        self.scroll_to_row(self.top - WHEEL_LINES)
 
     # -- drawing --------------------------------------------------------------------------------
 

@@ -20,11 +20,11 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
-from textual.events import MouseScrollDown, MouseScrollUp, Resize
+from textual.events import Resize
 from textual.strip import Strip
 
 from core.worker_logs import MAX_LINE_CHARS, LogLine, shown_line
-from jarvis_tui.widgets.text_pane import WHEEL_LINES, LinePane, scroll_bar
+from jarvis_tui.widgets.text_pane import SidewaysPane, scroll_bar
 
 #: Lines the view keeps at most; older ones are dropped (and counted) as new ones arrive.
 MAX_LINES = 10_000
@@ -35,7 +35,7 @@ SIDE_STEP = 8
 MAX_LEFT = 4 * MAX_LINE_CHARS + 40
 
 
-class LogView(LinePane, can_focus=True):
+class LogView(SidewaysPane, can_focus=True):
     """The lines of a log, scrolled by keys and the wheel, following its end."""
 
     DEFAULT_CSS = """
@@ -53,6 +53,9 @@ class LogView(LinePane, can_focus=True):
         "log-view--match",
         "log-view--current",
     }
+
+    side_step = SIDE_STEP
+    max_left = MAX_LEFT
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "scroll_by(-1)", "Up", show=False),
@@ -173,32 +176,6 @@ class LogView(LinePane, can_focus=True):
         self.current = number
         self.scroll_to_row(number - self.dropped - above)
         self.refresh()
-
-    def action_scroll_by(self, rows: int) -> None:
-        self.scroll_to_row(self.top + rows)
-
-    def action_page(self, direction: int) -> None:
-        self.scroll_to_row(self.top + direction * max(1, self.size.height - 1))
-
-    def action_scroll_home(self) -> None:
-        self.scroll_to_row(0)
-
-    def action_scroll_end(self) -> None:
-        self.scroll_to_row(self.max_top)
-
-    def action_side(self, direction: int) -> None:
-        left = max(0, min(MAX_LEFT, self.left + direction * SIDE_STEP))
-        if left != self.left:
-            self.left = left
-            self.refresh()
-
-    def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
-        event.stop()
-        self.scroll_to_row(self.top + WHEEL_LINES)
-
-    def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
-        event.stop()
-        self.scroll_to_row(self.top - WHEEL_LINES)
 
     # -- drawing --------------------------------------------------------------------------------
 

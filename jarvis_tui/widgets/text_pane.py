@@ -71,7 +71,62 @@ class LinePane(Widget):
             self._pass_size = None
 
 
-class TextPane(LinePane, can_focus=True):
+class ScrollPane(LinePane):
+    """Rows scrolled by keys and the wheel: a subclass gives `max_top` and may refine
+    `scroll_to_row`; the actions and the wheel mean the same in every pane."""
+
+    top = 0
+    """The index of the first row on screen."""
+
+    @property
+    def max_top(self) -> int:
+        raise NotImplementedError  # how many rows the subclass has, less a screenful
+
+    def scroll_to_row(self, top: int) -> None:
+        top = max(0, min(top, self.max_top))
+        if top != self.top:
+            self.top = top
+            self.refresh()
+
+    def action_scroll_by(self, rows: int) -> None:
+        self.scroll_to_row(self.top + rows)
+
+    def action_page(self, direction: int) -> None:
+        self.scroll_to_row(self.top + direction * max(1, self.size.height - 1))
+
+    def action_scroll_home(self) -> None:
+        self.scroll_to_row(0)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_to_row(self.max_top)
+
+    def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
+        event.stop()
+        self.scroll_to_row(self.top + WHEEL_LINES)
+
+    def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
+        event.stop()
+        self.scroll_to_row(self.top - WHEEL_LINES)
+
+
+class SidewaysPane(ScrollPane):
+    """A `ScrollPane` whose lines are cut, not wrapped: left and right move along them."""
+
+    left = 0
+    """The first column on screen."""
+    #: Columns a left or right key moves.
+    side_step = 8
+    #: The furthest a pane moves right (a subclass sets it from its longest line).
+    max_left = 1000
+
+    def action_side(self, direction: int) -> None:
+        left = max(0, min(self.max_left, self.left + direction * self.side_step))
+        if left != self.left:
+            self.left = left
+            self.refresh()
+
+
+class TextPane(ScrollPane, can_focus=True):
     """Lines of Rich text, wrapped to the width (or cut, with ``wrap=False``), with an offset."""
 
     DEFAULT_CSS = """
@@ -227,34 +282,11 @@ class TextPane(LinePane, can_focus=True):
     # -- scrolling ------------------------------------------------------------------------------
 
     def scroll_to_row(self, top: int) -> None:
-        top = max(0, min(top, self.max_top))
-        if top != self.top:
-            self.top = top
-            self.refresh()
+        super().scroll_to_row(top)
         self.scrolled()
 
     def scrolled(self) -> None:
         """Called after every scroll by the operator (subclasses follow or pause here)."""
-
-    def action_scroll_by(self, rows: int) -> None:
-        self.scroll_to_row(self.top + rows)
-
-    def action_page(self, direction: int) -> None:
-        self.scroll_to_row(self.top + direction * max(1, self.size.height - 1))
-
-    def action_scroll_home(self) -> None:
-        self.scroll_to_row(0)
-
-    def action_scroll_end(self) -> None:
-        self.scroll_to_row(self.max_top)
-
-    def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
-        event.stop()
-        self.scroll_to_row(self.top + WHEEL_LINES)
-
-    def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
-        event.stop()
-        self.scroll_to_row(self.top - WHEEL_LINES)
 
     # -- drawing --------------------------------------------------------------------------------
 
