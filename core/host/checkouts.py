@@ -177,9 +177,12 @@ def check_completion(
     )
 
 
-def tidy(store: RunStore, config: HostConfig, workspace_root: Path) -> None:
-    """Remove the worktrees of runs over for longer than the grace (their branches stay)."""
-    for gone in records.removable(store, config.git.worktree_grace_s):
+def tidy(
+    store: RunStore, config: HostConfig, workspace_root: Path, host: str | None = None
+) -> None:
+    """Remove the worktrees of runs over for longer than the grace (their branches stay); of
+    the runs ``host`` holds, when given (another host's are on its machine)."""
+    for gone in records.removable(store, config.git.worktree_grace_s, host):
         checkout = Path(gone.checkout)
         if checkout != checkout_dir(workspace_root, gone.run_id):
             continue  # not where this workspace puts checkouts: never remove what is not ours

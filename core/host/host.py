@@ -385,7 +385,7 @@ class Host:
         self._drain(timeout=TICK_S)
         if time.monotonic() >= self._next_sweep:
             self.sweep()
-            checkouts.tidy(self.store, self.config, self.workspace.root)
+            checkouts.tidy(self.store, self.config, self.workspace.root, self.name)
             self._next_sweep = time.monotonic() + interval
         self._take_prepared()
         self._reap()

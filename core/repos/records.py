@@ -98,8 +98,9 @@ class Removable:
     checkout: str
 
 
-def removable(store: RunStore, grace_s: float) -> list[Removable]:
-    """Worktrees still on disk whose run is over (done, or cancelled) for longer than the grace.
+def removable(store: RunStore, grace_s: float, host: str | None = None) -> list[Removable]:
+    """Worktrees still on disk whose run is over (done, or cancelled) for longer than the grace
+    (of the runs ``host`` holds, when given: their worktrees are on its machine).
 
     A run that failed otherwise keeps its worktree: it may be retried, and an operator may want
     to look inside. Its next attempt replaces the worktree anyway.
@@ -107,7 +108,9 @@ def removable(store: RunStore, grace_s: float) -> list[Removable]:
     cutoff = iso(datetime.fromisoformat(store.now()) - timedelta(seconds=grace_s))
     # The run's last audit row is the operator's last word on it: an approval (done) or a
     # cancel (failed), and when it was said.
-    rows = store.worktrees_to_remove(cutoff, done=RunState.DONE.value, failed=RunState.FAILED.value)
+    rows = store.worktrees_to_remove(
+        cutoff, done=RunState.DONE.value, failed=RunState.FAILED.value, host=host
+    )
     return [Removable(r["run_id"], r["attempt"], r["repo_dir"], r["checkout"]) for r in rows]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.store.hosts import held_by
 from core.store.statements import Statements, Writes
 
 
@@ -39,11 +40,12 @@ class GitReads(Statements):
         )
 
     def worktrees_to_remove(
-        self, cutoff: str, *, done: str, failed: str, limit: int = 20
+        self, cutoff: str, *, done: str, failed: str, limit: int = 20, host: str | None = None
     ) -> list[dict[str, Any]]:
         """Worktrees still on disk of runs whose operator's last word — an approval or an
         override (``done``), or a cancel (``failed``) — was said at or before ``cutoff``:
-        ``run_id``, ``attempt``, ``repo_dir``, ``checkout``, oldest first."""
+        ``run_id``, ``attempt``, ``repo_dir``, ``checkout``, oldest first (of the runs ``host``
+        holds when given: `core.store.hosts.held_by`)."""
         return self.rows(
             "SELECT g.run_id, g.attempt, g.repo_dir, g.checkout FROM run_git g "
             "JOIN runs r ON r.run_id = g.run_id "
@@ -52,8 +54,8 @@ class GitReads(Statements):
             "AND g.attempt = r.retry_count + 1 "
             "AND ((r.state = ? AND a.action = 'approve') OR (r.state = ? AND a.action = 'cancel') "
             "     OR (r.state = ? AND a.action = 'override')) "
-            "AND a.at <= ? ORDER BY a.at LIMIT ?",
-            [done, failed, done, cutoff, limit],
+            f"AND a.at <= ?{held_by(host)} ORDER BY a.at LIMIT ?",
+            [done, failed, done, cutoff, *([host] if host else []), limit],
         )
 
 

@@ -195,3 +195,27 @@ def test_a_lost_host_back_under_its_name_before_recovery_keeps_its_new_runs(
     assert recoverer.recover_lost() == {}
     assert (any_store.get_run("new") or {})["state"] == "running"
     assert lease_state(any_store.host("h1") or {}, any_store.now()) == "live"
+
+
+def test_a_host_tidies_only_the_worktrees_of_runs_it_holds(
+    any_store: RunStore, clock: StepClock
+) -> None:
+    from core.operator_actions import cancel
+    from core.repos.records import removable
+
+    for run_id, host in (("mine", "h1"), ("theirs", "h2"), ("old", None)):
+        make_run(any_store, run_id, RunState.QUEUED)
+        if host is not None:
+            host_move(any_store, run_id, Action.START, holder=host)
+        else:
+            host_move(any_store, run_id, Action.START)
+        with any_store.transaction() as tx:
+            tx.put_worktree(run_id, 1, {
+                "repo": "acme/api", "repo_dir": "/srv/repo", "checkout": f"/ws/{run_id}",
+                "branch": f"jarvis/{run_id}", "base_ref": "main", "base_commit": "a" * 40,
+                "start_commit": "a" * 40, "merge_mode": "recommend-only", "push_remote": None,
+            })  # fmt: skip
+        assert cancel(any_store, run_id, "op", "done with it").ok
+    clock.advance(600)
+    assert {r.run_id for r in removable(any_store, 300, "h1")} == {"mine", "old"}
+    assert {r.run_id for r in removable(any_store, 300)} == {"mine", "theirs", "old"}
