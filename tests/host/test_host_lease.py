@@ -37,7 +37,7 @@ LEASE = '[host]\nname = "h1"\nheartbeat_s = 0.2\nlease_s = 30\n'
 def test_a_host_claims_only_its_lanes(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection
 ) -> None:
-    write_config(ws)
+    write_config(ws, no_output_s=60)
     dispatch(store, "mine", lane="jarvis-worker-1")
     dispatch(store, "theirs", lane="jarvis-worker-2")
     with running_host(ws, extra_args=["--lanes", "jarvis-worker-1", "--name", "h1"]) as host:

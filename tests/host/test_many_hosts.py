@@ -35,7 +35,7 @@ FLEET_GUARD_S = 8 * HANG_GUARD_S
 def workspace(tmp_path: Path, name: str, url: str) -> Path:
     ws = tmp_path / name
     ws.mkdir()
-    write_config(ws, concurrency=2)
+    write_config(ws, concurrency=2, no_output_s=60)  # a loaded machine may starve a worker
     lanes = ", ".join(f'"{lane}"' for lane in HOSTS[name])
     with (ws / "jarvis.toml").open("a") as config:
         config.write(f'[store]\nurl = "{url}"\n[host]\nname = "{name}"\nlanes = [{lanes}]\n')

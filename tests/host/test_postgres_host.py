@@ -28,7 +28,7 @@ def states(store: PostgresStore) -> dict[str, str]:
 def test_a_host_on_postgresql_runs_the_fleet_and_the_cli_and_console_act_on_it(
     ws: Path, pg_url: str
 ) -> None:
-    write_config(ws)
+    write_config(ws, no_output_s=60)
     with (ws / "jarvis.toml").open("a") as config:
         config.write(f'[store]\nurl = "{pg_url}"\n')
     store = open_store(pg_url)
