@@ -5,7 +5,7 @@
 in this package (`usage`, `steers`, `refusals`, `results`, `runs`, `git_records`, `views`,
 `verification`),
 whose methods hold the statements — plus the core members each backend implements below (the
-connection, the compare-and-set on a run, the journal). A backend subclasses both, provides
+connection, transactions and savepoints, the journal's append). A backend subclasses both, provides
 ``rows``/``execute`` and those members, and overrides any group's method whose SQL its dialect
 speaks differently. `core.store.sqlite_store` is the SQLite backend. No statement is written
 outside this package (tests/core/test_sql_lives_in_the_store.py).
@@ -23,7 +23,7 @@ from core.store.git_records import GitReads, GitWrites
 from core.store.hosts import HostReads, HostWrites
 from core.store.refusals import RefusalReads, RefusalWrites
 from core.store.results import ResultWrites
-from core.store.runs import RunReads
+from core.store.runs import RunReads, RunWrites
 from core.store.side_tables import SideTables
 from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
@@ -34,6 +34,8 @@ Row = dict[str, Any]
 
 
 class RunTransaction(
+    RunReads,
+    RunWrites,
     HostReads,
     HostWrites,
     UsageReads,
@@ -53,48 +55,6 @@ class RunTransaction(
 
     now: str
     """The transaction's timestamp: every row it writes carries the same time."""
-
-    @abstractmethod
-    def get_run(self, run_id: str) -> Row | None: ...
-
-    @abstractmethod
-    def run_brief(self, run_id: str) -> Row | None:
-        """A run's lane, state and attempt only: the ingest hot path needs no more."""
-
-    @abstractmethod
-    def create_run(
-        self, row: Mapping[str, Any], *, actor: str, note: Mapping[str, Any] | None = None
-    ) -> Row:
-        """Insert a run at version 1, with its ``created`` journal entry."""
-
-    @abstractmethod
-    def change_run(
-        self,
-        run_id: str,
-        *,
-        expected_version: int,
-        changes: Mapping[str, Any],
-        kind: str,
-        payload: Mapping[str, Any],
-        actor: str,
-    ) -> Row:
-        """Compare-and-set on the run's version (bumped for a versioned kind), journaled.
-
-        Raises:
-            StaleVersion: the run is at another version (or gone); nothing was written.
-        """
-
-    @abstractmethod
-    def touch_run(
-        self,
-        run_id: str,
-        *,
-        changes: Mapping[str, Any],
-        kind: str,
-        payload: Mapping[str, Any],
-        actor: str,
-    ) -> None:
-        """Change fields that are not the run's state, with a journal row; no version bump."""
 
     @abstractmethod
     def savepoint(self) -> AbstractContextManager[None]:

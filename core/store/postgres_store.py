@@ -17,7 +17,6 @@ the next call (the call that met the drop fails as a store fault, which callers 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
@@ -32,10 +31,7 @@ from core.store.location import masked
 from core.store.opening import StoreError, fault
 from core.store.postgres_schema import MIGRATIONS
 from core.store.sqlite_store import (
-    STAGE_COLUMNS,
-    VERSIONED_KINDS,
     Row,
-    StaleVersion,
     iso,
     utc_now,
 )
@@ -84,80 +80,12 @@ class PostgresTransaction(_Connected, RunTransaction):
     """One unit of work on the PostgreSQL store; obtain one from `PostgresStore.transaction`."""
 
     claim_lock = " FOR UPDATE SKIP LOCKED"
-    last_seq = 0
+    newest_seq = 0
     """The newest journal entry this transaction wrote (0: none), announced at its commit."""
 
     def __init__(self, conn: psycopg.Connection[dict[str, Any]], now: str) -> None:
         self.conn = conn
         self.now = now
-
-    def get_run(self, run_id: str) -> Row | None:
-        found = self.rows("SELECT * FROM runs WHERE run_id = ?", [run_id])
-        return found[0] if found else None
-
-    def run_brief(self, run_id: str) -> Row | None:
-        found = self.rows(
-            "SELECT run_id, lane, state, retry_count FROM runs WHERE run_id = ?", [run_id]
-        )
-        return found[0] if found else None
-
-    def create_run(
-        self, row: Mapping[str, Any], *, actor: str, note: Mapping[str, Any] | None = None
-    ) -> Row:
-        record = dict(row)
-        record.update(version=1, created_at=self.now, updated_at=self.now)
-        columns = ", ".join(record)
-        marks = ", ".join("?" for _ in record)
-        self.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(record.values()))
-        self.journal(record["run_id"], "created", {"state": record["state"], **(note or {})}, actor)
-        created = self.get_run(record["run_id"])
-        assert created is not None
-        return created
-
-    def change_run(
-        self,
-        run_id: str,
-        *,
-        expected_version: int,
-        changes: Mapping[str, Any],
-        kind: str,
-        payload: Mapping[str, Any],
-        actor: str,
-    ) -> Row:
-        values = dict(changes)
-        values["updated_at"] = self.now
-        bump = kind in VERSIONED_KINDS
-        assert bump or not STAGE_COLUMNS & set(values), "a stage change bumps the version"
-        assignments = ", ".join(f"{column} = ?" for column in values)
-        if bump:
-            assignments += ", version = version + 1"
-        changed = self.execute(
-            f"UPDATE runs SET {assignments} WHERE run_id = ? AND version = ?",
-            [*values.values(), run_id, expected_version],
-        )
-        if changed != 1:
-            raise StaleVersion(run_id, expected_version, self.get_run(run_id))
-        self.journal(run_id, kind, payload, actor)
-        current = self.get_run(run_id)
-        assert current is not None
-        return current
-
-    def touch_run(
-        self,
-        run_id: str,
-        *,
-        changes: Mapping[str, Any],
-        kind: str,
-        payload: Mapping[str, Any],
-        actor: str,
-    ) -> None:
-        assert kind not in VERSIONED_KINDS, "state changes go through change_run"
-        values = dict(changes)
-        assert not STAGE_COLUMNS & set(values), "a stage change bumps the version"
-        values["updated_at"] = self.now
-        assignments = ", ".join(f"{column} = ?" for column in values)
-        self.execute(f"UPDATE runs SET {assignments} WHERE run_id = ?", [*values.values(), run_id])
-        self.journal(run_id, kind, payload, actor)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -168,10 +96,10 @@ class PostgresTransaction(_Connected, RunTransaction):
         (row,) = self.rows(
             "INSERT INTO journal (run_id, kind, payload, actor, at) VALUES (?, ?, ?, ?, ?) "
             "RETURNING seq",
-            [run_id, kind, json.dumps(payload, sort_keys=True), actor, self.now],
+            [run_id, kind, self.journal_text(payload), actor, self.now],
         )
-        self.last_seq = int(row["seq"])
-        return self.last_seq
+        self.newest_seq = int(row["seq"])
+        return self.newest_seq
 
 
 class PostgresStore(_Connected, RunStore):
@@ -336,10 +264,10 @@ class PostgresStore(_Connected, RunStore):
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
             tx = PostgresTransaction(self.conn, self.now())
             yield tx
-            if tx.last_seq:
+            if tx.newest_seq:
                 # Delivered to listeners at the commit, never for a rollback: a wake-up for
                 # consoles (`core.store.changes`); the journal stays what they read.
-                self.conn.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(tx.last_seq)])
+                self.conn.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(tx.newest_seq)])
 
     def close(self) -> None:
         self.conn.close()

@@ -1,12 +1,33 @@
-"""Named reads of runs and of the journal: statements both backends run, as methods the store
-(`RunReads`) takes on."""
+"""Named reads of runs and of the journal, and the writes of a run itself (created, moved by
+compare-and-set, touched): statements both backends run, as methods the store (`RunReads`) and
+its transactions (`RunReads`, `RunWrites`) take on. A backend gives only the journal's append
+(how it learns the new sequence number is its own)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.store.statements import Statements
+from core.store.statements import Statements, Writes
+
+#: Journal kinds whose rows bump the run's ``version``: the changes an operator's decision depends
+#: on (the run's existence and its state). Progress and steers do not bump it, so a chatty worker
+#: or a colleague's steer never makes an operator's retry or override stale.
+VERSIONED_KINDS = frozenset({"created", "transition"})
+#: The columns that say where a run stands in the lifecycle (its state, and inside ``running``
+#: where the verification of its criteria stands): written only by versioned changes.
+STAGE_COLUMNS = frozenset({"state", "verification_state"})
+
+
+class StaleVersion(Exception):
+    """The run changed since the caller read it (compare-and-set failed)."""
+
+    def __init__(self, run_id: str, expected: int, current: dict[str, Any] | None) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+        self.expected = expected
+        self.current = current
 
 
 class RunReads(Statements):
@@ -139,3 +160,95 @@ class RunReads(Statements):
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self.rows("SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", [f"{escaped}%"])
         return [str(r["run_id"]) for r in rows]
+
+
+class RunWrites(Writes):
+    """A run created, moved and touched (inside a transaction); every change journaled."""
+
+    def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
+        """Append to the journal; the new entry's sequence number."""
+        raise NotImplementedError  # the backend's transaction appends
+
+    @staticmethod
+    def journal_text(payload: Mapping[str, Any]) -> str:
+        """A journal entry's payload as stored, the same text on every backend."""
+        return json.dumps(payload, sort_keys=True)
+
+    def run_brief(self, run_id: str) -> dict[str, Any] | None:
+        """A run's lane, state and attempt only: the ingest hot path needs no more."""
+        found = self.rows(
+            "SELECT run_id, lane, state, retry_count FROM runs WHERE run_id = ?", [run_id]
+        )
+        return found[0] if found else None
+
+    def _run(self, run_id: str) -> dict[str, Any]:
+        found = self.rows("SELECT * FROM runs WHERE run_id = ?", [run_id])
+        assert found, f"run {run_id} was just written"
+        return dict(found[0])
+
+    def create_run(
+        self, row: Mapping[str, Any], *, actor: str, note: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Insert a run at version 1, with its ``created`` journal entry (``note`` adds to it,
+        e.g. its criteria)."""
+        record = dict(row)
+        record.update(version=1, created_at=self.now, updated_at=self.now)
+        columns = ", ".join(record)
+        marks = ", ".join("?" for _ in record)
+        self.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(record.values()))
+        self.journal(record["run_id"], "created", {"state": record["state"], **(note or {})}, actor)
+        return self._run(record["run_id"])
+
+    def change_run(
+        self,
+        run_id: str,
+        *,
+        expected_version: int,
+        changes: Mapping[str, Any],
+        kind: str,
+        payload: Mapping[str, Any],
+        actor: str,
+    ) -> dict[str, Any]:
+        """Compare-and-set: apply ``changes`` only if the run is still at ``expected_version``
+        (bumped for a versioned kind), journaled.
+
+        Raises:
+            StaleVersion: the run is at another version (or gone); nothing was written.
+        """
+        values = dict(changes)
+        values["updated_at"] = self.now
+        bump = kind in VERSIONED_KINDS
+        assert bump or not STAGE_COLUMNS & set(values), "a stage change bumps the version"
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        if bump:
+            assignments += ", version = version + 1"
+        changed = self.execute(
+            f"UPDATE runs SET {assignments} WHERE run_id = ? AND version = ?",
+            [*values.values(), run_id, expected_version],
+        )
+        if changed != 1:
+            current = self.rows("SELECT * FROM runs WHERE run_id = ?", [run_id])
+            raise StaleVersion(run_id, expected_version, current[0] if current else None)
+        self.journal(run_id, kind, payload, actor)
+        return self._run(run_id)
+
+    def touch_run(
+        self,
+        run_id: str,
+        *,
+        changes: Mapping[str, Any],
+        kind: str,
+        payload: Mapping[str, Any],
+        actor: str,
+    ) -> None:
+        """Change fields that are not the run's state (progress, artifacts) with a journal row.
+
+        No compare-and-set: nothing here decides on the run's state, and the version stays.
+        """
+        assert kind not in VERSIONED_KINDS, "state changes go through change_run"
+        assert not STAGE_COLUMNS & set(changes), "stage changes go through change_run"
+        values = dict(changes)
+        values["updated_at"] = self.now
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        self.execute(f"UPDATE runs SET {assignments} WHERE run_id = ?", [*values.values(), run_id])
+        self.journal(run_id, kind, payload, actor)

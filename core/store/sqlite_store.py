@@ -17,7 +17,6 @@ journal entry.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -42,14 +41,6 @@ from core.store.schema import migrate
 Row = dict[str, Any]
 Clock = Callable[[], datetime]
 
-#: Journal kinds whose rows bump the run's ``version``: the changes an operator's decision depends
-#: on (the run's existence and its state). Progress and steers do not bump it, so a chatty worker
-#: or a colleague's steer never makes an operator's retry or override stale.
-VERSIONED_KINDS = frozenset({"created", "transition"})
-#: The columns that say where a run stands in the lifecycle (its state, and inside ``running``
-#: where the verification of its criteria stands): written only by versioned changes.
-STAGE_COLUMNS = frozenset({"state", "verification_state"})
-
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
@@ -57,16 +48,6 @@ def utc_now() -> datetime:
 
 def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class StaleVersion(Exception):
-    """The run changed since the caller read it (compare-and-set failed)."""
-
-    def __init__(self, run_id: str, expected: int, current: Row | None) -> None:
-        super().__init__(run_id)
-        self.run_id = run_id
-        self.expected = expected
-        self.current = current
 
 
 class Transaction(RunTransaction):
@@ -80,90 +61,15 @@ class Transaction(RunTransaction):
         self.now = now
         """The transaction's timestamp: every row it writes carries the same time."""
 
-    # -- runs -----------------------------------------------------------------------------------
-
-    def get_run(self, run_id: str) -> Row | None:
-        rows = list(self._db.query("SELECT * FROM runs WHERE run_id = ?", [run_id]))
-        return rows[0] if rows else None
-
     def run_brief(self, run_id: str) -> Row | None:
-        """A run's lane, state and attempt only: the ingest hot path needs no more."""
+        """A run's lane, state and attempt only, read on the connection itself: the ingest hot
+        path needs no more, and no dict of every column."""
         found = self._conn.execute(
             "SELECT lane, state, retry_count FROM runs WHERE run_id = ?", [run_id]
         ).fetchone()
         if found is None:
             return None
         return {"run_id": run_id, "lane": found[0], "state": found[1], "retry_count": found[2]}
-
-    def create_run(
-        self, row: Mapping[str, Any], *, actor: str, note: Mapping[str, Any] | None = None
-    ) -> Row:
-        """Insert a run; ``note`` adds to its ``created`` journal entry (e.g. its criteria)."""
-        record = dict(row)
-        record.update(version=1, created_at=self.now, updated_at=self.now)
-        columns = ", ".join(record)
-        marks = ", ".join("?" for _ in record)
-        self._db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(record.values()))
-        self.journal(record["run_id"], "created", {"state": record["state"], **(note or {})}, actor)
-        created = self.get_run(record["run_id"])
-        assert created is not None
-        return created
-
-    def change_run(
-        self,
-        run_id: str,
-        *,
-        expected_version: int,
-        changes: Mapping[str, Any],
-        kind: str,
-        payload: Mapping[str, Any],
-        actor: str,
-    ) -> Row:
-        """Compare-and-set: apply ``changes`` only if the run is still at ``expected_version``.
-
-        Raises:
-            StaleVersion: the run is at another version (or gone); nothing was written.
-        """
-        values = dict(changes)
-        values["updated_at"] = self.now
-        bump = kind in VERSIONED_KINDS
-        assert bump or not STAGE_COLUMNS & set(values), "a stage change bumps the version"
-        assignments = ", ".join(f"{column} = ?" for column in values)
-        if bump:
-            assignments += ", version = version + 1"
-        cursor = self._db.execute(
-            f"UPDATE runs SET {assignments} WHERE run_id = ? AND version = ?",
-            [*values.values(), run_id, expected_version],
-        )
-        if cursor.rowcount != 1:
-            raise StaleVersion(run_id, expected_version, self.get_run(run_id))
-        self.journal(run_id, kind, payload, actor)
-        changed = self.get_run(run_id)
-        assert changed is not None
-        return changed
-
-    def touch_run(
-        self,
-        run_id: str,
-        *,
-        changes: Mapping[str, Any],
-        kind: str,
-        payload: Mapping[str, Any],
-        actor: str,
-    ) -> None:
-        """Change fields that are not the run's state (progress, artifacts) with a journal row.
-
-        No compare-and-set: nothing here decides on the run's state, and the version stays.
-        """
-        assert kind not in VERSIONED_KINDS, "state changes go through change_run"
-        assert not STAGE_COLUMNS & set(changes), "stage changes go through change_run"
-        values = dict(changes)
-        values["updated_at"] = self.now
-        assignments = ", ".join(f"{column} = ?" for column in values)
-        self._conn.execute(
-            f"UPDATE runs SET {assignments} WHERE run_id = ?", [*values.values(), run_id]
-        )
-        self.journal(run_id, kind, payload, actor)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -184,7 +90,7 @@ class Transaction(RunTransaction):
     def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
         cursor = self._conn.execute(
             "INSERT INTO journal (run_id, kind, payload, actor, at) VALUES (?, ?, ?, ?, ?)",
-            [run_id, kind, json.dumps(payload, sort_keys=True), actor, self.now],
+            [run_id, kind, self.journal_text(payload), actor, self.now],
         )
         return int(cursor.lastrowid or 0)
 

@@ -68,7 +68,8 @@ from core.moves import NotHeld, host_move  # noqa: E402
 from core.store.api import RunStore  # noqa: E402
 from core.store.changes import listener_for  # noqa: E402
 from core.store.location import open_store  # noqa: E402
-from core.store.sqlite_store import StaleVersion, iso  # noqa: E402
+from core.store.runs import StaleVersion  # noqa: E402
+from core.store.sqlite_store import iso  # noqa: E402
 from jarvis_tui.app import POLL_INTERVAL  # noqa: E402
 from jarvis_tui.feed import StoreFeed  # noqa: E402
 from tests.core.store_helpers import dispatch_doc  # noqa: E402

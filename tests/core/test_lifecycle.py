@@ -50,7 +50,8 @@ from core.lifecycle import (
 )
 from core.moves import host_move, moved
 from core.operator_actions import ActionResult
-from core.store.sqlite_store import VERSIONED_KINDS, SqliteStore
+from core.store.runs import VERSIONED_KINDS
+from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import PATHS
 
 ROOT = Path(__file__).resolve().parents[2]

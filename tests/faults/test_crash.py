@@ -27,7 +27,8 @@ import pytest
 from core.intake import submit_dispatch
 from core.lifecycle import TRANSITIONS, Action, RunState, Stage, label, stage_of
 from core.moves import moved as moved_by
-from core.store.sqlite_store import VERSIONED_KINDS, SqliteStore
+from core.store.runs import VERSIONED_KINDS
+from core.store.sqlite_store import SqliteStore
 from tests.faults.crash_writer import SOURCE, TARGET, dispatch
 from tests.processes import wait_until
 

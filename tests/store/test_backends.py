@@ -21,7 +21,8 @@ from core.lifecycle import RunState
 from core.operator_actions import cancel, retry, steer
 from core.run_views import run_detail, run_journal, table_rows
 from core.store.postgres_store import PostgresStore
-from core.store.sqlite_store import SqliteStore, StaleVersion
+from core.store.runs import StaleVersion
+from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import make_run
 
 Clock = Callable[[], datetime]
