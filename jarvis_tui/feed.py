@@ -65,8 +65,6 @@ class FeedRead:
     burn: dict[str, Any] | None = None
     """Tokens and cost every run's agent reported (`SqliteStore.workspace_usage`), None
     when no agent reported any (or the read did not look)."""
-    hosts: tuple[HostLine, ...] = ()
-    """The store's hosts that are live or lost (`HostLine`), by name."""
 
 
 @dataclass(frozen=True)
@@ -101,10 +99,6 @@ def _hosts(store: RunStore) -> tuple[HostLine, ...]:
             lanes = None if host["lanes"] is None else tuple(host["lanes"])
             lines.append(HostLine(host["name"], lanes, state, host["heartbeat_at"]))
     return tuple(lines)
-
-
-def hosts_key(hosts: tuple[HostLine, ...]) -> tuple[object, ...]:
-    return tuple(host.key() for host in hosts)
 
 
 def _burn(store: RunStore) -> dict[str, Any] | None:
@@ -180,8 +174,8 @@ class StoreFeed:
         self.opened = 0
         """How many connections this feed has opened (one, on a healthy store)."""
         self.hosts: tuple[HostLine, ...] = ()
-        """The store's live and lost hosts as the last `read` found them, their heartbeats
-        fresh (a read returns them only when one came, went or was lost)."""
+        """The store's live and lost hosts as the last `read` found them (whether or not it
+        found a change to return), their heartbeats fresh."""
 
     def open_writer(self) -> RunStore:
         """A connection of its own for one operator action (the caller closes it)."""
@@ -216,31 +210,21 @@ class StoreFeed:
         with self._lock:
             self._drop()
 
-    def read(
-        self,
-        since_seq: int | None,
-        *,
-        last_host: int | None = None,
-        last_hosts: tuple[object, ...] = (),
-    ) -> FeedRead | None:
-        """What changed after ``since_seq`` (None: everything), or None when nothing did
-        (``last_host``: the local host's pid as last read; ``last_hosts``: `hosts_key` of the
-        store's hosts as last read)."""
+    def read(self, since_seq: int | None, *, last_host: int | None = None) -> FeedRead | None:
+        """What changed after ``since_seq`` (None: everything), or None when nothing did;
+        either way `hosts` is the store's hosts as this read found them."""
         with self._reading() as store:
             seq = store.last_seq()
             host = host_pid(self.root)
-            hosts = self.hosts = _hosts(store)
+            self.hosts = _hosts(store)
             if since_seq is not None and seq == since_seq:
-                if host == last_host and hosts_key(hosts) == last_hosts:
+                if host == last_host:
                     return None
-                # Only the hosts changed.
-                return FeedRead([], False, {}, [], seq, host, hosts=hosts)
+                return FeedRead([], False, {}, [], seq, host)  # only the host changed
             burn = _burn(store)
             if since_seq is None or seq - since_seq > CATCH_UP_LIMIT:
                 rows = _searchable(table_rows(store))
-                return FeedRead(
-                    rows, True, state_counts(store), [], seq, host, burn=burn, hosts=hosts
-                )
+                return FeedRead(rows, True, state_counts(store), [], seq, host, burn=burn)
             entries = [
                 journal_entry(row)
                 for row in store.journal_since(since_seq, limit=CATCH_UP_LIMIT + 1)
@@ -248,9 +232,7 @@ class StoreFeed:
             changed = list(dict.fromkeys(entry["run_id"] for entry in entries))
             rows = _searchable(table_rows(store, changed))
             last = entries[-1]["seq"] if entries else seq
-            return FeedRead(
-                rows, False, state_counts(store), entries, last, host, burn=burn, hosts=hosts
-            )
+            return FeedRead(rows, False, state_counts(store), entries, last, host, burn=burn)
 
     def first_page(self, limit: int | None = None) -> FeedRead | None:
         """The newest ``limit`` runs (default FIRST_PAGE; the table's top under its default

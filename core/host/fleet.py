@@ -64,10 +64,9 @@ class Lease:
     heartbeat_s: float
     lease_s: float
     clock: Callable[[], float] = field(default=lambda: 0.0)
-    """Monotonic seconds, for when the next heartbeat is due."""
+    """Monotonic seconds, to tell a renewal that came after the lease had run out."""
     incarnation: str = field(default_factory=lambda: uuid.uuid4().hex)
     machine: str = field(default_factory=socket.gethostname)
-    _next_beat: float = 0.0
     _renewed_at: float = 0.0
 
     def _until(self, now: str) -> str:
@@ -100,10 +99,6 @@ class Lease:
                 lease_until=self._until(tx.now),
             )
         self._renewed_at = self.clock()
-        self._next_beat = self._renewed_at + self.heartbeat_s
-
-    def due(self) -> bool:
-        return self.clock() >= self._next_beat
 
     def renew(self) -> bool:
         """Renew the lease; False when it was lost (recovered by another host, or taken)."""
@@ -119,7 +114,6 @@ class Lease:
                 kept = False
             else:
                 self._renewed_at = started
-        self._next_beat = self.clock() + self.heartbeat_s
         return kept
 
     def end(self) -> None:

@@ -271,7 +271,7 @@ class Host:
         host's workers; the thread then registers again under a new incarnation."""
         lease = self.lease
         assert lease is not None
-        while not self.stopping.wait(self.config.host.heartbeat_s):
+        while not self.stopping.wait(lease.heartbeat_s):
             try:
                 if lease.renew():
                     lease.recover_lost()

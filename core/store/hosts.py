@@ -20,6 +20,8 @@ from core.store.statements import Statements, Writes
 
 #: A host whose lease is live and that has not stopped holds what it claimed.
 _LIVE = "stopped_at IS NULL AND lease_until >= ?"
+#: Queued runs a host may claim: unclaimed, its own, or held by a host that is gone.
+_FREE = f"(host IS NULL OR host = ? OR host NOT IN (SELECT name FROM hosts WHERE {_LIVE}))"
 
 
 def held_by(host: str | None, alias: str = "r") -> str:
@@ -165,7 +167,3 @@ class HostWrites(Writes):
     #: What the claim's inner SELECT adds to skip rows another claim holds (PostgreSQL's
     #: ``FOR UPDATE SKIP LOCKED``); SQLite's write lock already keeps claims apart.
     claim_lock = ""
-
-
-#: Queued runs a host may claim: unclaimed, its own, or held by a host that is gone.
-_FREE = f"(host IS NULL OR host = ? OR host NOT IN (SELECT name FROM hosts WHERE {_LIVE}))"

@@ -37,7 +37,7 @@ from core.store.changes import ChangeListener, listener_for
 from core.store.faults import database_errors
 from core.store.location import shown as store_shown
 from core.store.opening import LASTING, StoreError, fault
-from jarvis_tui.feed import FeedRead, HostLine, StoreFeed, hosts_key
+from jarvis_tui.feed import FeedRead, HostLine, StoreFeed
 from jarvis_tui.messages import RunViewReceived, StoreChanged, StreamHistoryReceived
 from jarvis_tui.safe_text import inert
 from jarvis_tui.widgets.progress_stream import MAX_LINES
@@ -131,7 +131,6 @@ class StoreSync:
         """The journal position the last finished read reached (ahead of ``seen_seq`` until its
         message is handled)."""
         self._read_host: int | None = None
-        self._read_hosts: tuple[object, ...] = ()
         self.hosts: tuple[HostLine, ...] = ()
         """The store's live and lost hosts, as last read (the header's hosts line)."""
         self.listener = listener_for(self.feed.location) if live else ChangeListener()
@@ -146,7 +145,7 @@ class StoreSync:
     def read_store(self) -> None:
         """Read what changed now (everything on the first read)."""
         self._run(
-            partial(self._read, self._read_seq, self._read_host, self._read_hosts),
+            partial(self._read, self._read_seq, self._read_host),
             name="read-store",
             group=STORE_GROUP,
             description="Read what changed in the store",
@@ -183,18 +182,15 @@ class StoreSync:
             thread=True,
         )
 
-    def _read(
-        self, since: int | None, last_host: int | None, last_hosts: tuple[object, ...]
-    ) -> None:
+    def _read(self, since: int | None, last_host: int | None) -> None:
         # In the worker's thread.
         if since is None and (page := self.feed.first_page()) is not None:
             # The newest runs on screen while all are read.
             self._screen.post_message(StoreChanged(page))
-        read = self.feed.read(since, last_host=last_host, last_hosts=last_hosts)
+        read = self.feed.read(since, last_host=last_host)
         if read is not None:
             # Recorded here, not when the message is handled: the next poll may start first.
             self._read_seq, self._read_host = read.last_seq, read.host_pid
-            self._read_hosts = hosts_key(read.hosts)
             self._screen.post_message(StoreChanged(read))
 
     def _read_view(self, run_id: str) -> None:
@@ -268,8 +264,6 @@ class StoreSync:
         self.whole = self.whole or (read.full and not read.partial)
         self.seen_seq = read.last_seq
         self.host = read.host_pid
-        if not read.partial:
-            self.hosts = read.hosts
         if read.counts or read.full:
             self.counts = read.counts
             self.burn = read.burn
