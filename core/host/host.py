@@ -957,16 +957,21 @@ class Host:
 
     def _workspace_spent(self) -> Spent:
         """The workspace's totals: what its agents reported, and how long its workers worked
-        (ended attempts, and running ones up to now, whichever host runs them)."""
+        (ended attempts, and running ones up to now, whichever host runs them); a figure no
+        cap asks for is left at 0, unread."""
         assert self.store is not None
-        total = self.store.workspace_usage()
-        ended_s, live = self.store.workspace_worked()
-        now = self.store.now()
-        return Spent(
-            int(total["tokens_in"]) + int(total["tokens_out"]),
-            float(total["cost_usd"]),
-            ended_s + sum(worked(started, now) for started in live),
-        )
+        budgets = self.config.budgets
+        tokens, cost, wall_s = 0, 0.0, 0.0
+        # Each sum reads every run, and the loop asks twice a tick: only what a cap needs.
+        if budgets.workspace_tokens is not None or budgets.workspace_cost_usd is not None:
+            total = self.store.workspace_usage()
+            tokens = int(total["tokens_in"]) + int(total["tokens_out"])
+            cost = float(total["cost_usd"])
+        if budgets.workspace_wall_s is not None:
+            ended_s, live = self.store.workspace_worked()
+            now = self.store.now()
+            wall_s = ended_s + sum(worked(started, now) for started in live)
+        return Spent(tokens, cost, wall_s)
 
     def _workspace_over_budget(self) -> str | None:
         if not has_workspace_cap(self.config.budgets):
