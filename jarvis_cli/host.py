@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from core.host.config import ConfigError, load_config
-from core.host.fleet import HostNameHeld
-from core.host.host import Host
+from core.host.fleet import HostNameHeld, HostNameTaken
+from core.host.host import Host, HostFailed
 from core.host.launcher import HostStopError, stop_host
 from core.host.lock import HostLockHeld
 from core.store.faults import database_errors
@@ -68,12 +68,21 @@ def run(args: argparse.Namespace) -> int:
             write_error(f"jarvis: {exc}")
         return 1
     except HostNameHeld as exc:
-        if args.json:
-            emit_json({"error": {"code": "host_name_held", "message": str(exc)}})
-        else:
-            write_error(f"jarvis: {escape(str(exc))}")
-        return 1
+        return _stopped(args, "host_name_held", str(exc), 1)
+    except HostNameTaken as exc:
+        return _stopped(args, "host_name_taken", str(exc), 1)
+    except HostFailed as exc:
+        # Its log (stderr) holds the traceback; this is the sentence at the end of it.
+        return _stopped(args, "host_failed", f"The host stopped: {exc}; its log says where.", 2)
     return 0
+
+
+def _stopped(args: argparse.Namespace, code: str, message: str, status: int) -> int:
+    if args.json:
+        emit_json({"error": {"code": code, "message": message}})
+    else:
+        write_error(f"jarvis: {escape(message)}")
+    return status
 
 
 def stop(args: argparse.Namespace) -> int:

@@ -12,9 +12,12 @@ what it has started since; a run is failed once whoever recovers it (a failure i
 lifecycle, refused for a run no longer running). Queued runs it had claimed are free to claim
 again as soon as its lease is out (`core.store.hosts`).
 
-A host that finds it could not renew its lease in time (a long pause, the database away) may
-have been recovered already: it fails its own running runs the same way (once, as above), stops
-their workers and registers again under a new incarnation.
+A host that could not renew its lease in time (paused, or its store away for longer than the
+lease) renews it late, and keeps everything, when no other host acted on it meanwhile: an outage
+nobody else noticed fails nothing. When another host recovered it meanwhile, its running runs
+were failed there: it stops their workers (the loop sees they no longer run) and takes its name
+back. When its name is another incarnation's now (a host started under it once the lease ran
+out), it stops, saying so: the runs under that name are the new holder's.
 """
 
 from __future__ import annotations
@@ -22,16 +25,19 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from core.host.faults import io_fault
 from core.host.lock import pid_alive
 from core.host.outcomes import fail_running
 from core.lifecycle import RunState
 from core.store.api import RunStore
+from core.store.hosts import Renewal
 from core.store.sqlite_store import iso
 
 log = logging.getLogger(__name__)
@@ -49,6 +55,10 @@ class HostNameHeld(Exception):
         )
 
 
+class HostNameTaken(Exception):
+    """This host's name was taken by another host while its lease had run out: it stopped."""
+
+
 def default_name(workspace: Path) -> str:
     return f"{socket.gethostname()}:{workspace}"
 
@@ -63,11 +73,8 @@ class Lease:
     lanes: Sequence[str] | None
     heartbeat_s: float
     lease_s: float
-    clock: Callable[[], float] = field(default=lambda: 0.0)
-    """Monotonic seconds, to tell a renewal that came after the lease had run out."""
     incarnation: str = field(default_factory=lambda: uuid.uuid4().hex)
     machine: str = field(default_factory=socket.gethostname)
-    _renewed_at: float = 0.0
 
     def _until(self, now: str) -> str:
         return iso(datetime.fromisoformat(now) + timedelta(seconds=self.lease_s))
@@ -98,23 +105,20 @@ class Lease:
                 lanes=self.lanes,
                 lease_until=self._until(tx.now),
             )
-        self._renewed_at = self.clock()
 
-    def renew(self) -> bool:
-        """Renew the lease; False when it was lost (recovered by another host, or taken)."""
-        started = self.clock()
+    def renew(self) -> Renewal:
+        """Renew the lease, unless it is no longer this host's to renew (`Renewal`)."""
         with self.store.transaction() as tx:
-            kept = tx.renew_lease(self.name, self.incarnation, self._until(tx.now))
-        if kept:
-            if started - self._renewed_at > self.lease_s:
-                # Renewed, but after the lease had run out: another host may be recovering
-                # this one's runs right now. Treated as lost, so no run is worked twice.
-                log.warning("host %s renewed its lease %.1f s late", self.name, started -
-                            self._renewed_at - self.lease_s)  # fmt: skip
-                kept = False
-            else:
-                self._renewed_at = started
-        return kept
+            return tx.renew_lease(self.name, self.incarnation, self._until(tx.now))
+
+    def take_back(self) -> None:
+        """Register again after another host recovered this one, as a new incarnation.
+
+        Raises:
+            HostNameHeld: another host took the name meanwhile.
+        """
+        self.incarnation = uuid.uuid4().hex
+        self.register()
 
     def end(self) -> None:
         """A clean stop: the lease ends now."""
@@ -154,20 +158,6 @@ class Lease:
         return recovered
 
 
-def give_up_runs(store: RunStore, name: str, message: str) -> list[str]:
-    """Fail every running run host ``name`` holds (its lease was lost); the ids failed. Each
-    once: a run another host recovered meanwhile is no longer running."""
-    failed = []
-    for run in store.runs_held(name, RunState.RUNNING.value):
-        with store.transaction() as tx:
-            fresh = tx.get_run(run["run_id"])
-            if fresh is None or fresh["state"] != RunState.RUNNING.value or fresh["host"] != name:
-                continue
-            fail_running(tx, fresh, "host_lost", message)
-            failed.append(run["run_id"])
-    return failed
-
-
 def _still_lost(row: dict[str, object] | None, incarnation: str, now: str) -> bool:
     return (
         row is not None
@@ -176,3 +166,85 @@ def _still_lost(row: dict[str, object] | None, incarnation: str, now: str) -> bo
         and row["recovered_by"] is None
         and str(row["lease_until"]) < now
     )
+
+
+class Heartbeat:
+    """The thread that keeps a host's lease: renews it every ``heartbeat_s``, then recovers any
+    host lost meanwhile.
+
+    It has the lease's own connection, so a loop busy with a long step cannot let the lease run
+    out. A renewal the store cannot take (a fault) is tried again at the next beat. What a
+    renewal finds is acted on here (`Renewal`): a late renewal keeps everything, a recovered
+    host takes its name back, and a host whose name was taken calls ``on_taken`` with the
+    sentence that says so, and beats no more.
+    """
+
+    def __init__(
+        self, lease: Lease, stopping: threading.Event, on_taken: Callable[[str], None]
+    ) -> None:
+        self.lease = lease
+        self.stopping = stopping
+        self.on_taken = on_taken
+        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self.stopping.wait(self.lease.heartbeat_s):
+            try:
+                if not self.beat():
+                    return
+            except Exception as exc:
+                problem = io_fault(exc)
+                if problem is None and not isinstance(exc, HostNameHeld):
+                    log.exception("host %s: the heartbeat failed", self.lease.name)
+                else:
+                    # Tried again at the next beat, however late: see `beat`.
+                    log.warning("host %s: the heartbeat failed: %s", self.lease.name,
+                                problem or exc)  # fmt: skip
+
+    def beat(self) -> bool:
+        """Renew once and act on what was found; False once the name was taken."""
+        lease = self.lease
+        renewal = lease.renew()
+        if renewal.outcome == "kept":
+            if renewal.late_s > 0:
+                log.warning(
+                    "host %s renewed its lease %.1f s after it had run out; no other host had "
+                    "acted on it, so it keeps its runs",
+                    lease.name,
+                    renewal.late_s,
+                )
+            lease.recover_lost()
+            return True
+        found = renewal.found or {}
+        if renewal.outcome == "recovered":
+            log.warning(
+                "host %s was recovered by %s while it could not renew its lease: the runs it "
+                "was running were failed there (host_lost) and their workers are stopped here; "
+                "it takes its name back",
+                lease.name,
+                found.get("recovered_by"),
+            )
+            lease.take_back()
+            return True
+        if not found:
+            why = "its name's record was removed from the store"
+        elif found["incarnation"] == lease.incarnation:
+            why = f"its lease was ended from outside at {found['stopped_at']}"
+        else:
+            why = (
+                f"while it could not renew its lease, another host (pid {found['pid']} on "
+                f"{found['machine']}) took its name"
+            )
+        message = (
+            f"host {lease.name} stopped: {why}; the runs under that name are not its to work "
+            "any more. Start it again, under another name (--name) if both should run."
+        )
+        log.error("%s", message)
+        self.on_taken(message)
+        return False

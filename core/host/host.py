@@ -21,7 +21,6 @@ import signal
 import stat
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ from core.host.budgets import (
 )
 from core.host.config import HostConfig
 from core.host.faults import FaultWait, StorageFault, io_fault
-from core.host.fleet import HostNameHeld, Lease, default_name, give_up_runs
+from core.host.fleet import Heartbeat, HostNameTaken, Lease, default_name
 from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
 from core.host.openclaw import SOURCE as OPENCLAW
@@ -74,6 +73,7 @@ from core.nanoclaw.worker_runs import WorkerRunsWriter
 from core.repos.worktrees import Worktree
 from core.store.api import RunStore
 from core.store.location import open_store, store_location
+from core.store.opening import StoreError
 from core.text import inert
 from core.worker_logs import attempt_dir
 from core.workspace import Workspace, lane_problem
@@ -88,6 +88,10 @@ SWEEP_EVERY_S = 1.0
 BATCH = 256
 """Files ingested per transaction: one commit for many files is where the ingest rate comes from."""
 _COMPLETION_TAG = b"</completion"
+
+
+class HostFailed(Exception):
+    """The host's loop failed on a bug (not a fault it waits out): the host stopped."""
 
 
 class Host:
@@ -120,9 +124,9 @@ class Host:
         self.lanes: Sequence[str] | None = lanes if lanes is not None else config.host.lanes
         self.lease: Lease | None = None
         """This host's lease among the store's hosts (`core.host.fleet`), taken in `run`."""
-        self._heartbeat: threading.Thread | None = None
-        self._lease_lost = threading.Event()
-        """Set by the heartbeat thread when the lease was lost; cleared once given up."""
+        self._heartbeat: Heartbeat | None = None
+        self._name_taken: str | None = None
+        """Why this host stopped when another host took its name (`Heartbeat`), else None."""
         self.layout = IpcLayout(workspace.ipc_dir)
         self.lock = HostLock(workspace.root)
         self.stopping = threading.Event()
@@ -214,7 +218,6 @@ class Host:
             self.lanes,
             self.config.host.heartbeat_s,
             self.config.host.lease_s,
-            clock=time.monotonic,
         )
         try:
             self.lease.register()
@@ -239,12 +242,20 @@ class Host:
                 pass
             if not self.config.watch.poll:
                 self._start_watcher()
-            self._heartbeat = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+            self._heartbeat = Heartbeat(self.lease, self.stopping, self._taken)
             self._heartbeat.start()
             log.info("host %d holds %s", os.getpid(), self.workspace.root)
             self._loop()
             log.info("host %d stopping", os.getpid())
+        except Exception as exc:
+            # A bug, not a fault to wait out (`_step`): the host stops, and says so, rather than
+            # stay up with a live lease and a loop that does nothing.
+            log.critical("host %d stops: its loop failed: %s", os.getpid(), exc, exc_info=True)
+            if io_fault(exc) is not None or isinstance(exc, StoreError):
+                raise  # the store's: the command says which fault, in its words
+            raise HostFailed(f"the host's loop failed ({type(exc).__name__}: {exc})") from exc
         finally:
+            self.stopping.set()  # the heartbeat and the watcher end with the loop, whatever ended
             self._shutdown()
             if self._heartbeat is not None:
                 self._heartbeat.join()
@@ -253,6 +264,8 @@ class Host:
             self.store.close()
             self.lock.release()
         log.info("host %d let go of %s", os.getpid(), self.workspace.root)
+        if self._name_taken is not None:
+            raise HostNameTaken(self._name_taken)
 
     def _end_lease(self) -> None:
         if self.lease is None:
@@ -265,48 +278,11 @@ class Host:
             # The lease runs out by itself: another host then recovers what is left.
             log.error("host %s: its lease could not be ended: %s", self.name, io_fault(exc))
 
-    def _beat(self) -> None:
-        """The heartbeat thread: renew the lease every ``heartbeat_s``, then recover any host
-        lost meanwhile. A lease found lost is handed to the loop (`_give_up`), which stops this
-        host's workers; the thread then registers again under a new incarnation."""
-        lease = self.lease
-        assert lease is not None
-        while not self.stopping.wait(lease.heartbeat_s):
-            try:
-                if lease.renew():
-                    lease.recover_lost()
-                    continue
-                log.error("host %s lost its lease: its running runs are given up", self.name)
-                self._lease_lost.set()
-                while self._lease_lost.is_set() and not self.stopping.wait(TICK_S):
-                    pass  # the loop gives the runs up
-                if not self.stopping.is_set():
-                    lease.incarnation = uuid.uuid4().hex
-                    lease.register()
-            except Exception as exc:
-                problem = io_fault(exc)
-                if problem is None and not isinstance(exc, HostNameHeld):
-                    log.exception("host %s: the heartbeat failed", self.name)
-                else:
-                    # Tried again at the next beat; a lease that ran out meanwhile is then
-                    # found lost, and given up.
-                    log.warning("host %s: the heartbeat failed: %s", self.name, problem or exc)
-
-    def _give_up(self) -> None:
-        """The lease was lost (`_beat`): fail this host's running runs, once, and stop their
-        workers (their outcome is not recorded: the run has ended)."""
-        assert self.store is not None
-        if not self._lease_lost.is_set():
-            return
-        give_up_runs(
-            self.store,
-            self.name,
-            f"host_lost: host {self.name} could not renew its lease in time; its worker was "
-            "stopped",
-        )
-        for worker in self.workers.values():
-            worker.terminate("lease_lost")
-        self._lease_lost.clear()
+    def _taken(self, message: str) -> None:
+        """Another host took this one's name (`Heartbeat`): stop, recording nothing for the
+        runs under it, which are the new holder's now."""
+        self._name_taken = message
+        self.stop()
 
     def open_store(self) -> RunStore:
         """The workspace's store, created if new, every page of it checked.
@@ -378,7 +354,6 @@ class Host:
 
     def _tick(self, interval: float) -> None:
         assert self.store is not None
-        self._give_up()
         if self._catch_up_due:
             catch_up(self.store, self.layout.errors_dir)
             self._catch_up_due = False
@@ -909,10 +884,16 @@ class Host:
             return
         now = time.monotonic()
         timeouts = self.config.timeouts
+        # An attempt ends here when its run no longer runs it: an operator's cancel, or another
+        # host that recovered this one while it was away (and maybe started the run again).
+        current = self.store.attempts_of(list(self.workers))
         ended = {
             run_id
-            for run_id, state in self.store.states_of(list(self.workers)).items()
-            if state != RunState.RUNNING.value
+            for run_id, worker in self.workers.items()
+            if (row := current.get(run_id)) is None
+            or row["state"] != RunState.RUNNING.value
+            or row["host"] not in (None, self.name)
+            or int(row["retry_count"]) + 1 != worker.attempt
         }
         over = self._over_budget(now)
         for run_id, worker in list(self.workers.items()):
@@ -1043,8 +1024,13 @@ class Host:
         log.info("run %s ended: %s", worker.run_id, run["state"] if run else "?")
 
     def _shutdown(self) -> None:
-        """Tell every worker to stop, give them the grace period, then end their runs."""
-        if self.store is not None:
+        """Tell every worker to stop, give them the grace period, then end their runs.
+
+        A host whose name was taken records nothing: the runs under the name are the new
+        holder's, and it settles them (`recover`).
+        """
+        taken = self._name_taken is not None
+        if self.store is not None and not taken:
             for run_id in list(self._preparing):
                 try:
                     record_failure(self.store, run_id, "host_shutdown",
@@ -1063,7 +1049,7 @@ class Host:
         if not self.workers or self.store is None:
             return
         for worker in self.workers.values():
-            worker.terminate("host_shutdown")
+            worker.terminate("lease_lost" if taken else "host_shutdown")
         deadline = time.monotonic() + self.config.timeouts.shutdown_grace_s
         while self.workers and time.monotonic() < deadline:
             for worker in list(self.workers.values()):

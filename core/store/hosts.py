@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
 
 from core.store.statements import Statements, Writes
 
@@ -40,6 +42,24 @@ def lease_state(host: Mapping[str, Any], now: str) -> str:
     if host.get("recovered_by"):
         return "recovered"
     return "live" if str(host["lease_until"]) >= now else "lost"
+
+
+@dataclass(frozen=True)
+class Renewal:
+    """What renewing a lease found, decided in the transaction that renewed it (or did not)."""
+
+    outcome: Literal["kept", "recovered", "taken"]
+    """``kept``: renewed. ``recovered``: still this incarnation's name, but another host
+    recovered it meanwhile (its running runs were failed there); not renewed. ``taken``: the
+    name is another incarnation's now, or was ended; not renewed."""
+    late_s: float = 0.0
+    """How long the lease had run out when it was renewed (0: renewed in time)."""
+    found: dict[str, Any] | None = None
+    """The name's row as found (``recovered``, ``taken``): who recovered it, or who holds it."""
+
+
+def _seconds_between(earlier: str, later: str) -> float:
+    return (datetime.fromisoformat(later) - datetime.fromisoformat(earlier)).total_seconds()
 
 
 def _host(row: dict[str, Any]) -> dict[str, Any]:
@@ -118,17 +138,30 @@ class HostWrites(Writes):
             [name, *values, self.now, self.now, lease_until],
         )
 
-    def renew_lease(self, name: str, incarnation: str, lease_until: str) -> bool:
-        """Extend the lease; False when it is no longer this incarnation's (recovered by
-        another host, or the name taken by a newer start)."""
-        return (
-            self.execute(
-                "UPDATE hosts SET heartbeat_at = ?, lease_until = ? WHERE name = ? "
-                "AND incarnation = ? AND recovered_by IS NULL AND stopped_at IS NULL",
-                [self.now, lease_until, name, incarnation],
-            )
-            == 1
+    def renew_lease(self, name: str, incarnation: str, lease_until: str) -> Renewal:
+        """Extend the lease if the name is still this incarnation's and nobody recovered it.
+
+        A lease that ran out is renewed all the same when no other host acted on it: lateness
+        alone (a paused process, a store away for a while) is no reason to give anything up.
+        Recovery re-checks that the host is still lost in each of its transactions, and writes
+        are serialised, so once this renewal commits no recovery fails another of its runs.
+        """
+        rows = self.rows(
+            "SELECT incarnation, machine, pid, heartbeat_at, lease_until, stopped_at, "
+            "recovered_by, recovered_at FROM hosts WHERE name = ?",
+            [name],
         )
+        row = rows[0] if rows else None
+        if row is None or row["incarnation"] != incarnation or row["stopped_at"] is not None:
+            return Renewal("taken", found=row)
+        if row["recovered_by"] is not None:
+            return Renewal("recovered", found=row)
+        late_s = max(0.0, _seconds_between(str(row["lease_until"]), self.now))
+        self.execute(
+            "UPDATE hosts SET heartbeat_at = ?, lease_until = ? WHERE name = ? AND incarnation = ?",
+            [self.now, lease_until, name, incarnation],
+        )
+        return Renewal("kept", late_s=late_s)
 
     def end_lease(self, name: str, incarnation: str) -> None:
         """A clean stop: the host holds nothing from now on."""

@@ -100,6 +100,18 @@ class RunReads(Statements):
         rows = self.rows(f"SELECT run_id, state FROM runs WHERE run_id IN ({marks})", list(run_ids))
         return {r["run_id"]: r["state"] for r in rows}
 
+    def attempts_of(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Each named run's ``state``, ``host`` and ``retry_count``, by run id: whether an
+        attempt a host supervises is still the run's current one, and still that host's."""
+        if not run_ids:
+            return {}
+        marks = ", ".join("?" for _ in run_ids)
+        rows = self.rows(
+            f"SELECT run_id, state, host, retry_count FROM runs WHERE run_id IN ({marks})",
+            list(run_ids),
+        )
+        return {r["run_id"]: r for r in rows}
+
     def newest_run_ids(self, limit: int) -> list[str]:
         """The ``limit`` most recently created runs' ids, newest first."""
         rows = self.rows(

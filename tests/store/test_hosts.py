@@ -21,39 +21,30 @@ from tests.core.store_helpers import make_run
 QUEUED = RunState.QUEUED.value
 
 
-class Ticks:
-    """A monotonic clock the test moves (when heartbeats are due)."""
-
-    def __init__(self) -> None:
-        self.at = 1000.0
-
-    def __call__(self) -> float:
-        return self.at
-
-
-def lease(store: RunStore, name: str, ticks: Ticks, **kwargs: object) -> Lease:
-    made = Lease(store, name, Path("/ws") / name, None, 1.0, 10.0, clock=ticks)
+def lease(store: RunStore, name: str, **kwargs: object) -> Lease:
+    made = Lease(store, name, Path("/ws") / name, None, 1.0, 10.0)
     for key, value in kwargs.items():
         setattr(made, key, value)
     return made
 
 
 def test_a_live_name_is_refused_and_a_dead_holders_taken_back(any_store: RunStore) -> None:
-    ticks = Ticks()
-    first = lease(any_store, "h1", ticks)
+    first = lease(any_store, "h1")
     first.register()
     with pytest.raises(HostNameHeld) as held:
-        lease(any_store, "h1", ticks).register()  # another start while h1 lives (this pid)
+        lease(any_store, "h1").register()  # another start while h1 lives (this pid)
     assert "holds the name 'h1'" in str(held.value)
     with pytest.raises(HostNameHeld):
-        lease(any_store, "h1", ticks, machine="elsewhere").register()
+        lease(any_store, "h1", machine="elsewhere").register()
     # The holder is a dead process of this machine (a host killed with -9): taken at once.
     with any_store.transaction() as tx:
         tx.execute("UPDATE hosts SET pid = ? WHERE name = 'h1'", [dead_pid()])
-    again = lease(any_store, "h1", ticks)
+    again = lease(any_store, "h1")
     again.register()
     assert any_store.host("h1")["incarnation"] == again.incarnation  # type: ignore[index]
-    assert not first.renew()  # the old incarnation's lease is gone
+    renewal = first.renew()  # the old incarnation's lease is gone: taken by the new one
+    assert renewal.outcome == "taken" and renewal.found is not None
+    assert renewal.found["incarnation"] == again.incarnation
 
 
 def dead_pid() -> int:
@@ -64,20 +55,33 @@ def dead_pid() -> int:
     return pid
 
 
-def test_a_lease_renewed_in_time_holds_and_a_late_renewal_counts_as_lost(
+def test_a_late_renewal_keeps_the_lease_unless_another_host_recovered_it(
     any_store: RunStore, clock: StepClock
 ) -> None:
-    ticks = Ticks()
-    held = lease(any_store, "h1", ticks)
+    held = lease(any_store, "h1")
     held.register()
-    ticks.at += 1.0
-    assert held.renew()
-    ticks.at += 10.5  # longer than the lease: another host may be recovering this one now
-    assert not held.renew()
     clock.advance(1)
+    assert held.renew().outcome == "kept" and held.renew().late_s == 0
+    clock.advance(10.5)  # past the lease, and nobody acted on it: kept, and says how late
+    renewal = held.renew()
+    assert (renewal.outcome, renewal.late_s) == ("kept", 0.5)
     assert lease_state(any_store.host("h1") or {}, any_store.now()) == "live"
+    clock.advance(11)
+    recoverer = lease(any_store, "h2")
+    recoverer.register()
+    assert recoverer.recover_lost() == {"h1": []}
+    renewal = held.renew()  # recovered meanwhile: not renewed, and it says by whom
+    assert renewal.outcome == "recovered" and renewal.found is not None
+    assert renewal.found["recovered_by"] == "h2"
+    assert lease_state(any_store.host("h1") or {}, any_store.now()) == "recovered"
+    first = held.incarnation
+    held.take_back()
+    row = any_store.host("h1") or {}
+    assert lease_state(row, any_store.now()) == "live" and row["incarnation"] != first
+    assert held.renew().outcome == "kept"
     held.end()
     assert lease_state(any_store.host("h1") or {}, any_store.now()) == "stopped"
+    assert held.renew().outcome == "taken"  # ended: nothing to renew
 
 
 def test_claims_racing_from_three_hosts_give_every_run_to_one_host(
@@ -85,13 +89,12 @@ def test_claims_racing_from_three_hosts_give_every_run_to_one_host(
 ) -> None:
     for n in range(60):
         make_run(any_store, f"r{n:02}", RunState.QUEUED, lane=f"lane-{n % 2}")
-    ticks = Ticks()
     start = threading.Barrier(3)
     claimed: dict[str, list[str]] = {}
 
     def claim(name: str) -> None:
         store = another_connection(any_store, clock)  # each host its own connection
-        lease(store, name, ticks).register()
+        lease(store, name).register()
         start.wait()
         got: list[str] = []
         while True:
@@ -120,8 +123,7 @@ def test_claims_racing_from_three_hosts_give_every_run_to_one_host(
 def test_a_run_claimed_by_a_live_host_is_not_another_hosts_until_its_lease_runs_out(
     any_store: RunStore, clock: StepClock
 ) -> None:
-    ticks = Ticks()
-    lease(any_store, "h1", ticks).register()
+    lease(any_store, "h1").register()
     make_run(any_store, "r1", RunState.QUEUED)
     assert any_store.claim_runs("h1", {"jarvis-worker-1": 5}, QUEUED) == ["r1"]
     assert any_store.claim_runs("h2", {"jarvis-worker-1": 5}, QUEUED) == []
@@ -135,8 +137,7 @@ def test_a_run_claimed_by_a_live_host_is_not_another_hosts_until_its_lease_runs_
 def test_two_hosts_recovering_one_lost_host_fail_each_of_its_runs_once(
     any_store: RunStore, clock: StepClock
 ) -> None:
-    ticks = Ticks()
-    lease(any_store, "lost", ticks).register()
+    lease(any_store, "lost").register()
     for n in range(8):
         make_run(any_store, f"r{n}", RunState.QUEUED)
         any_store.claim_runs("lost", {"jarvis-worker-1": 1}, QUEUED)
@@ -149,7 +150,7 @@ def test_two_hosts_recovering_one_lost_host_fail_each_of_its_runs_once(
 
     def recover(name: str) -> None:
         store = another_connection(any_store, clock)  # each host its own connection
-        recoverer = lease(store, name, ticks)
+        recoverer = lease(store, name)
         recoverer.register()
         start.wait()
         results.append(recoverer.recover_lost())
@@ -178,17 +179,16 @@ def test_two_hosts_recovering_one_lost_host_fail_each_of_its_runs_once(
 def test_a_lost_host_back_under_its_name_before_recovery_keeps_its_new_runs(
     any_store: RunStore, clock: StepClock
 ) -> None:
-    ticks = Ticks()
-    old = lease(any_store, "h1", ticks)
+    old = lease(any_store, "h1")
     old.register()
     clock.advance(11)
-    recoverer = lease(any_store, "h2", ticks)
+    recoverer = lease(any_store, "h2")
     recoverer.register()
     assert any_store.lost_hosts(any_store.now(), "h2") == ["h1"]
     # h1 restarts (a new incarnation) and starts a run before h2 gets to it.
     with any_store.transaction() as tx:
         tx.execute("UPDATE hosts SET pid = ? WHERE name = 'h1'", [dead_pid()])
-    lease(any_store, "h1", ticks).register()
+    lease(any_store, "h1").register()
     make_run(any_store, "new", RunState.QUEUED)
     host_move(any_store, "new", Action.START, holder="h1")
     assert recoverer.recover_lost() == {}

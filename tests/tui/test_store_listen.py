@@ -41,7 +41,8 @@ def test_the_feed_reads_the_hosts_at_every_read_whatever_else_changed(tmp_path: 
     assert (line.name, line.lanes, line.state) == ("h1", ("jarvis-worker-1",), "live")
     with store.transaction() as tx:  # as if a second had passed since
         tx.execute("UPDATE hosts SET heartbeat_at = '2000-01-01T00:00:00.000Z'", [])
-    assert lease.renew()  # a heartbeat: nothing to read, but its age is fresh for the header
+    # A heartbeat: nothing to read, but its age is fresh for the header.
+    assert lease.renew().outcome == "kept"
     assert feed.read(first.last_seq, last_host=first.host_pid) is None
     assert feed.hosts[0].heartbeat_at > "2000-01-01T00:00:00.000Z"
     with store.transaction() as tx:
