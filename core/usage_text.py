@@ -36,4 +36,5 @@ def usage_brief(usage: Mapping[str, Any] | None) -> str:
     if not usage:
         return ""
     used = int(usage["tokens_in"]) + int(usage["tokens_out"])
-    return f"{tokens(used)} · {dollars(float(usage['cost_usd']))}"
+    unread = "?" if usage.get("unreadable") else ""  # some report could not be read
+    return f"{tokens(used)} · {dollars(float(usage['cost_usd']))}{unread}"

@@ -228,6 +228,9 @@ def show(args: argparse.Namespace) -> int:
     out.print(fields((name, detail[name]) for name in names if detail.get(name) not in (None, "")))
     if used := usage_line(detail.get("usage")):
         out.print(Text.assemble(("  used  ", "dim"), used))
+    if unread := (detail.get("usage") or {}).get("unreadable"):
+        # Its figures are unknown: what is shown above is only what could be read.
+        out.print(Text.assemble(("  ! usage could not be read: ", "bold yellow"), data(unread)))
     if detail.get("unverified"):
         # The claims of its completion could not be checked against git: say so up front.
         out.print(Text.assemble(("  ? unverified: ", "bold yellow"), data(detail["unverified"])))

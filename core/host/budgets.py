@@ -21,11 +21,27 @@ class Spent:
     cost_usd: float = 0.0
     wall_s: float = 0.0
     """Seconds worked (the workspace's: every attempt's, summed)."""
+    unreadable: str | None = None
+    """Why some report of the attempt's usage could not be read: its figures are unknown."""
+
+
+def _figure_cap(budgets: BudgetsConfig) -> str | None:
+    """The first budget on tokens or cost, in words (None: there is none)."""
+    if budgets.run_tokens is not None:
+        return f"the run budget of {budgets.run_tokens:,} tokens"
+    if budgets.run_cost_usd is not None:
+        return f"the run budget of ${budgets.run_cost_usd:g}"
+    if budgets.workspace_tokens is not None:
+        return f"the workspace budget of {budgets.workspace_tokens:,} tokens"
+    if budgets.workspace_cost_usd is not None:
+        return f"the workspace budget of ${budgets.workspace_cost_usd:g}"
+    return None
 
 
 def needs_attempt_usage(budgets: BudgetsConfig) -> bool:
-    """Whether a run's budget is about tokens or cost (so each attempt's figures are read)."""
-    return budgets.run_tokens is not None or budgets.run_cost_usd is not None
+    """Whether any budget is about tokens or cost (so each attempt's figures are read: a run
+    whose usage could not be read crosses any of them)."""
+    return _figure_cap(budgets) is not None
 
 
 def has_workspace_cap(budgets: BudgetsConfig) -> bool:
@@ -69,9 +85,16 @@ def over_budget(
         total: the workspace's totals, or None when no budget needs them.
     """
     over: dict[str, str] = {}
+    figure_cap = _figure_cap(budgets)
     for run_id, seconds in running_s.items():
         used = attempts.get(run_id, Spent())
-        if budgets.run_tokens is not None and used.tokens > budgets.run_tokens:
+        if used.unreadable is not None and figure_cap is not None:
+            # Unknown figures may be any figures: passing would trust what could not be read.
+            over[run_id] = (
+                f"its usage could not be read ({used.unreadable}), so it cannot be shown to be "
+                f"within {figure_cap}"
+            )
+        elif budgets.run_tokens is not None and used.tokens > budgets.run_tokens:
             over[run_id] = f"{used.tokens:,} tokens used, over the run budget of "
             over[run_id] += f"{budgets.run_tokens:,}"
         elif budgets.run_cost_usd is not None and used.cost_usd > budgets.run_cost_usd:

@@ -920,18 +920,29 @@ class Host:
             if code is not None:
                 self._finish(worker, code)
 
-    def _over_budget(self, now: float) -> dict[str, str]:
-        """Running runs past a budget (`[budgets]`), each with the sentence that says which."""
+    def _over_budget(self, now: float, *, last_of: str | None = None) -> dict[str, str]:
+        """Running runs past a budget (`[budgets]`), each with the sentence that says which.
+
+        ``last_of``: judge only this run's attempt, which has just ended, on its figures (its
+        wall time was the reaper's to judge while it ran).
+        """
         assert self.store is not None
         budgets = self.config.budgets
         if not self.workers:
             return {}
-        running_s = {run_id: now - w.started for run_id, w in self.workers.items()}
+        if last_of is not None:
+            running_s = {last_of: 0.0}
+        else:
+            running_s = {run_id: now - w.started for run_id, w in self.workers.items()}
         attempts = {}
         if needs_attempt_usage(budgets):
             attempts = {
-                run_id: Spent(int(u["tokens_in"]) + int(u["tokens_out"]), float(u["cost_usd"]))
-                for run_id, u in self.store.attempt_usage(list(self.workers)).items()
+                run_id: Spent(
+                    int(u["tokens_in"]) + int(u["tokens_out"]),
+                    float(u["cost_usd"]),
+                    unreadable=u["unreadable"],
+                )
+                for run_id, u in self.store.attempt_usage(list(running_s)).items()
             }
         total = self._workspace_spent() if has_workspace_cap(budgets) else None
         return over_budget(budgets, running_s, attempts, total)
@@ -973,6 +984,12 @@ class Host:
         raw, total = worker.stderr()
         tail = record_stderr(self.store, worker.run_id, worker.attempt, raw, total, code)
         reason = worker.stop_requested
+        if reason is None and (late := self._over_budget(0.0, last_of=worker.run_id)):
+            # Its last reports, taken in above, crossed a budget: judged here as well, or a
+            # worker that spends and exits at once would pass (the reaper judges attempts
+            # still running, before it looks for ended ones).
+            reason = "budget_exceeded"
+            self._budget_notes[worker.run_id] = f"{late[worker.run_id]}, reported as it ended"
         limits = self.config.timeouts
         if reason == "no_output":
             record_failure(self.store, worker.run_id, "no_output",

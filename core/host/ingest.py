@@ -40,6 +40,7 @@ from core.ipc.payloads import (
     parse_message,
     parse_progress,
     parse_task,
+    read_usage,
 )
 from core.operator_actions import steer_in
 from core.run_secrets import flag_secrets
@@ -365,9 +366,11 @@ class Ingestor:
         if kinds:
             flag_secrets(tx, event.run_id, kinds, source="progress", actor=event.lane)
         if parsed.usage is not None:
-            tx.record_usage(
-                event.run_id, attempt, parsed.seq, parsed.usage, at_utc=at_utc, name=name
-            )
+            usage = read_usage(parsed.usage)
+            if isinstance(usage, str):
+                tx.record_unreadable_usage(event.run_id, attempt, parsed.seq, redact(usage).text)
+            else:
+                tx.record_usage(event.run_id, attempt, parsed.seq, usage, at_utc=at_utc, name=name)
 
     def _ack(self, tx: RunTransaction, event: Event, data: bytes) -> None:
         assert event.run_id is not None

@@ -30,6 +30,11 @@ STEER_ID_MAX = 128
 #: The largest integer the store can keep: SQLite's INTEGER (and PostgreSQL's bigint) is a
 #: signed 64-bit value, and a larger one fails the insert, which must never be a file's doing.
 STORE_INT_MAX = 2**63 - 1
+#: The most tokens one attempt may report, each way: far past any real attempt (a trillion),
+#: and small enough that every attempt of a store of any size adds up without overflow.
+USAGE_TOKENS_MAX = 10**12
+#: The most one attempt may report having cost, in USD.
+USAGE_COST_MAX = 10.0**6
 
 
 def _run_id(value: str) -> str:
@@ -89,9 +94,31 @@ class Usage(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
 
-    tokens_in: Annotated[int, Field(ge=0, le=STORE_INT_MAX)] = 0
-    tokens_out: Annotated[int, Field(ge=0, le=STORE_INT_MAX)] = 0
-    cost_usd: Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)] = 0.0
+    tokens_in: Annotated[int, Field(ge=0, le=USAGE_TOKENS_MAX)] = 0
+    tokens_out: Annotated[int, Field(ge=0, le=USAGE_TOKENS_MAX)] = 0
+    cost_usd: Annotated[float, Field(ge=0, le=USAGE_COST_MAX, allow_inf_nan=False)] = 0.0
+
+
+def read_usage(raw: object) -> Usage | str:
+    """A progress event's ``usage``, or the sentence saying why it cannot be read.
+
+    Read apart from the event: an event whose usage is unreadable is still a step of the run,
+    and is kept; the attempt is marked instead, so that no budget on its figures is passed.
+    """
+    try:
+        return Usage.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False)[:3]:
+            where = ".".join(["usage", *(str(part) for part in error["loc"])])
+            value, limit = error.get("input"), (error.get("ctx") or {}).get("le")
+            if error["type"] == "less_than_equal" and isinstance(value, int | float):
+                problems.append(f"{where} is {value:,}, more than the {limit:,} an attempt "
+                                "may report")  # fmt: skip
+            else:
+                said = str(error["msg"])
+                problems.append(f"{where}: {said[:1].lower()}{said[1:]} (got {preview(value)})")
+        return "; ".join(problems)
 
 
 class ProgressEvent(BaseModel):
@@ -109,8 +136,9 @@ class ProgressEvent(BaseModel):
     summary: Annotated[str, Field(max_length=TEXT_MAX)]
     """Shown to operators; control characters are escaped on display, not here."""
     tool_used: str | None = None
-    usage: Usage | None = None
-    """Tokens and cost of the attempt so far (cumulative: the latest event's figures stand)."""
+    usage: Any = None
+    """Tokens and cost of the attempt so far (cumulative: each figure's largest stands), read
+    apart by `read_usage`: an unreadable usage does not refuse the event."""
     seq: Annotated[int, Field(ge=0), AfterValidator(_storable)]
     """From 0 (at most `STORE_INT_MAX`), increasing within one query of the worker's (NanoClaw's
     starts again at 0 for each); neither the event's identity nor its order on its own

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from core.store.schema import HOSTS_TABLE
+from core.store.schema import HOSTS_TABLE, USAGE_UNREADABLE
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
@@ -265,4 +265,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ),
     # SQLite's 0013, the same text: its types are PostgreSQL's too (pid fits an INTEGER).
     ("0003_hosts", HOSTS_TABLE),
+    # SQLite's 0014, the same text.
+    ("0004_usage_unreadable", USAGE_UNREADABLE),
 )

@@ -517,6 +517,19 @@ def _hosts(db: Database) -> None:
     _run_script(db, HOSTS_TABLE)
 
 
+USAGE_UNREADABLE = """
+        -- Why an attempt's usage could not be read (a figure out of range, or not a number);
+        -- NULL when every report was read. Such a run cannot pass a token or cost budget: its
+        -- figures are unknown (core/host/budgets.py).
+        ALTER TABLE run_usage ADD COLUMN unreadable TEXT;
+"""
+
+
+@MIGRATIONS(name="0014_usage_unreadable")
+def _usage_unreadable(db: Database) -> None:
+    _run_script(db, USAGE_UNREADABLE)
+
+
 def migrate(db: Database) -> None:
     """Bring the schema up to date (idempotent)."""
     MIGRATIONS.apply(db)

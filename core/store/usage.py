@@ -1,10 +1,13 @@
 """Tokens and cost a run's agent reported: kept per attempt, summed per run and per workspace.
 
 An agent's adapter reports cumulative figures for its attempt with its progress events
-(``usage``, docs/ipc.md); the latest event's figures stand, so files ingested out of order
-never move a figure backwards. "Latest" is the attempt's order of events: by time (``at_utc``,
-the timestamp as fixed-width UTC text), then seq, then file name. Not seq alone: NanoClaw's
-worker starts seq again at 0 for each query of an attempt.
+(``usage``, docs/ipc.md). They are taken in the order they arrive, and each figure keeps the
+largest value reported: a cumulative figure only grows, so files ingested out of order never
+move it backwards, and no event can pin the figures by its own claims (a timestamp in 2099
+once kept a run's cost at $0 while its agent reported $50). Figures are bounded at ingest
+(`core.ipc.payloads.Usage`), and sums are taken in floating point, so no store of any size
+overflows adding them up. A report that could not be read marks the attempt (``unreadable``,
+with why): its figures are unknown, and no budget on them can be passed.
 
 The SQLite backend's statements, as methods the store (`UsageReads`) and its transactions
 (`UsageReads`, `UsageWrites`) take on; callers name the read or write, never the SQL.
@@ -29,10 +32,26 @@ class UsageFigures(Protocol):
 
 def _totals(row: dict[str, Any]) -> dict[str, Any]:
     return {
-        "tokens_in": int(row["tokens_in"]),
-        "tokens_out": int(row["tokens_out"]),
+        "tokens_in": round(float(row["tokens_in"])),
+        "tokens_out": round(float(row["tokens_out"])),
         "cost_usd": round(float(row["cost_usd"]), 6),
     }
+
+
+#: Sums in floating point (in both dialects): an integer SUM overflows SQLite's 64 bits.
+_SUMS = (
+    "SUM(CAST(tokens_in AS DOUBLE PRECISION)) AS tokens_in, "
+    "SUM(CAST(tokens_out AS DOUBLE PRECISION)) AS tokens_out, "
+    "SUM(cost_usd) AS cost_usd"
+)
+
+
+def _larger(column: str) -> str:
+    """The larger of the stored and the arriving figure (portable: no MAX/GREATEST of two)."""
+    return (
+        f"{column} = CASE WHEN excluded.{column} > run_usage.{column} "
+        f"THEN excluded.{column} ELSE run_usage.{column} END"
+    )
 
 
 class UsageReads(Statements):
@@ -44,26 +63,29 @@ class UsageReads(Statements):
 
     def usage_by_run(self, run_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         """Each run's totals over its attempts, by run id, in one query: of ``run_ids`` (None:
-        every run). A run whose agent reported nothing has no entry."""
+        every run). A run whose agent reported nothing has no entry. ``unreadable``: why one
+        of its attempts' usage could not be read, else None."""
         where, params = "", list(run_ids or ())
         if run_ids is not None:
             if not params:
                 return {}
             where = f"WHERE run_id IN ({', '.join('?' for _ in params)}) "
         rows = self.rows(
-            "SELECT run_id, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out, "
-            f"SUM(cost_usd) AS cost_usd FROM run_usage {where}GROUP BY run_id",
+            f"SELECT run_id, {_SUMS}, MAX(unreadable) AS unreadable FROM run_usage "
+            f"{where}GROUP BY run_id",
             params,
         )
-        return {row["run_id"]: _totals(row) for row in rows}
+        return {row["run_id"]: {**_totals(row), "unreadable": row["unreadable"]} for row in rows}
 
     def attempt_usage(self, run_ids: Sequence[str]) -> dict[str, Any]:
-        """Each running run's current attempt's figures (what its budget is checked against)."""
+        """Each running run's current attempt's figures (what its budget is checked against),
+        with ``unreadable``: why some report of it could not be read, else None."""
         if not run_ids:
             return {}
         marks = ", ".join("?" for _ in run_ids)
         rows = self.rows(
-            f"SELECT u.run_id, u.tokens_in, u.tokens_out, u.cost_usd FROM run_usage u "
+            "SELECT u.run_id, u.tokens_in, u.tokens_out, u.cost_usd, u.unreadable "
+            "FROM run_usage u "
             f"JOIN runs r ON r.run_id = u.run_id AND u.attempt = r.retry_count + 1 "
             f"WHERE u.run_id IN ({marks})",
             list(run_ids),
@@ -71,13 +93,9 @@ class UsageReads(Statements):
         return {r["run_id"]: r for r in rows}
 
     def workspace_usage(self) -> dict[str, Any]:
-        """Every run's figures together: the fleet's burn."""
-        row = self.rows(
-            "SELECT COALESCE(SUM(tokens_in), 0) AS tokens_in, "
-            "COALESCE(SUM(tokens_out), 0) AS tokens_out, "
-            "COALESCE(SUM(cost_usd), 0) AS cost_usd FROM run_usage"
-        )[0]
-        return _totals(row)
+        """Every run's figures together, what could be read of them: the fleet's burn."""
+        row = self.rows(f"SELECT {_SUMS} FROM run_usage")[0]
+        return _totals({key: value or 0 for key, value in row.items()})
 
     def workspace_worked(self) -> tuple[float, list[str]]:
         """Seconds every run's workers have worked in ended attempts, and when each attempt at
@@ -103,19 +121,29 @@ class UsageWrites(Writes):
         at_utc: str = "",
         name: str = "",
     ) -> None:
-        """Keep ``usage`` as the attempt's figures unless a later event's already stand.
+        """Take ``usage`` into the attempt's figures: each keeps the largest value reported.
 
-        ``at_utc``, ``seq`` and ``name`` place the event in its attempt (by that order).
+        ``seq``, ``at_utc`` and ``name`` record the report that arrived last (for people
+        reading the row; they decide nothing).
         """
         self.execute(
             "INSERT INTO run_usage (run_id, attempt, seq, at_utc, name, tokens_in, tokens_out, "
             "cost_usd, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (run_id, attempt) DO UPDATE SET "
             "seq = excluded.seq, at_utc = excluded.at_utc, name = excluded.name, "
-            "tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out, "
-            "cost_usd = excluded.cost_usd, updated_at = excluded.updated_at "
-            "WHERE (excluded.at_utc, excluded.seq, excluded.name) "
-            "> (run_usage.at_utc, run_usage.seq, run_usage.name)",
+            f"{_larger('tokens_in')}, {_larger('tokens_out')}, {_larger('cost_usd')}, "
+            "updated_at = excluded.updated_at",
             [run_id, attempt, seq, at_utc, name, usage.tokens_in, usage.tokens_out,
              usage.cost_usd, self.now],
         )  # fmt: skip
+
+    def record_unreadable_usage(self, run_id: str, attempt: int, seq: int, why: str) -> None:
+        """Mark the attempt's usage as not all read, saying why (the first reason stands)."""
+        self.execute(
+            "INSERT INTO run_usage (run_id, attempt, seq, tokens_in, tokens_out, cost_usd, "
+            "updated_at, unreadable) VALUES (?, ?, ?, 0, 0, 0, ?, ?) "
+            "ON CONFLICT (run_id, attempt) DO UPDATE SET "
+            "unreadable = COALESCE(run_usage.unreadable, excluded.unreadable), "
+            "updated_at = excluded.updated_at",
+            [run_id, attempt, seq, self.now, why],
+        )

@@ -52,6 +52,9 @@ def _run_header(detail: dict[str, Any]) -> Text:
     )
     if used := usage_line(detail.get("usage")):
         text.append(f"\nused: {used}", style="dim")  # the agent's own report, every attempt
+    if unread := (detail.get("usage") or {}).get("unreadable"):
+        text.append("\nusage could not be read: ", style="bold yellow")
+        text.append(one_line(unread, 300))
     if detail.get("overridden"):
         text.append("\noverridden: ", style="bold magenta")
         text.append(one_line(detail.get("override_reason") or "", 300))

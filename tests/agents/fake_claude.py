@@ -7,7 +7,7 @@ Behaviour from the prompt: ``FAKE:silent`` prints no completion (Jarvis composes
 git); ``FAKE:garbage`` mixes in unreadable lines and an escape sequence; a resumed session
 (``--resume ID``) answers the steer it was given in one short turn; ``FAKE:await-steer`` ends
 its first turn only once a steer file exists; ``FAKE:hugeline`` prints a 100 MiB line first;
-``FAKE:hang`` never ends its turn.
+``FAKE:hang`` never ends its turn; ``FAKE:usage-overflow`` reports 2^63 - 1 input tokens.
 
 From the environment: ``FAKE_ARGV_FILE`` receives its command line; ``FAKE_STREAM_EVENTS=N``
 makes it read N files first, one ``Read`` tool use and its result every
@@ -130,11 +130,13 @@ def main(argv: list[str]) -> int:
         while not steer.exists():
             time.sleep(0.02)
     text = "Changed the retry count."
+    # FAKE:usage-overflow: token counts no store can sum, as a broken or hostile agent says.
+    counted = 2**63 - 1 if "FAKE:usage-overflow" in prompt else 2700
     if "FAKE:silent" not in prompt:
         text += f"\n<completion>\n{json.dumps(completion)}\n</completion>"
     say({"type": "result", "subtype": "success", "is_error": False, "session_id": session,
          "result": text, "total_cost_usd": 0.0123,
-         "usage": {"input_tokens": 2700, "output_tokens": 400}, "num_turns": 3})  # fmt: skip
+         "usage": {"input_tokens": counted, "output_tokens": 400}, "num_turns": 3})  # fmt: skip
     report_cpu()
     return 0
 

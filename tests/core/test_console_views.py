@@ -89,13 +89,16 @@ def test_table_rows_carry_what_each_runs_agent_spent_over_every_attempt(
     make_run(store, "r-spent", RunState.RUNNING)
     make_run(store, "r-silent", RunState.RUNNING)
     _usage(store, "r-spent", 1, 3, tokens_in=1000, tokens_out=200, cost_usd=0.01)
-    _usage(store, "r-spent", 1, 2, tokens_in=1, tokens_out=1, cost_usd=9.0)  # older: ignored
+    # Arrives later with smaller figures: each figure keeps its largest report.
+    _usage(store, "r-spent", 1, 2, tokens_in=1, tokens_out=1, cost_usd=0.005)
     _usage(store, "r-spent", 2, 1, tokens_in=500, tokens_out=50, cost_usd=0.02)
 
     every = {row["run_id"]: row for row in table_rows(store)}
     some = {row["run_id"]: row for row in table_rows(store, ["r-spent", "r-silent"])}
     assert every == some
-    assert every["r-spent"]["usage"] == {"tokens_in": 1500, "tokens_out": 250, "cost_usd": 0.03}
+    assert every["r-spent"]["usage"] == {
+        "tokens_in": 1500, "tokens_out": 250, "cost_usd": 0.03, "unreadable": None
+    }  # fmt: skip
     assert every["r-silent"]["usage"] is None  # its agent reported nothing
 
 

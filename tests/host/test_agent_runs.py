@@ -71,7 +71,9 @@ def test_an_agent_run_reaches_review_with_git_checked_gates_and_its_usage(
     phases = [(phase, tool) for phase, _, tool in progress(conn, "r1")]
     assert ("editing", "Edit") in phases and ("committing", "Bash") in phases
     code, shown = cli(ws, "show", "r1")
-    assert shown["run"]["usage"] == {"tokens_in": 2700, "tokens_out": 400, "cost_usd": 0.0123}
+    assert shown["run"]["usage"] == {
+        "tokens_in": 2700, "tokens_out": 400, "cost_usd": 0.0123, "unreadable": None
+    }  # fmt: skip
     # The profile's model, args and environment reached the agent; the prompt came last.
     argv = json.loads((ws / "argv.json").read_text())
     assert "--model=fake-model" in argv and "--permission-mode=acceptEdits" in argv

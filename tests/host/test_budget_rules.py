@@ -47,7 +47,10 @@ def test_the_workspace_is_judged_on_tokens_or_cost_whichever_is_set() -> None:
         "the workspace has spent $2.5000, over its budget of $2"
     )
     assert needs_attempt_usage(BudgetsConfig(run_cost_usd=1))
-    assert not needs_attempt_usage(BudgetsConfig(workspace_tokens=1, run_wall_s=5))
+    # A workspace cap on tokens reads each attempt too: one whose usage could not be read
+    # crosses it. Only wall time needs no figures.
+    assert needs_attempt_usage(BudgetsConfig(workspace_tokens=1, run_wall_s=5))
+    assert not needs_attempt_usage(BudgetsConfig(workspace_wall_s=1, run_wall_s=5))
     assert has_workspace_cap(BudgetsConfig(workspace_wall_s=1))
     assert not has_workspace_cap(BudgetsConfig(run_tokens=1, run_wall_s=5))
 
