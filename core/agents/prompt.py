@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from core.contracts.dispatch import P0_COMPLETION_FIELDS
@@ -28,11 +29,21 @@ def required_fields(dispatch: Mapping[str, Any]) -> list[str]:
 
 
 def build_prompt(
-    dispatch: Mapping[str, Any], criteria: Sequence[Mapping[str, Any]], run_id: str
+    dispatch: Mapping[str, Any],
+    criteria: Sequence[Mapping[str, Any]],
+    run_id: str,
+    dispatch_file: Path | None = None,
 ) -> str:
+    """The prompt; a task past `MAX_TASK_CHARS` is cut, and the agent is told where the whole
+    dispatch is (``dispatch_file``), since a prompt is one argument of its command line."""
     task = str(dispatch.get("input") or dispatch.get("task") or "").strip()
-    if len(task) > MAX_TASK_CHARS:
+    if (whole := len(task)) > MAX_TASK_CHARS:
         task = task[:MAX_TASK_CHARS] + " […]"
+        if dispatch_file is not None:
+            task += (
+                f"\n(The task is cut here: it is {whole:,} characters long. Read it whole, "
+                f"as the `input` field of the JSON file {dispatch_file}, before you start.)"
+            )
     branch = str(dispatch.get("branch") or "")
     repo = str(dispatch.get("repo") or "the repository")
     parts = [

@@ -210,7 +210,8 @@ class Runner:
     # -- the whole attempt ----------------------------------------------------------------
 
     def run(self, checkout: Path) -> int:
-        prompt = build_prompt(self.config.dispatch, self.config.criteria, self.config.run_id)
+        config = self.config
+        prompt = build_prompt(config.dispatch, config.criteria, config.run_id, config.dispatch_file)
         self.emit("reading", f"starting {self.adapter.name}: {prompt.splitlines()[0][:300]}")
         code = self.turn(prompt, checkout, self._resumed_session())
         for _ in range(MAX_STEER_TURNS):

@@ -777,25 +777,25 @@ class Host:
     ) -> bool:
         assert self.store is not None
         run_id, lane = str(run["run_id"]), str(run["lane"])
-        env = worker_env(
-            os.environ,
-            run_id=run_id,
-            lane=lane,
-            attempt=int(run["retry_count"]) + 1,
-            dispatch=json.loads(run["dispatch_json"]),
-            paths=paths,
-        )
-        # The worker works in the run's checkout, knowing what will be verified there.
-        env.update(self.config.worker_env(lane))
-        env["JARVIS_CHECKOUT"] = str(checkout)
-        env["JARVIS_CRITERIA"] = json.dumps(run_criteria.criteria_of(run))
-        if worktree is not None:
-            # Where the branch started: what an agent's adapter diffs against.
-            env["JARVIS_BASE_COMMIT"] = worktree.base_commit
         command = program_from(self.config.worker_command(lane), self.workspace.root)
         stdin: bytes | None = None
         frames: FrameDecoder | None = None
         try:
+            env = worker_env(
+                os.environ,
+                run_id=run_id,
+                lane=lane,
+                attempt=int(run["retry_count"]) + 1,
+                dispatch=json.loads(run["dispatch_json"]),
+                criteria=run_criteria.criteria_of(run),
+                paths=paths,
+            )
+            # The worker works in the run's checkout, knowing what will be verified there.
+            env.update(self.config.worker_env(lane))
+            env["JARVIS_CHECKOUT"] = str(checkout)
+            if worktree is not None:
+                # Where the branch started: what an agent's adapter diffs against.
+                env["JARVIS_BASE_COMMIT"] = worktree.base_commit
             nanoclaw = self._nanoclaw_launch(run, command, paths, checkout)
             if nanoclaw is not None:
                 command, stdin, frames = nanoclaw.argv, nanoclaw.stdin, FrameDecoder()

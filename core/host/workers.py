@@ -11,7 +11,6 @@ worker prints.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from core.ipc.worker_env import worker_inputs
 from core.nanoclaw.frames import FrameDecoder
 from core.worker_logs import RotatingLog
 
@@ -162,14 +162,17 @@ def worker_env(
     lane: str,
     attempt: int,
     dispatch: Mapping[str, Any],
+    criteria: list[Any],
     paths: WorkerPaths,
 ) -> dict[str, str]:
+    """The worker's environment; its dispatch and criteria are also written to its attempt's
+    folder (`worker_inputs`: a large dispatch cannot go in a variable)."""
     env = dict(base)
+    worker_inputs(env, paths.log_dir, dispatch, criteria)
     env.update(
         JARVIS_RUN_ID=run_id,
         JARVIS_LANE=lane,
         JARVIS_ATTEMPT=str(attempt),
-        JARVIS_DISPATCH=json.dumps(dispatch, sort_keys=True),
         JARVIS_IPC_DIR=str(paths.ipc_dir),
         JARVIS_PROGRESS_DIR=str(paths.progress_dir),
         JARVIS_STEER_FILE=str(paths.steer_file),

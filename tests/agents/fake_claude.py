@@ -120,7 +120,10 @@ def main(argv: list[str]) -> int:
     else:
         sha = os.urandom(6).hex()
     run_id = os.environ.get("JARVIS_RUN_ID", "")
-    dispatch = json.loads(os.environ.get("JARVIS_DISPATCH", "{}"))
+    # The host passes a large dispatch by file only (docs/ipc.md).
+    dispatch_text = os.environ.get("JARVIS_DISPATCH") or Path(
+        os.environ.get("JARVIS_DISPATCH_FILE") or os.devnull).read_text() or "{}"  # fmt: skip
+    dispatch = json.loads(dispatch_text)
     completion = {"run_id": run_id, "branch": dispatch.get("branch"), "commit_sha": sha,
                   "files_changed": [str(target)], "test_result": "pytest -q: 3 passed",
                   "risk": "low: one constant", "pr_url": "https://example.com/pr/1"}  # fmt: skip
