@@ -7,6 +7,7 @@ processes of its workspace are still alive (read from ``/proc/<pid>/environ``).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -347,3 +348,19 @@ def cli(ws: Path, *args: str, stdin: str | None = None) -> tuple[int, dict[str, 
     )
     assert done.stdout.strip(), f"no JSON from jarvis {args}: {done.stderr}"
     return done.code, json.loads(done.stdout)
+
+
+def fill(disk: Path) -> Path:
+    """Write zeros until the disk says it is full; the file is what to delete for room."""
+    filler = disk / "filler"
+    block = b"\0" * 4096
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        while True:
+            try:
+                os.write(fd, block)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
+                return filler
+    finally:
+        os.close(fd)

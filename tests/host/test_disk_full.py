@@ -9,13 +9,9 @@ disk is still full: it must exit, and the next host ingests what it left.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import shutil
 import signal
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +23,7 @@ from tests.host.hostkit import (
     assert_no_workers,
     connect,
     dispatch,
+    fill,
     rows,
     wait_until,
     write_config,
@@ -39,44 +36,6 @@ RUN = "disk-full-run-1"
 FIRST, SECOND = 30, 20
 WAIT_S = 60.0
 FAULT = "the store cannot be used (full"
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 6 MiB tmpfs of the test's own, unmounted afterwards."""
-    mount = shutil.which("mount")
-    if os.geteuid() != 0 or mount is None:
-        pytest.skip("mounting a tmpfs needs root and mount(8)")
-    where = tmp_path / "small"
-    where.mkdir()
-    done = subprocess.run(
-        [mount, "-t", "tmpfs", "-o", "size=6m,mode=0755", "tmpfs", str(where)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True, timeout=30)
-
-
-def fill(disk: Path) -> Path:
-    """Write zeros until the disk says it is full; the file is what to delete for room."""
-    filler = disk / "filler"
-    block = b"\0" * 4096
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        while True:
-            try:
-                os.write(fd, block)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
-                return filler
-    finally:
-        os.close(fd)
 
 
 def push(ws: Path, seqs: range) -> list[Path]:

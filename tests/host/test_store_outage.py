@@ -1,11 +1,12 @@
 """A host whose store was away for longer than its lease keeps its runs when no other host acted.
 
-The outages are real: the host paused with SIGSTOP, or another process holding the store's write
-lock (SQLite's ``BEGIN EXCLUSIVE``, PostgreSQL's writers' advisory lock), each until the host's
-lease has run out in the store. Afterwards the host renews its lease late, says so, and goes on:
-its running run reaches review, a new run starts, nothing fails ``host_lost``, and its name
-keeps its incarnation. Where another host did act (it recovered this one, or took its name), the
-host stops those workers and takes its name back, or stops, saying so.
+The outages are real: the host paused with SIGSTOP, another process holding the store's write
+lock (SQLite's ``BEGIN EXCLUSIVE``, PostgreSQL's writers' advisory lock), or a full disk, each
+until the host's lease has run out in the store. Afterwards the host renews its lease late, says
+so, and goes on: its running run reaches review, a new run starts, nothing fails
+``host_lost``, and its name keeps its incarnation. Where another host did act (it recovered this
+one, or took its name), the host stops those workers and takes its name back, or stops, saying
+so.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from core.host.fleet import Lease
 from core.store.api import RunStore
 from core.store.location import open_store
 from core.store.postgres_store import WRITE_LOCK
+from core.store.sqlite_store import SqliteStore
 from tests.host.hostkit import (
     HostProcess,
     dispatch,
+    fill,
     is_alive_worker,
     running_host,
     wait_until,
@@ -220,3 +223,45 @@ def test_a_host_whose_name_was_taken_while_paused_stops_and_says_so(
     row = store.host("h1")
     assert row is not None and row["incarnation"] == newcomer.incarnation
     assert row["stopped_at"] is None and row["machine"] == "build-02"
+
+
+@pytest.mark.slow
+def test_a_host_whose_disk_was_full_past_its_lease_keeps_its_name_and_fails_nothing_for_it(
+    small_disk: Path,
+) -> None:
+    ws = small_disk / "ws"
+    ws.mkdir()
+    write_config(ws, no_output_s=60)
+    with (ws / "jarvis.toml").open("a") as config:
+        config.write(LEASE)
+    store = SqliteStore(ws / "jarvis.db")
+    try:
+        dispatch(store, "long", scenario="slow")
+        # The host's log lives off the small disk, so that it can say the disk is full.
+        with running_host(ws, interval=LONG_INTERVAL, log_dir=small_disk.parent) as host:
+            wait_for(store, {"long": "running"}, host)
+            before = store.host("h1")
+            assert before is not None
+            filler = fill(small_disk)
+            try:
+                wait_until(lambda: lapsed(store), HANG_GUARD_S, "h1's lease to run out",
+                           host.log)  # fmt: skip
+                wait_until(lambda: "full" in host.log(), HANG_GUARD_S, "the host to meet it",
+                           host.log)  # fmt: skip
+            finally:
+                filler.unlink()
+            wait_until(
+                lambda: "after it had run out" in host.log() and live(store),
+                HANG_GUARD_S,
+                "h1 to renew its lease late",
+                host.log,
+            )
+            dispatch(store, "after", scenario="ok")
+            wait_for(store, {"after": "review_requested"}, host)
+            after = store.host("h1")
+            assert after is not None and after["incarnation"] == before["incarnation"]
+        # Its worker met the full disk too, and may have ended for it; never for the lease.
+        assert "host_lost" not in reasons(store)
+        assert "lost its lease" not in host.log()
+    finally:
+        store.close()
