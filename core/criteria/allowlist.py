@@ -27,7 +27,7 @@ executes it (``conftest.py``, a ``Makefile``, ``package.json`` scripts). The all
 criterion from naming an arbitrary program or reaching past the checkout; it is no sandbox, and
 approval is where a person reads a command that is not on it.
 
-Default allowlist (`DEFAULT_ALLOWLIST`) — these run with any arguments:
+Default allowlist (`DEFAULT_ALLOWLIST`) — these run with any arguments the tables allow:
 
 * Python: pytest, py.test, ruff, flake8, mypy, pyright, pylint, black, isort, tox, nox
 * JavaScript/TypeScript: eslint, tsc, jest, vitest, prettier
