@@ -1,8 +1,9 @@
 """``jarvis repo add|list|remove``: the repositories a workspace's ``jarvis.toml`` names.
 
 Exit 0 when done, 1 when refused (the name is taken, the path is no repository, no such
-repository), 2 for a usage or I/O error (a malformed name or ref, no workspace, a ``jarvis.toml``
-that cannot be read, is invalid or cannot be written).
+repository), 2 for a usage or I/O error (a malformed name, URL, path or ref — the rules of
+`core.contracts.repositories` —, no workspace, a ``jarvis.toml`` that cannot be read, is invalid
+or cannot be written).
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from rich.text import Text
 
 from core.contracts.names import ref_problem
 from core.contracts.pydantic_errors import from_validation_error
-from core.host.config import (
-    CONFIG_NAME,
-    ConfigError,
-    RepoConfig,
-    load_config,
+from core.contracts.repositories import (
     looks_like_url,
     repo_name_problem,
+    repo_path_problem,
+    repo_url_problem,
 )
+from core.host.config import CONFIG_NAME, ConfigError, RepoConfig, load_config
 from core.host.repo_config import ConfigWriteError, RepoRefused, add_repo, remove_repo
 from core.workspace import Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError
@@ -76,8 +76,14 @@ def add(args: argparse.Namespace) -> int:
     source: str = args.source
     where: dict[str, Any]
     if looks_like_url(source):
+        problem = repo_url_problem(source)
+        if problem:
+            raise UsageError("bad_repo_url", problem)
         where = {"url": source}
     else:
+        problem = repo_path_problem(source)
+        if problem:
+            raise UsageError("bad_repo_path", problem)
         # A path typed here means where the typist stands: stored absolute, so it still means
         # that folder when the host reads it from the workspace.
         where = {"path": str(Path(source).expanduser().resolve())}

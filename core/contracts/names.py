@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from urllib.parse import quote
 
 from core.contracts.errors import preview
+from core.contracts.repositories import repo_name_problem
 
 RUN_ID_MAX = 64
 #: The ids most dispatchers use, decided by one regex before any character is looked at.
@@ -25,7 +26,6 @@ _PLAIN_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+=,~-]*")
 # ``.acked`` would make another run's steer file look like an acknowledgement.
 _RESERVED_SUFFIX = ".acked"
 
-_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 _BRANCH = re.compile(r"jarvis-[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)*")
 
 
@@ -72,14 +72,11 @@ def run_ref_part(run_id: str) -> str:
 
 
 def repo_problem(value: str) -> tuple[str, str] | None:
-    """Why ``value`` is not an ``owner/repo`` name, or None."""
-    name = value.split("/", 1)[-1]
-    if not _REPO.fullmatch(value) or name in (".", ".."):
-        return (
-            "repo_format",
-            "repo must be 'owner/repo' (letters, digits, '-', and '.' or '_' in the name).",
-        )
-    return None
+    """Why ``value`` is not an ``owner/repo`` name, or None: the rules `jarvis.toml` and
+    ``jarvis repo`` use too (`core.contracts.repositories`), so a dispatch can name every
+    configured repository and nothing else."""
+    problem = repo_name_problem(value)
+    return None if problem is None else ("repo_format", problem)
 
 
 def branch_problem(value: str) -> tuple[str, str] | None:

@@ -31,7 +31,9 @@ from core.contracts.errors import (
     preview,
     sorted_errors,
 )
+from core.contracts.names import ref_problem
 from core.contracts.pydantic_errors import from_validation_error
+from core.contracts.repositories import repo_path_problem
 
 KIND: Final = "openclaw_request"
 
@@ -312,16 +314,33 @@ Glob = Annotated[str, AfterValidator(_glob)]
 _STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+def _repo_path(value: str) -> str:
+    _non_blank(value)
+    problem = repo_path_problem(value)
+    if problem:
+        raise PydanticCustomError("bad_repo_path", problem)
+    return value
+
+
+def _ref(value: str) -> str:
+    _non_blank(value)
+    problem = ref_problem(value)
+    if problem:
+        raise PydanticCustomError("bad_ref", problem)
+    return value
+
+
 class RepoSpec(BaseModel):
-    """Where the worker works."""
+    """Where the worker works. Its path and refs reach git (`core.host.checkouts`), so they obey
+    the rules a configured repository's do."""
 
     model_config = _STRICT
 
-    path: NonBlank
+    path: Annotated[str, AfterValidator(_repo_path)]
     """Path of the repository checkout the worker runs in."""
-    base_ref: NonBlank
+    base_ref: Annotated[str, AfterValidator(_ref)]
     """The ref the worker's branch starts from, e.g. ``main``."""
-    target_branch: NonBlank
+    target_branch: Annotated[str, AfterValidator(_ref)]
     """The branch the worker commits to, e.g. ``worker/<task_id>``."""
 
 

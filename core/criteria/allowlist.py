@@ -17,12 +17,17 @@ program the checkout (that is, a worker) chose:
   ``node_modules/.bin``), ``uv run X``, ``poetry run X``, ``pipenv run X`` (the project's
   virtual environment); and ``env X``, ``sh -c``, ``nice X`` and the like, which are not tools.
 
-What an allowed tool then does with the checkout is the repository's code: every test runner
-executes it (``conftest.py``, a ``Makefile``, ``package.json`` scripts), and arguments are not
-inspected (``make -f``, ``pytest -p``). The allowlist keeps a criterion from naming an arbitrary
-program; it is no sandbox, and approval is where a person reads a command that is not on it.
+The arguments of a listed tool are read too (`core.criteria.tool_arguments`, a table per
+tool): a path outside the checkout (``make -C /tmp/evil``, ``pytest /tmp/x/test_a.py``,
+``--rootdir=/``, ``-C/abs``) or an option that has the tool load or run code the command names
+(``make --eval``, ``pytest -p``, ``cargo --config``, ``go test -exec``) waits for approval.
 
-Default allowlist (`DEFAULT_ALLOWLIST`) — these run with any arguments:
+What an allowed tool then does with the checkout is the repository's code: every test runner
+executes it (``conftest.py``, a ``Makefile``, ``package.json`` scripts). The allowlist keeps a
+criterion from naming an arbitrary program or reaching past the checkout; it is no sandbox, and
+approval is where a person reads a command that is not on it.
+
+Default allowlist (`DEFAULT_ALLOWLIST`) — these run with any arguments the tables allow:
 
 * Python: pytest, py.test, ruff, flake8, mypy, pyright, pylint, black, isort, tox, nox
 * JavaScript/TypeScript: eslint, tsc, jest, vitest, prettier
@@ -48,16 +53,18 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 import shlex
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from core.contracts.patterns import SEARCH_TIMEOUT_S
+from core.criteria.tool_arguments import argument_problem, interpreter_problem
 
 SHELL: Final = "/bin/sh"
 
@@ -222,19 +229,37 @@ def _subcommand_allowed(tool: str, args: Sequence[str], allowed: frozenset[str])
     return True
 
 
-def allowlisted(argv: Sequence[str], policy: VerifyPolicy) -> bool:
-    """Whether ``argv`` names an allowlisted tool (by its bare name) with allowed arguments.
+NOT_LISTED: Final = "is not on the allowlist"
 
-    Says nothing yet about where the tool is: `decide` also finds it on the host's ``PATH``.
+
+def approval_reason(argv: Sequence[str], policy: VerifyPolicy, *, base: str = ".") -> str | None:
+    """Why ``argv`` cannot run unattended, judged from its words, or None when it can.
+
+    Args:
+        base: The working folder's path inside the checkout, which ``..`` climbs from.
+
+    Returns:
+        The end of a sentence about the command: `NOT_LISTED`, or what its arguments do
+        (`core.criteria.tool_arguments`). Says nothing yet about where the tool is: `decide`
+        also finds it on the host's ``PATH``.
     """
     if not argv or not _is_bare(argv[0]):
-        return False
+        return NOT_LISTED
     inner = effective_argv(argv)
     tool = inner[0] if inner else ""
     if not _is_bare(tool) or tool not in policy.allowlist:
-        return False
+        return NOT_LISTED
     allowed = policy.subcommands.get(tool)
-    return allowed is None or _subcommand_allowed(tool, inner[1:], allowed)
+    if allowed is not None and not _subcommand_allowed(tool, inner[1:], allowed):
+        return NOT_LISTED
+    # The interpreter's own options, when ``python -m`` was looked through.
+    options = list(argv[1 : len(argv) - len(inner)]) if len(inner) < len(argv) else []
+    return interpreter_problem(options, base=base) or argument_problem(tool, inner[1:], base=base)
+
+
+def allowlisted(argv: Sequence[str], policy: VerifyPolicy, *, base: str = ".") -> bool:
+    """Whether ``argv`` names an allowlisted tool (by its bare name) with allowed arguments."""
+    return approval_reason(argv, policy, base=base) is None
 
 
 def needs_approval(argv: Sequence[str], policy: VerifyPolicy, *, shell: bool = False) -> bool:
@@ -245,6 +270,31 @@ def needs_approval(argv: Sequence[str], policy: VerifyPolicy, *, shell: bool = F
     if json.dumps(list(argv)) in policy.approved:
         return False
     return shell or not allowlisted(argv, policy)
+
+
+def approval_notes(
+    criteria: Iterable[Mapping[str, Any]], policy: VerifyPolicy = DEFAULT_POLICY
+) -> list[str]:
+    """A note for each command criterion that will wait for an operator rather than run
+    unattended, and why (judged from its words, as `approval_reason`), for the extraction's log.
+    """
+    notes: list[str] = []
+    for criterion in criteria:
+        command = criterion.get("command")
+        if not isinstance(command, str | list) or not command:
+            continue
+        shell = criterion.get("shell") is True
+        try:
+            argv = argv_of(command, shell=shell)
+        except ValueError:
+            continue
+        cwd = criterion.get("cwd")
+        base = posixpath.normpath(cwd) if isinstance(cwd, str) and cwd else "."
+        why = "runs through a shell" if shell else approval_reason(argv, policy, base=base)
+        if why is not None and json.dumps(argv) not in policy.approved:
+            notes.append(f"`{shlex.join(argv)}` waits for an operator's approval before it runs: "
+                         f"it {why}")  # fmt: skip
+    return notes
 
 
 @dataclass(frozen=True)
@@ -314,14 +364,17 @@ def decide(
         return Decision("run", executable=target)
     if shell:
         return Decision("needs_approval", reason="runs through a shell")
-    if not allowlisted(argv, policy):
-        if not _is_bare(program) and allowlisted([_basename(program), *argv[1:]], policy):
+    base = _base(cwd, checkout)
+    problem = approval_reason(argv, policy, base=base)
+    if problem is not None:
+        if not _is_bare(program) and allowlisted([_basename(program), *argv[1:]], policy,
+                                                 base=base):  # fmt: skip
             return Decision(
                 "needs_approval",
                 reason="names its program by path; only a tool's bare name, found on the "
                 "host's PATH, runs unattended",
             )
-        return Decision("needs_approval", reason="is not on the allowlist")
+        return Decision("needs_approval", reason=problem)
     located = _locate(program, search_path, checkout)
     if located.verdict != "run":
         return located
@@ -334,6 +387,14 @@ def decide(
                 reason=f"`-m {inner[0]}` would import {shadow!r} from the working directory",
             )
     return located
+
+
+def _base(cwd: Path, checkout: Path) -> str:
+    """``cwd`` as a path inside ``checkout`` (``.`` for its top, or when it is not inside)."""
+    try:
+        return Path(os.path.abspath(cwd)).relative_to(checkout).as_posix() or "."
+    except ValueError:
+        return "."
 
 
 def _basename(executable: str) -> str:

@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from core.criteria.allowlist import approval_notes
 from core.criteria.extract import Extraction, canonical, extract_criteria, task_text_of
 from core.store.api import RunTransaction
 
@@ -53,7 +54,7 @@ def criteria_for_dispatch(
         if universal:
             extra = extract_criteria("", universal=True)
             criteria += [c for c in extra.criteria if c not in criteria]
-        notes = ["criteria listed by the dispatch", why]
+        notes = [*approval_notes(criteria), "criteria listed by the dispatch", why]
         return Extraction(criteria, "dispatch", notes), universal
     found = extract_criteria(task_text_of(doc), universal=universal)
     return Extraction(found.criteria, found.source, [why, *found.notes]), universal

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from core.criteria import extract_commands, extract_content, extract_files
+from core.criteria.allowlist import approval_notes
 from core.criteria.extract_base import (
     BACKLOG_FILES,
     BACKLOG_PATTERN,
@@ -248,4 +249,4 @@ def extract_criteria(
     if universal:
         task, merge_notes = merge_criteria(task, universal_criteria(commands, repo))
         notes.extend(merge_notes)
-    return Extraction(task, "patterns", [*commands_note(commands), *notes])
+    return Extraction(task, "patterns", [*approval_notes(task), *commands_note(commands), *notes])

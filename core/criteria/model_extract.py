@@ -35,6 +35,7 @@ from pydantic import ValidationError
 
 from core.contracts.jsondoc import decode_text, loads_strict
 from core.contracts.planner import extract_and_close
+from core.criteria.allowlist import approval_notes
 from core.criteria.extract import (
     Extraction,
     canonical,
@@ -255,4 +256,6 @@ def extract_with_model(
     if universal:
         criteria, merged = merge_criteria(criteria, universal_criteria(commands, repo))
         notes.extend(merged)
-    return Extraction(criteria, "model", [*commands_note(commands), *notes])
+    return Extraction(
+        criteria, "model", [*approval_notes(criteria), *commands_note(commands), *notes]
+    )

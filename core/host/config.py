@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import tomllib
 from dataclasses import replace
@@ -25,10 +24,15 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from core.contracts.errors import preview
 from core.contracts.names import ref_problem
 from core.contracts.patterns import SEARCH_TIMEOUT_S
 from core.contracts.pydantic_errors import from_validation_error
+from core.contracts.repositories import (
+    looks_like_url,
+    repo_name_problem,
+    repo_path_problem,
+    repo_url_problem,
+)
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
 from core.host.worker_profiles import (
     RESERVED,
@@ -165,32 +169,6 @@ class CriteriaConfig(BaseModel):
         )
 
 
-_REPO_PART = re.compile(r"[A-Za-z0-9._-]+")
-#: ``scheme://…`` or scp-like ``user@host:path``: what git clones from somewhere else.
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S|[^\s/@:]+@[^\s/:]+:")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def repo_name_problem(name: str) -> str | None:
-    """Why ``name`` is not a repository name (``owner/name``), or None.
-
-    Both parts name folders under the workspace's ``repos/``, so neither may be ``.`` or ``..``.
-    """
-    parts = name.split("/")
-    if len(parts) == 2 and all(_REPO_PART.fullmatch(p) and p not in (".", "..") for p in parts):
-        return None
-    return (
-        f"{preview(name)} is not a repository name: write it as owner/name, each part letters, "
-        "digits, '.', '_' or '-' (and neither part '.' or '..')."
-    )
-
-
-def looks_like_url(source: str) -> bool:
-    """Whether ``source`` names a repository elsewhere (``scheme://…``, ``git@host:path``) rather
-    than a path on this host."""
-    return _URL.match(source) is not None
-
-
 def clone_dir(workspace_root: Path, name: str) -> Path:
     """Where the repository ``name`` (``owner/name``), configured by ``url``, is cloned."""
     owner, _, repo = name.partition("/")
@@ -211,25 +189,21 @@ def _ref_name(value: str) -> str:
     return value
 
 
-def _no_controls(value: str) -> str:
+def _repo_path(value: str) -> str:
     if not value:
         raise PydanticCustomError("empty", "must not be empty.")
-    if _CONTROL.search(value):
-        raise PydanticCustomError(
-            "control_character", "{value} holds a control character.", {"value": preview(value)}
-        )
+    problem = repo_path_problem(value)
+    if problem:
+        raise PydanticCustomError("bad_repo_path", problem)
     return value
 
 
 def _repo_url(value: str) -> str:
-    _no_controls(value)
-    if not looks_like_url(value):
-        raise PydanticCustomError(
-            "not_a_url",
-            "{value} is not a URL (scheme://… or user@host:path): give a repository on this "
-            "host as path.",
-            {"value": preview(value)},
-        )
+    if not value:
+        raise PydanticCustomError("empty", "must not be empty.")
+    problem = repo_url_problem(value)
+    if problem:
+        raise PydanticCustomError("bad_repo_url" if looks_like_url(value) else "not_a_url", problem)
     return value
 
 
@@ -238,7 +212,7 @@ class RepoConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    path: Annotated[str, AfterValidator(_no_controls)] | None = None
+    path: Annotated[str, AfterValidator(_repo_path)] | None = None
     """A clone or a bare repository on this host; a relative path is relative to the workspace."""
     url: Annotated[str, AfterValidator(_repo_url)] | None = None
     """Cloned into ``<workspace>/repos/owner/name`` on first use (``file://`` URLs too)."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.contracts.names import run_ref_part
+from core.contracts.repositories import repo_url_problem
 from core.repos.git import JARVIS_IDENTITY, GitError, git, repository_problem, resolve_commit
 
 #: Where a folder found in a run's checkout that is not a worktree is moved, under checkouts/.
@@ -53,6 +54,11 @@ class Worktree:
     start_commit: str
 
 
+#: The transports a clone or fetch from a configured URL may use, whatever the host's own git
+#: configuration allows: never a remote helper (``ext::``), whose "address" is a command.
+TRANSPORTS = {"GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh"}
+
+
 def refresh(clone: Path, base: str) -> str | None:
     """Bring a clone's ``base`` up to its origin's (fast-forward only); why not, or None.
 
@@ -60,7 +66,7 @@ def refresh(clone: Path, base: str) -> str | None:
     A base that Jarvis merged into and did not push has moved on from the origin's: it stays.
     """
     result = git(["fetch", "--quiet", "origin", f"refs/heads/{base}:refs/heads/{base}"],
-                 cwd=clone, check=False, timeout=CLONE_TIMEOUT_S)  # fmt: skip
+                 cwd=clone, check=False, timeout=CLONE_TIMEOUT_S, env=TRANSPORTS)  # fmt: skip
     return None if result.code == 0 else " ".join(result.err.split())[:300] or "fetch failed"
 
 
@@ -77,6 +83,9 @@ def repository(name: str, path: Path | None, url: str | None, clone_to: Path) ->
             raise WorktreeRefused(f"Repository {name}: {problem}", "repo_unreachable")
         return path
     assert url is not None
+    problem = repo_url_problem(url)  # jarvis.toml is checked as it loads; this is the last door
+    if problem:
+        raise WorktreeRefused(f"Repository {name}: {problem}", "repo_unreachable")
     target = clone_to
     if target.is_dir():
         return target
@@ -91,6 +100,7 @@ def repository(name: str, path: Path | None, url: str | None, clone_to: Path) ->
             ["clone", "--bare", "--quiet", "--", url, str(partial)],
             cwd=target.parent,
             timeout=CLONE_TIMEOUT_S,
+            env=TRANSPORTS,
         )
     except GitError as exc:
         shutil.rmtree(partial, ignore_errors=True)

@@ -259,3 +259,47 @@ def test_add_with_recommend_only_writes_the_merge_mode(ws: Path, clone: Path) ->
     assert "recommend-only" in result.stdout
     assert (ws / "jarvis.toml").read_text().endswith('merge = "recommend-only"\n')
     assert load_config(ws).repos["acme/site"].merge == "recommend-only"
+
+
+# Names and sources the dispatch refuses, or git would read as options: refused at the door
+# with one sentence, exit 2 (a malformed argument), and the file left as it was.
+@pytest.mark.parametrize(
+    ("words", "code", "fragment"),
+    [
+        (["add", "--", "-x/y", "."], "bad_repo_name", "'-x/y' is not a repository name"),
+        (["add", "--", "acme/-x", "."], "bad_repo_name", "not starting with '-'"),
+        (["add", "--", "--upload-pack=x/y", "."], "bad_repo_name", "is not a repository name"),
+        (["remove", "--", "-x/y"], "bad_repo_name", "'-x/y' is not a repository name"),
+        (["add", "acme/site", "ssh://-oProxyCommand=touch /tmp/pwned/x"], "bad_repo_url",
+         "its host starts with '-', which git would pass on as an option"),
+        (["add", "acme/site", "ssh://-oProxyCommand=x@example.com/a/b"], "bad_repo_url",
+         "its user starts with '-'"),
+        (["add", "acme/site", "ssh://%2DoProxyCommand=x/a/b"], "bad_repo_url",
+         "its host starts with '-'"),
+        (["add", "acme/site", "git@-oProxyCommand=x:a/b"], "bad_repo_url",
+         "its host starts with '-'"),
+        (["add", "acme/site", "git@example.com:--upload-pack=x"], "bad_repo_url",
+         "its path starts with '-'"),
+        (["add", "acme/site", "ext::sh -c touch% /tmp/pwned"], "bad_repo_url",
+         "it names a git remote helper"),
+        (["add", "acme/site", "fd::3"], "bad_repo_url", "it names a git remote helper"),
+        (["add", "acme/site", "foo://example.com/a/b"], "bad_repo_url",
+         "git would hand the scheme foo:// to a helper program"),
+        (["add", "acme/site", "https://example.com/a\x1b]0;t\x07"], "bad_repo_url",
+         "holds a control character"),
+        (["add", "--", "acme/site", "-x"], "bad_repo_path", "'-x' is not a usable repository path"),
+        (["add", "acme/site", "/srv/\x1b[2Jx"], "bad_repo_path", "holds a control character"),
+    ],
+)  # fmt: skip
+def test_names_and_sources_git_would_misread_are_refused(
+    ws: Path, words: list[str], code: str, fragment: str
+) -> None:
+    result = jarvis("repo", words[0], "--workspace", ws, "--json", *words[1:])
+    assert result.code == 2, result.stdout + result.stderr
+    error = result.json()["error"]
+    assert error["code"] == code and fragment in error["message"], error
+    readable = jarvis("repo", words[0], "--workspace", ws, *words[1:])
+    assert readable.code == 2 and readable.stdout == ""
+    assert fragment in readable.stderr and "Traceback" not in readable.stderr
+    assert "\x1b" not in readable.stderr and "\x07" not in readable.stderr
+    assert (ws / "jarvis.toml").read_text() == CONFIG

@@ -207,3 +207,55 @@ def test_the_reference_documents_every_key_and_its_example_loads(tmp_path: Path)
     config = load_config(tmp_path)
     assert set(config.model_fields_set) == set(HostConfig.model_fields)  # every section shown
     assert config.repos["acme/api"].url and config.repos["acme/site"].path
+
+
+# What the dispatch refuses, or git would read as an option, is refused as the file loads: one
+# sentence naming the key, the same rules as `jarvis repo add` (core/contracts/repositories.py).
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('[repos."-x/y"]\npath = "/x"\n', "repos: '-x/y' is not a repository name"),
+        ('[repos."acme/-x"]\npath = "/x"\n', "repos: 'acme/-x' is not a repository name"),
+        ('[repos."acme/site"]\nurl = "ssh://-oProxyCommand=touch /tmp/pwned/x"\n',
+         "repos.acme/site.url: 'ssh://-oProxyCommand=touch /tmp/pwned/x' is not a usable "
+         "repository URL: its host starts with '-', which git would pass on as an option."),
+        ('[repos."acme/site"]\nurl = "ssh://git@-oProxyCommand=x/a/b"\n',
+         "its host starts with '-'"),
+        ('[repos."acme/site"]\nurl = "-oProxyCommand=x@example.com:a/b"\n',
+         "its user starts with '-'"),
+        ('[repos."acme/site"]\nurl = "git@example.com:-b"\n', "its path starts with '-'"),
+        ('[repos."acme/site"]\nurl = "ext::sh -c touch% /tmp/pwned"\n',
+         "repos.acme/site.url: 'ext::sh -c touch% /tmp/pwned' is not a usable repository URL: "
+         "it names a git remote helper"),
+        ('[repos."acme/site"]\nurl = "foo://example.com/a/b"\n', "scheme foo://"),
+        ('[repos."acme/site"]\npath = "-x"\n',
+         "repos.acme/site.path: '-x' is not a usable repository path: it starts with '-'."),
+    ],
+)  # fmt: skip
+def test_names_and_sources_git_would_misread_are_refused_as_the_file_loads(
+    tmp_path: Path, text: str, fragment: str
+) -> None:
+    message = problems(tmp_path, text)
+    assert fragment in message, message
+    assert message.startswith(f"{tmp_path / 'jarvis.toml'}: ") and "\n" not in message
+
+
+def test_the_host_and_the_cli_refuse_such_a_file_with_a_sentence(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.jarvis_cli import jarvis
+    from tests.processes import HANG_GUARD_S
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    text = '[repos."acme/site"]\nurl = "ext::sh -c touch% /tmp/x"\n'
+    (ws / "jarvis.toml").write_text(text)
+    said = "repos.acme/site.url: 'ext::sh -c touch% /tmp/x' is not a usable repository URL"
+    host = subprocess.run([sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(ws)],
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)  # fmt: skip
+    assert host.returncode == 2 and said in host.stderr and "Traceback" not in host.stderr
+    listed = jarvis("repo", "list", "--workspace", ws, "--json")
+    assert listed.code == 2 and listed.json()["error"]["code"] == "config_unusable"
+    assert said in listed.json()["error"]["message"]
+    assert (ws / "jarvis.toml").read_text() == text
