@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from core.contracts.criteria import MAX_CRITERIA
 from core.criteria.extract import Extraction, canonical, extract_criteria, task_text_of
 from core.store.api import RunTransaction
 
@@ -30,6 +31,26 @@ def universal_note(flag: object, workspace_default: bool) -> tuple[bool, str]:
         "universal checklist off: a dispatch names its own acceptance_tests (set "
         "universal_criteria: true, or [criteria] universal = true in jarvis.toml, to add it)"
     )
+
+
+def at_most_the_cap(extraction: Extraction, first_notes: int = 0) -> Extraction:
+    """``extraction`` with at most `MAX_CRITERIA` criteria, the first ones, and a note when
+    some were dropped.
+
+    A dispatch that *lists* more is refused by its validator; criteria found in the task's text
+    (or added by the universal checklist) never refuse a dispatch, so the rest are dropped and
+    the note says so. It goes after the first ``first_notes`` notes, ahead of the extraction's
+    own: the journal keeps only the first twenty.
+    """
+    found = len(extraction.criteria)
+    if found <= MAX_CRITERIA:
+        return extraction
+    note = (
+        f"{found} criteria were found; the run keeps the first {MAX_CRITERIA}, the most a run "
+        "may have"
+    )
+    notes = [*extraction.notes[:first_notes], note, *extraction.notes[first_notes:]]
+    return Extraction(extraction.criteria[:MAX_CRITERIA], extraction.source, notes)
 
 
 def criteria_for_dispatch(
@@ -54,9 +75,11 @@ def criteria_for_dispatch(
             extra = extract_criteria("", universal=True)
             criteria += [c for c in extra.criteria if c not in criteria]
         notes = ["criteria listed by the dispatch", why]
-        return Extraction(criteria, "dispatch", notes), universal
+        return at_most_the_cap(Extraction(criteria, "dispatch", notes), 1), universal
     found = extract_criteria(task_text_of(doc), universal=universal)
-    return Extraction(found.criteria, found.source, [why, *found.notes]), universal
+    return at_most_the_cap(
+        Extraction(found.criteria, found.source, [why, *found.notes]), 1
+    ), universal
 
 
 def dispatch_fields(
