@@ -189,7 +189,12 @@ def _private_proc() -> None:
 
 
 def _init(report: int, executable: str, argv: list[str]) -> None:
-    """Pid 1 of the namespace: run the command, reap orphans, report its status, exit."""
+    """Pid 1 of the namespace: run the command, reap orphans, report its status, exit.
+
+    Exits 0 once it reported, else (it failed before the command ended) `_FAILED`, which
+    contain passes on: a command that never ran must not look like one that passed.
+    """
+    code = _FAILED
     try:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         _private_proc()
@@ -200,9 +205,10 @@ def _init(report: int, executable: str, argv: list[str]) -> None:
             pid, status = os.wait()
             if pid == command:
                 os.write(report, str(status).encode())
+                code = 0
                 break
     finally:
-        os._exit(0)  # the kernel kills whatever is left in the namespace
+        os._exit(code)  # the kernel kills whatever is left in the namespace
 
 
 def _contained(mode: str, executable: str, argv: list[str]) -> int:
