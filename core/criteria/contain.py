@@ -167,10 +167,16 @@ def _enter_namespace(mode: str) -> None:
     uid, gid = os.getuid(), os.getgid()
     _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS)
     # The same ids inside: the command is the user it was, not root of a namespace.
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                       ("gid_map", f"{gid} {gid} 1")):  # fmt: skip
-        with open(f"/proc/self/{name}", "w") as handle:
-            handle.write(text)
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                           ("gid_map", f"{gid} {gid} 1")):  # fmt: skip
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    except OSError as exc:
+        # Too late to fall back: this process is in the namespace already, where its ids are
+        # unmapped and every file it would create is refused. Nothing ran; say why.
+        os.write(2, f"jarvis: contain: user namespace without an id map: {exc}\n".encode())
+        os._exit(_FAILED)
 
 
 def _private_proc() -> None:
