@@ -156,6 +156,7 @@ def _extract_refused(errors: list[dict[str, str]], as_json: bool) -> int:
 
 
 def extract(args: argparse.Namespace) -> int:
+    from core.criteria.at_dispatch import at_most_the_cap
     from core.criteria.extract import extract_criteria
     from core.criteria.model_extract import extract_with_model
 
@@ -173,6 +174,7 @@ def extract(args: argparse.Namespace) -> int:
         extraction = extract_with_model(task, args.model_command, repo=repo, universal=universal)
     else:
         extraction = extract_criteria(task, repo=repo, universal=universal)
+    extraction = at_most_the_cap(extraction)  # what a dispatch of it would keep
     notes = [*input_notes, *extraction.notes]
     if args.json:
         emit_json({"criteria": extraction.criteria, "source": extraction.source,

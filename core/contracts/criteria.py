@@ -14,9 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from core.contracts.errors import ValidationReport, sorted_errors
@@ -34,6 +42,10 @@ CRITERION_TYPES = (
     "changelog_updated",
     "backlog_updated",
 )
+
+MAX_CRITERIA: Final = 50
+"""The most acceptance criteria a run may carry. Each is verified in turn with a time limit of
+its own, so a run listing thousands would hold a verifier for days; no real task needs 50."""
 
 
 def _safe_path(value: str) -> str:
@@ -147,6 +159,21 @@ Criterion = Annotated[
 ]
 
 
+def _at_most_the_cap(value: object) -> object:
+    # Before the items are validated: counting is cheap, compiling 10,000 patterns is not.
+    if isinstance(value, list) and len(value) > MAX_CRITERIA:
+        raise PydanticCustomError(
+            "too_many_criteria",
+            "acceptance_criteria lists {count} criteria; a run may have at most {cap}.",
+            {"count": len(value), "cap": MAX_CRITERIA},
+        )
+    return value
+
+
+Criteria = Annotated[list[Criterion], BeforeValidator(_at_most_the_cap)]
+"""A dispatch's acceptance criteria: at most `MAX_CRITERIA`."""
+
+
 class CriterionResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -198,7 +225,7 @@ class DispatchRecord(BaseModel):
     status: Literal["pending", "running", "completed", "failed"]
     created_at: Timestamp
     updated_at: Timestamp
-    acceptance_criteria: list[Criterion] = Field(default_factory=list)
+    acceptance_criteria: Criteria = Field(default_factory=list)
     universal_criteria: bool = True
     """Append the universal checklist (tests, lint, changelog, backlog) at verification."""
     verification_results: VerificationResults | None = None

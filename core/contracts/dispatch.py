@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from core.contracts.criteria import Criterion
+from core.contracts.criteria import Criteria
 from core.contracts.errors import (
     FieldError,
     ValidationReport,
@@ -123,7 +123,7 @@ class JarvisDispatch(BaseModel):
     """The run this one follows up on, for lineage."""
     project_key: Text | None = None
     """NanoClaw's key for the project's memory, when it is not the repository; kept, unused."""
-    acceptance_criteria: list[Criterion] | None = None
+    acceptance_criteria: Criteria | None = None
     universal_criteria: bool | None = None
 
     @property

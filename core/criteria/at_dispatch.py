@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from core.contracts.criteria import MAX_CRITERIA
 from core.criteria.allowlist import approval_notes
 from core.criteria.extract import Extraction, canonical, extract_criteria, task_text_of
 from core.store.api import RunTransaction
@@ -33,6 +34,26 @@ def universal_note(flag: object, workspace_default: bool) -> tuple[bool, str]:
     )
 
 
+def at_most_the_cap(extraction: Extraction, first_notes: int = 0) -> Extraction:
+    """``extraction`` with at most `MAX_CRITERIA` criteria, the first ones, and a note when
+    some were dropped.
+
+    A dispatch that *lists* more is refused by its validator; criteria found in the task's text
+    (or added by the universal checklist) never refuse a dispatch, so the rest are dropped and
+    the note says so. It goes after the first ``first_notes`` notes, ahead of the extraction's
+    own: the journal keeps only the first twenty.
+    """
+    found = len(extraction.criteria)
+    if found <= MAX_CRITERIA:
+        return extraction
+    note = (
+        f"{found} criteria were found; the run keeps the first {MAX_CRITERIA}, the most a run "
+        "may have"
+    )
+    notes = [*extraction.notes[:first_notes], note, *extraction.notes[first_notes:]]
+    return Extraction(extraction.criteria[:MAX_CRITERIA], extraction.source, notes)
+
+
 def criteria_for_dispatch(
     doc: Mapping[str, Any], *, workspace_universal: bool = False
 ) -> tuple[Extraction, bool]:
@@ -54,10 +75,15 @@ def criteria_for_dispatch(
         if universal:
             extra = extract_criteria("", universal=True)
             criteria += [c for c in extra.criteria if c not in criteria]
-        notes = [*approval_notes(criteria), "criteria listed by the dispatch", why]
-        return Extraction(criteria, "dispatch", notes), universal
+        kept = at_most_the_cap(
+            Extraction(criteria, "dispatch", ["criteria listed by the dispatch", why]), 1
+        )
+        notes = [*approval_notes(kept.criteria), *kept.notes]
+        return Extraction(kept.criteria, kept.source, notes), universal
     found = extract_criteria(task_text_of(doc), universal=universal)
-    return Extraction(found.criteria, found.source, [why, *found.notes]), universal
+    return at_most_the_cap(
+        Extraction(found.criteria, found.source, [why, *found.notes]), 1
+    ), universal
 
 
 def dispatch_fields(

@@ -103,8 +103,8 @@ class CriteriaChange:
     ok: bool
     criteria: list[dict[str, Any]]
     code: str = ""
-    """``not_found``, ``not_queued``, ``invalid_criterion``, ``bad_index``, ``stale_version`` or
-    (approving a command) ``illegal_transition``."""
+    """``not_found``, ``not_queued``, ``invalid_criterion``, ``too_many_criteria``,
+    ``bad_index``, ``stale_version`` or (approving a command) ``illegal_transition``."""
     message: str = ""
     field: str = ""
 
@@ -156,6 +156,7 @@ def add_criterion(
     """Append ``criterion`` (validated like any other) to a queued run's criteria."""
     from pydantic import ValidationError
 
+    from core.contracts.criteria import MAX_CRITERIA
     from core.criteria.extract import canonical
 
     if not isinstance(criterion, Mapping):
@@ -173,6 +174,10 @@ def add_criterion(
         if isinstance(run, CriteriaChange):
             return run
         criteria = [*criteria_of(run), clean]
+        if len(criteria) > MAX_CRITERIA:
+            return CriteriaChange(False, criteria[:-1], "too_many_criteria",
+                                  f"Run {run_id} has {MAX_CRITERIA} criteria, the most a run may "
+                                  "have; remove one first.", "criterion")  # fmt: skip
         _save(tx, run, criteria, operator, f"added {clean['type']}: {clean['description']}")
     return CriteriaChange(True, criteria)
 

@@ -1,9 +1,11 @@
 """Run one criterion command: no shell, a scrubbed environment, a time limit, a bounded tail.
 
-* The command runs in its own session (process group), so a time-out kills everything it
-  started, grandchildren included. A child that starts a session of its own escapes the group;
-  catching that needs cgroups, which this module does not use. Anything still running in the
-  group when the command finishes is killed too: a check must not leave servers behind.
+* Nothing the command starts outlives it. It runs under `core.criteria.contain`, in a PID
+  namespace of its own where the system allows one (else under a subreaper): when it ends, or
+  is killed, everything it started ends too, children that called ``setsid`` or double-forked
+  included, which a process group alone cannot hold. The runner still gives it its own session
+  (process group) and kills that group and the whole process tree under it at the time limit,
+  on a cancel, and once the command has exited: a check must not leave servers behind.
 * Output (stdout and stderr together) is read as it arrives into a buffer that keeps only the
   last ``keep_bytes`` bytes, so a command that prints without end costs neither memory nor disk;
   `render_tail` turns those bytes into text for people, with secrets masked.
@@ -15,9 +17,10 @@
 * A host supervises its commands (`Supervision`): it can stop one at once (shutting down), and
   it records each command's process group durably *before* the command runs, so a host
   restarted after a ``kill -9`` finds and kills a command it left behind. The command starts
-  behind a gate (a ``/bin/sh`` that waits on a pipe, then ``exec``s it in place, keeping its pid
-  and group) that opens only once the record is written; if the host dies first, the pipe
-  closes and the shell exits without running anything.
+  behind a gate (a ``/bin/sh`` that waits on a pipe, then ``exec``s contain in place, keeping
+  its pid and group) that opens only once the record is written; if the host dies first, the
+  pipe closes and the shell exits without running anything. A command nobody records
+  (`jarvis verify`'s) dies with the process that started it instead.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ from __future__ import annotations
 import os
 import re
 import selectors
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -36,6 +41,7 @@ from types import MappingProxyType
 from typing import Final, Literal
 
 from core.contracts.secrets_scan import mask_secrets
+from core.criteria import contain
 
 #: Variables passed through from the parent: where tools and their caches are, and the locale.
 ENV_NAMES: Final = frozenset(
@@ -85,6 +91,11 @@ _SECRET_NAME = re.compile(
 
 #: The shell that runs the gate (only the gate: commands themselves never go through a shell).
 SHELL_FOR_GATE: Final = "/bin/sh"
+#: The program every command runs under (`core.criteria.contain`), by its file: run with
+#: ``-I -S``, it needs nothing but the standard library.
+CONTAIN: Final = Path(contain.__file__).resolve()
+
+Containment = Literal["auto", "pid", "user", "subreaper"]
 
 _READ_CHUNK: Final = 65536
 _POLL_S: Final = 0.1
@@ -180,6 +191,12 @@ class _Tail:
 
 
 def _kill_group(pgid: int) -> None:
+    """Kill the command's whole tree under ``pgid`` (its leader, contain), then its group.
+
+    The tree first: contain is stopped before its descendants are read, so orphans it adopts
+    as a subreaper (where there is no namespace) are still under it when they are killed.
+    """
+    contain.kill_tree(pgid)
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -255,12 +272,34 @@ _GATE = 'IFS= read -r go && [ "$go" = run ] && exec "$@" </dev/null; exit 125'
 _GATE_NAME = "jarvis-verify-gate"
 
 
+def _program(name: str, cwd: Path, env: Mapping[str, str]) -> str:
+    """The file ``name`` executes, as exec would find it (``PATH``, else relative to ``cwd``).
+
+    Looked for here, before anything starts, so that a missing program raises at once rather
+    than failing inside the containment, after its group was recorded.
+
+    Raises:
+        FileNotFoundError: there is no such program.
+        PermissionError: it is there but not an executable file.
+    """
+    if "/" not in name:
+        found = shutil.which(name, path=env.get("PATH", os.defpath))
+        if found is None:
+            raise FileNotFoundError(2, "not found on PATH", name)
+        return found
+    path = name if os.path.isabs(name) else os.path.join(cwd, name)
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "no such file", name)
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise PermissionError(13, "not an executable file", name)
+    return path
+
+
 def _popen(
-    args: list[str], executable: str | None, cwd: Path, env: Mapping[str, str], gated: bool
+    args: list[str], cwd: Path, env: Mapping[str, str], gated: bool
 ) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         args,
-        executable=executable,
         cwd=cwd,
         env=dict(env),
         stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
@@ -277,14 +316,18 @@ def _start(
     cwd: Path,
     env: Mapping[str, str],
     supervision: Supervision | None,
+    containment: Containment,
 ) -> subprocess.Popen[bytes]:
-    """Start the command (behind the gate when a supervisor records its group)."""
+    """Start the command under contain (behind the gate when a supervisor records its group)."""
     marked = {**env, **(supervision.env if supervision else {})}
+    program = _program(executable or argv[0], cwd, env)
+    contained = [sys.executable, "-I", "-S", str(CONTAIN), "--mode", containment]
     if supervision is None or supervision.started is None:
-        return _popen(list(argv), executable, cwd, marked, gated=False)
-    # The gate execs the program by path, so argv[0] becomes that path here.
-    program = [executable or argv[0], *argv[1:]]
-    process = _popen([SHELL_FOR_GATE, "-c", _GATE, _GATE_NAME, *program], None, cwd, marked, True)
+        # Nobody records this command to end it later: it dies with this process instead.
+        contained += ["--parent", str(os.getpid()), "--", program, *argv]
+        return _popen(contained, cwd, marked, gated=False)
+    contained += ["--", program, *argv]
+    process = _popen([SHELL_FOR_GATE, "-c", _GATE, _GATE_NAME, *contained], cwd, marked, True)
     assert process.stdin is not None
     try:
         supervision.started(process.pid)
@@ -309,6 +352,7 @@ def run_command(
     keep_bytes: int,
     executable: str | None = None,
     supervision: Supervision | None = None,
+    containment: Containment = "auto",
 ) -> RunResult:
     """Run ``argv`` (no shell) in ``cwd`` and return how it ended.
 
@@ -321,11 +365,13 @@ def run_command(
         executable: The program to execute, when already resolved (an absolute path); else
             ``argv[0]`` is looked up on ``env``'s ``PATH``.
         supervision: The host's watch over it: cancel, markers, recording its group.
+        containment: How `core.criteria.contain` holds it: ``auto`` (a PID namespace where
+            one can be made, else a subreaper) everywhere but in tests that force a mode.
 
     Raises:
         OSError: the command could not be started (FileNotFoundError when it does not exist).
     """
-    process = _start(argv, executable, cwd, env, supervision)
+    process = _start(argv, executable, cwd, env, supervision, containment)
     tail = _Tail(keep_bytes)
     ending: _Ending = "timed_out"
     cancel = supervision.cancel if supervision else None

@@ -472,13 +472,19 @@ def verify_all(
     """
     cancel = supervision.cancel if supervision else None
     outcomes: list[CriterionOutcome] = []
+
+    def stopped() -> Verification | None:
+        cancelled = cancel is not None and cancel.is_set()
+        return Verification(outcomes, verified_at=now(), cancelled=True) if cancelled else None
+
     for criterion in criteria:
-        if cancel is not None and cancel.is_set():
-            return Verification(outcomes=outcomes, verified_at=now(), cancelled=True)
+        if ended := stopped():
+            return ended
         not_run = None if has_repository else _not_run(criterion)
-        outcomes.append(not_run or verify_criterion(criterion, repo, policy, supervision))
-    if cancel is not None and cancel.is_set():
-        return Verification(outcomes=outcomes[:-1], verified_at=now(), cancelled=True)
+        outcome = not_run or verify_criterion(criterion, repo, policy, supervision)
+        if ended := stopped():  # during it: what it found is not judged
+            return ended
+        outcomes.append(outcome)
     pending: list[str] = []
     for outcome in outcomes:
         key = outcome.command_key

@@ -159,6 +159,10 @@ class CriteriaConfig(BaseModel):
     """More tools that run without an operator's approval (bare names, found on PATH)."""
     env: list[str] = Field(default_factory=list)
     """More environment variables passed to criterion commands (secret-looking names never)."""
+    verify_workers: Annotated[int, Field(ge=1, le=16)] = 2
+    """Runs the host verifies at once: one run's slow criteria never hold another's checks."""
+    run_verify_s: Annotated[float, Field(gt=0, le=86400)] = 3600
+    """A run's whole verification; criteria not checked by then are reported not verified."""
 
     def policy(self) -> VerifyPolicy:
         return VerifyPolicy(

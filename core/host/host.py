@@ -29,7 +29,6 @@ import watchfiles
 
 from core.contracts.errors import preview
 from core.criteria import run_criteria
-from core.criteria.runner import Supervision
 from core.host import checkouts, verification
 from core.host.budgets import (
     Spent,
@@ -39,7 +38,7 @@ from core.host.budgets import (
     workspace_over,
 )
 from core.host.config import HostConfig
-from core.host.faults import FaultWait, StorageFault, io_fault
+from core.host.faults import FaultWait, io_fault
 from core.host.fleet import Heartbeat, HostNameTaken, Lease, default_name
 from core.host.ingest import Ingested, Ingestor
 from core.host.lock import HostLock
@@ -48,6 +47,7 @@ from core.host.openclaw import gate_finished_results, ingest_requests
 from core.host.outcomes import last_line, record_completion, record_failure, record_stderr
 from core.host.refusals import catch_up
 from core.host.steering import deliver_pending, expire_steers
+from core.host.verifiers import Verifiers
 from core.host.workers import (
     WorkerPaths,
     WorkerProcess,
@@ -134,11 +134,8 @@ class Host:
         self._paths: queue.SimpleQueue[Path] = queue.SimpleQueue()
         self._watcher: threading.Thread | None = None
         self.store: RunStore | None = None
-        self._verifier: threading.Thread | None = None
-        """Verifies one run's acceptance criteria at a time, off the loop: a criterion may run
-        a test suite for minutes, and the loop must keep ingesting and supervising."""
-        self._verifier_fault: str | None = None
-        """A storage fault the verifier met, for the loop to wait out (set on its thread)."""
+        self._verifiers = Verifiers(workspace.root, self.store_at, config, self.stopping)
+        """Verify runs' criteria off the loop, a few at a time (`core.host.verifiers`)."""
         self.faults = FaultWait(self.stopping)
         """The storage fault being waited out, if any (`core.host.faults`)."""
         self._next_sweep = 0.0
@@ -628,56 +625,9 @@ class Host:
             worker.touch()
 
     def _verify(self) -> None:
-        """Start verifying the next run whose gates passed, if none is being verified."""
+        """Start verifying the runs whose gates passed, while the pool has room."""
         assert self.store is not None
-        if self.stopping.is_set() or (self._verifier is not None and self._verifier.is_alive()):
-            return
-        if self._verifier_fault is not None:
-            # The verifier could not write its results: wait like any storage fault, or the
-            # run, still due, would be verified again on every tick.
-            problem, self._verifier_fault = self._verifier_fault, None
-            raise StorageFault(problem)
-        due = run_criteria.due(self.store, self.name)
-        if not due:
-            return
-        self._verifier = threading.Thread(
-            target=self._verify_one, args=(due[0],), name=f"verify-{due[0]}", daemon=True
-        )
-        self._verifier.start()
-
-    def _verify_one(self, run_id: str) -> None:
-        # Its own connection: a store is one connection, used by one thread.
-        store = open_store(self.store_at, migrate=False)
-        try:
-            run = run_criteria.begin(store, run_id)
-            if run is None:
-                return
-            # The host's stop flag cancels it: SIGTERM never waits for a test suite or a pattern.
-            # Each command is marked as ours and its group recorded before it starts, so that a
-            # host restarted after a kill -9 can end it (`recover`).
-            watch = Supervision(
-                cancel=self.stopping,
-                env=verification.markers(self.workspace.root, run_id),
-                started=lambda pgid: run_criteria.record_command_group(store, run_id, pgid),
-                ended=lambda _pgid: run_criteria.record_command_group(store, run_id, None),
-            )
-            result = run_criteria.verify_run(
-                store, self.workspace.root, run, self.config.verify_policy(), supervision=watch
-            )
-            if result.cancelled:
-                log.info("verifying run %s stopped: the host is shutting down", run_id)
-                return  # still `verifying`: the next host verifies it again
-            ended = run_criteria.finish(store, run_id, result)
-            if ended is not None:
-                log.info("run %s verified: %s", run_id, ended["state"])
-        except Exception as exc:  # a verifier fault must not end the host; the run stays due
-            problem = io_fault(exc)
-            if problem is not None:
-                self._verifier_fault = problem
-            else:
-                log.exception("verifying run %s failed", run_id)
-        finally:
-            store.close()
+        self._verifiers.start_due(self.store, self.name)
 
     def _schedule(self) -> None:
         assert self.store is not None
@@ -1058,11 +1008,7 @@ class Host:
                         raise
                     # The run stays running in the store; the next host settles it.
                 self._preparing.pop(run_id, None)
-        verifier = self._verifier
-        if verifier is not None:
-            # `stopping` is set: its command or pattern search is being killed; a verifier
-            # stuck elsewhere (a slow disk) is a daemon thread and is left behind, not awaited.
-            verifier.join(self.config.timeouts.shutdown_grace_s + 1)
+        self._verifiers.join(self.config.timeouts.shutdown_grace_s + 1)
         if not self.workers or self.store is None:
             return
         for worker in self.workers.values():

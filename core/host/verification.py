@@ -4,7 +4,10 @@ A verification command runs in its own process group; the host records the group
 before the command starts (`core.criteria.runner.Supervision`). After a ``kill -9`` of the host
 the command runs on, orphaned. The next host kills the recorded group in `recover`, but only
 after checking that a process in it still carries this workspace's and this run's markers in its
-environment: process-group ids are reused, and a stranger's group must never be killed.
+environment: process-group ids are reused, and a stranger's group must never be killed. It
+kills the whole process tree under each marked member too: a child that left the group
+(``setsid``) is still in the tree (`core.criteria.contain`: in its namespace, or adopted by its
+subreaper).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+
+from core.criteria.contain import kill_tree
 
 RUN_MARK = "JARVIS_VERIFY_RUN_ID"
 """Names the run a verification command belongs to."""
@@ -62,10 +67,13 @@ def kill_leftover(pgid: int, workspace_root: Path, run_id: str) -> bool:
         True when it was ours and was sent SIGKILL; False when nothing of it was left (or it
         is someone else's, which is left alone).
     """
-    if not members_marked(pgid, workspace_root, run_id):
+    members = members_marked(pgid, workspace_root, run_id)
+    if not members:
         return False
+    for pid in members:
+        kill_tree(pid)
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        return False
+        pass  # the trees held the whole group: already gone
     return True

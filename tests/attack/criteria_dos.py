@@ -5,7 +5,11 @@
    run's progress keeps arriving: the host must keep taking it in, the run must end with the
    criterion failed, a SIGTERM mid-verification must stop the host, and after a ``kill -9``
    mid-verification the next host must not freeze on the same run.
-2. **Huge task texts.** Dispatches of growing size (up to ``--max-kb``) through `jarvis dispatch`
+2. **Starving other runs.** One run's criteria are six such patterns; once it is being verified,
+   another run with a ``file_exists`` check and one with a command that leaves a ``setsid``
+   child are dispatched: both must be decided while the first is still being verified, nothing
+   the command started may be left, and a dispatch of 51 criteria must be refused.
+3. **Huge task texts.** Dispatches of growing size (up to ``--max-kb``) through `jarvis dispatch`
    while another operator cancels a run, and through a lane's ``tasks/`` folder while progress
    flows: extraction must stay linear, no operator may meet "database is locked", and ingestion
    must not stall behind it.
@@ -18,11 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from core.host.verification import WORKSPACE_MARK
 from core.ipc.files import atomic_write_json
 from core.store.sqlite_store import SqliteStore
 from tests.attack.kit import LANE, Figures, dispatch_doc, jarvis, main, use_worker, workspace
@@ -160,6 +166,73 @@ def patterns(args: argparse.Namespace, figures: Figures) -> None:
         figures.check(host.stop() == 0, "the last host did not stop cleanly")
 
 
+#: Leaves a child in a session of its own, which a process group does not hold, and passes.
+ESCAPER = "import subprocess; subprocess.Popen(['sleep', '300'], start_new_session=True)"
+
+
+def _marked(ws: Path) -> list[str]:
+    """Processes carrying this workspace's criterion-command marker: left over if any."""
+    mark = f"{WORKSPACE_MARK}={ws.resolve()}".encode()
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if mark in environ.read_bytes().split(b"\0"):
+                found.append(environ.parent.name)
+        except OSError:
+            continue
+    return found
+
+
+def _criteria(run_id: str, *criteria: dict[str, Any]) -> bytes:
+    return json.dumps(dispatch_doc(run_id, acceptance_criteria=list(criteria))).encode()
+
+
+def starvation(args: argparse.Namespace, figures: Figures) -> None:
+    with workspace("starve") as ws:
+        write_config(ws, concurrency=3, no_output_s=60)
+        interpreter = Path(sys.executable).name
+        with (ws / "jarvis.toml").open("a") as config:
+            config.write(f'[criteria]\nallow = ["{interpreter}"]\n')
+        use_worker(ws, EVIL_WORKER)
+        evil = {"type": "content_match", "path": "evil.txt", "pattern": "^(a+)+$"}
+        hostile = _criteria(
+            "evil-6", *({**evil, "description": f"all a's ({n})"} for n in range(6))
+        )
+        quick = _criteria("quick", {"type": "file_exists", "path": "evil.txt", "description": "x"})
+        escaping = _criteria("escaping", {"type": "command_success", "description": "setsid",
+                                          "command": [interpreter, "-c", ESCAPER]})  # fmt: skip
+        many = [{"type": "file_exists", "path": f"f{n}.txt", "description": "x"} for n in range(51)]
+        refused = jarvis("dispatch", "-", "--workspace", ws, "--json",
+                         stdin=_criteria("too-many", *many))  # fmt: skip
+        codes = [e["code"] for e in json.loads(refused.stdout or b"{}").get("errors", [])]
+        figures.add("starve: a dispatch of 51 criteria", f"exit {refused.code}, {codes}")
+        figures.check(refused.code == 1 and codes == ["too_many_criteria"],
+                      "51 criteria were not refused with too_many_criteria")  # fmt: skip
+        host = HostProcess(ws)
+        host.wait_started()
+        jarvis("dispatch", "-", "--workspace", ws, stdin=hostile)
+        wait_until(lambda: _verifying(ws, "evil-6") or None, 300, "evil-6 to be verified")
+        began = time.monotonic()
+        for doc in (quick, escaping):
+            jarvis("dispatch", "-", "--workspace", ws, stdin=doc)
+
+        def decided() -> bool:
+            return all(_state(ws, run)["state"] != "running" for run in ("quick", "escaping"))
+
+        wait_until(decided, 600, "the other runs to be decided", lambda: host.log()[-2000:])
+        still = _verifying(ws, "evil-6")
+        took = time.monotonic() - began
+        figures.add("starve: the others decided after", f"{took:.1f} s; evil-6 verifying: {still}")
+        figures.check(still, "the other runs waited for the hostile run's verification")
+        for run in ("quick", "escaping"):
+            figures.check(_state(ws, run)["state"] == "review_requested", f"{run} did not pass")
+        left = _marked(ws)
+        figures.add("starve: processes the passed command left", len(left))
+        figures.check(not left, f"a criterion command's child outlived it: {left}")
+        figures.check(host.stop() == 0, "the host did not stop cleanly")
+        figures.check(not _marked(ws), "a criterion command outlived its host")
+
+
 def big_texts(args: argparse.Namespace, figures: Figures) -> None:
     with workspace("big-text") as ws:
         write_config(ws, lane_concurrency={QUIET: 0, LANE: 0})
@@ -224,6 +297,7 @@ def big_texts(args: argparse.Namespace, figures: Figures) -> None:
 def attack(args: argparse.Namespace) -> Figures:
     figures = Figures("denial of service through acceptance criteria")
     patterns(args, figures)
+    starvation(args, figures)
     big_texts(args, figures)
     return figures
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -73,3 +74,59 @@ def kill_if_alive(pid: int) -> None:
             os.kill(pid, 9)
         except ProcessLookupError:
             pass
+
+
+class Marked:
+    """The processes a test's command started, found by a marker in their command lines or
+    their environments (``env()``: descendants inherit it, whatever they exec).
+
+    A pid that a command writes from inside its PID namespace is its own (2, 3, …), not the
+    host's, so tests look for its processes from outside, in /proc, by a word only they carry.
+    """
+
+    def __init__(self) -> None:
+        self.mark = f"jarvis-test-mark-{uuid.uuid4().hex}"
+
+    def env(self) -> dict[str, str]:
+        return {"JARVIS_TEST_MARK": self.mark}
+
+    def processes(self) -> list[int]:
+        found = []
+        wanted = self.mark.encode()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                seen = Path(f"/proc/{entry}/cmdline").read_bytes()
+                seen += Path(f"/proc/{entry}/environ").read_bytes()
+            except OSError:
+                continue
+            if wanted in seen and alive(int(entry)):
+                found.append(int(entry))
+        return found
+
+    def wait_for(self, count: int) -> list[int]:
+        """At least ``count`` of them, once they are there."""
+        deadline = time.monotonic() + HANG_GUARD_S
+        while len(found := self.processes()) < count:
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"{count} marked processes never ran (found {found})")
+            time.sleep(0.02)
+        return found
+
+    def gone(self) -> bool:
+        """Whether none is left, waiting for the kills in flight to land."""
+        deadline = time.monotonic() + HANG_GUARD_S
+        while self.processes():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    def kill(self) -> None:
+        """Clean up after a failing test: only processes carrying this test's marker."""
+        for pid in self.processes():
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass

@@ -14,7 +14,7 @@ from core.criteria.runner import (
     render_tail,
     run_command,
 )
-from tests.criteria.helpers import PYTHON, kill_if_alive, wait_dead, wait_for_file
+from tests.criteria.helpers import PYTHON, Marked, wait_for_file
 
 ENV = {"PATH": "/usr/bin:/bin"}
 
@@ -98,38 +98,42 @@ def test_the_command_sees_only_the_given_environment(tmp_path: Path) -> None:
 
 
 def test_children_left_running_after_the_command_exits_are_killed(tmp_path: Path) -> None:
-    # The background child inherits stdout; without the group kill the read would wait for it.
+    # The background child inherits stdout; without the kill the read would wait for it.
+    marked = Marked()
     code = (
         "import subprocess, sys\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-        "open('child.pid', 'w').write(str(child.pid))\n"
+        "sleeper = [sys.executable, '-c', 'import time; time.sleep(600)']\n"
+        f"child = subprocess.Popen([*sleeper, {marked.mark!r}])\n"
+        "open('child.started', 'w').write('yes')\n"
         "print('done')\n"
     )
-    result = run(code, tmp_path)
-    pid = int(wait_for_file(tmp_path / "child.pid"))
     try:
-        # Not timed out: the child (60 s) would have held the output past the 20 s limit.
+        result = run(code, tmp_path)
+        wait_for_file(tmp_path / "child.started")
+        # Not timed out: the child (600 s) would have held the output past the 20 s limit.
         assert (result.returncode, result.timed_out, result.tail) == (0, False, b"done\n")
-        assert wait_dead(pid)
+        assert marked.gone()
     finally:
-        kill_if_alive(pid)
+        marked.kill()
 
 
 def test_a_child_in_its_own_session_does_not_hold_the_result_hostage(tmp_path: Path) -> None:
+    marked = Marked()
     code = (
         "import subprocess, sys\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],\n"
-        "                         start_new_session=True)\n"
-        "open('child.pid', 'w').write(str(child.pid))\n"
+        "sleeper = [sys.executable, '-c', 'import time; time.sleep(60)']\n"
+        f"child = subprocess.Popen([*sleeper, {marked.mark!r}], start_new_session=True)\n"
+        "open('child.started', 'w').write('yes')\n"
     )
-    result = run(code, tmp_path, timeout_s=30)
-    pid = int(wait_for_file(tmp_path / "child.pid"))
     try:
-        # The drain grace ended the read: the child holds the output for 60 s, past the 30 s
-        # limit, so reading until the output closed would have timed out.
+        result = run(code, tmp_path, timeout_s=30)
+        wait_for_file(tmp_path / "child.started")
+        # The child holds the output for 60 s, past the 30 s limit: reading until the output
+        # closed would have timed out. It ends with the command (its namespace, or the tree).
         assert (result.returncode, result.timed_out) == (0, False)
+        assert marked.gone()
     finally:
-        kill_if_alive(pid)
+        marked.kill()
 
 
 def test_closing_output_does_not_escape_the_time_limit(tmp_path: Path) -> None:

@@ -27,10 +27,9 @@ from tests.criteria.helpers import (
     POLICY,
     PYTHON_NAME,
     SHORT,
+    Marked,
     command,
-    kill_if_alive,
     py,
-    wait_dead,
     wait_for_file,
 )
 
@@ -243,21 +242,23 @@ def test_commands_time_out(repo: Path, kind: str) -> None:
 
 
 def test_a_time_out_kills_grandchildren_too(repo: Path) -> None:
+    marked = Marked()
     code = (
         "import subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-        "open('grandchild.pid', 'w').write(str(child.pid))\n"
+        "sleeper = [sys.executable, '-c', 'import time; time.sleep(600)']\n"
+        f"child = subprocess.Popen([*sleeper, {marked.mark!r}])\n"
+        "open('grandchild.started', 'w').write('yes')\n"
         "time.sleep(60)\n"
     )
-    outcome = verify_criterion(
-        command("test_pass", code), repo, replace(POLICY, timeout_s=HELPER_LIMIT_S)
-    )
-    pid = int(wait_for_file(repo / "grandchild.pid"))
     try:
+        outcome = verify_criterion(
+            command("test_pass", code), repo, replace(POLICY, timeout_s=HELPER_LIMIT_S)
+        )
+        wait_for_file(repo / "grandchild.started")
         assert outcome.status == "timed_out"
-        assert wait_dead(pid), "the grandchild outlived the time-out"
+        assert marked.gone(), "the grandchild outlived the time-out"
     finally:
-        kill_if_alive(pid)
+        marked.kill()
 
 
 def test_a_criterion_timeout_wins_over_the_policy(repo: Path) -> None:
