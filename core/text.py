@@ -26,6 +26,38 @@ JSON_UNSAFE = re.compile(rf"[{_OTHERS}]")
 TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 
+#: Characters a terminal draws as nothing: lone C0 and C1 controls but line feeds and tabs,
+#: Unicode's format characters (zero-width spaces and joiners, bidi controls, the soft hyphen,
+#: tags) and the variation selectors. The first character of every `HIDDEN` match is one.
+_INVISIBLE = (
+    r"\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891"
+    r"\u08e2\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff"
+    r"\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    r"\U0001d173-\U0001d17a\U000e0001-\U000e01ef"
+)
+HIDDEN_START = re.compile(f"[{_INVISIBLE}]")
+
+#: What a terminal does not draw as characters: escape sequences of every family (CSI; the
+#: strings OSC, DCS, SOS, PM and APC up to their terminator; two-byte escapes; their one-byte C1
+#: forms), then any invisible character left. A match never holds a line feed, so taking them
+#: out keeps a text's lines where they were. Linear: a string's body stops at any introducer.
+HIDDEN = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\n\x90\x98\x9c-\x9f]*(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]"
+    f"|[{_INVISIBLE}]"
+)
+
+
+def as_read(text: str) -> str:
+    """``text`` as a reader sees it on a terminal, or reads it once its escapes are shown: every
+    escape sequence, control and invisible character (`HIDDEN`) taken out, line feeds and tabs
+    kept; ``text`` itself when it holds none. What a secret scanner must read, since a colour
+    code inside a key splits it only for a program, never for a person."""
+    return HIDDEN.sub("", text) if HIDDEN_START.search(text) else text
+
+
 def as_a_terminal_leaves_it(line: str) -> str:
     """One line of a worker's output as a terminal would leave it: colour and cursor codes
     dropped, and a line redrawn with carriage returns (a progress bar) only as last drawn.

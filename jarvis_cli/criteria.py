@@ -32,11 +32,12 @@ from jarvis_cli.output import (
     console,
     emit_json,
     errors_table,
+    escape,
     fields,
     verdict_line,
 )
 from jarvis_cli.runs import open_store, workspace_root
-from jarvis_tui.safe_text import inert, shown
+from jarvis_tui.safe_text import shown
 from jarvis_tui.state_look import run_state_text
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def _criteria_table(criteria: list[dict[str, Any]], title: str) -> Table:
     for index, criterion in enumerate(criteria):
         table.add_row(
             str(index),
-            Text(inert(str(criterion.get("type", "")))),
+            Text(escape(str(criterion.get("type", "")))),
             Text(shown(criterion.get("description", ""))),
             Lines(shown(_checks(criterion)), style="dim"),
             "✓" if criterion.get("universal") else "",
@@ -217,7 +218,7 @@ def _print_listing(listing: dict[str, Any], done: str) -> None:
     out = console()
     if done:
         out.print(verdict_line(True, done))
-    out.print(Text.assemble(("run ", "dim"), (inert(listing["run_id"]), "bold"), "  ",
+    out.print(Text.assemble(("run ", "dim"), (escape(listing["run_id"]), "bold"), "  ",
                             run_state_text(listing)))  # fmt: skip
     universal = "on" if listing["universal_criteria"] else "off"
     out.print(
@@ -235,7 +236,7 @@ def _print_listing(listing: dict[str, Any], done: str) -> None:
     else:
         out.print(Text("  no acceptance criteria", style="dim"))
     for key in listing["approved_commands"]:
-        out.print(Text.assemble(("  approved command  ", "dim"), inert(key)))
+        out.print(Text.assemble(("  approved command  ", "dim"), escape(key)))
 
 
 def _parse_criterion(raw: str) -> Any:

@@ -16,6 +16,11 @@ commands print through.
 JSON output escapes every control character too, including the C1 range and the bidirectional
 controls that ``json.dumps`` leaves alone with ``ensure_ascii=False``, so even a terminal showing
 raw ``--json`` output executes nothing a worker wrote. Messages for stderr go through `escape`.
+
+Secrets are masked on the way out as well (`core.contracts.secrets_scan.mask_secrets`, which
+reads a text as a person would, escapes taken out), always before any escaping: the engine masks
+worker text as it stores it, and this covers what a store written before a rule still holds. Once
+a control is escaped it is text, and a key it splits no longer reads as a key.
 """
 
 from __future__ import annotations
@@ -33,16 +38,18 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from core.contracts.secrets_scan import mask_secrets
 from core.text import JSON_UNSAFE, escaped, inert, unsafe
 
 
 def escape(text: str, *, keep_new_lines: bool = False) -> str:
-    """``text`` with every control character shown as a visible escape (``\\x1b``, ``\\n``).
+    """``text`` with its secrets masked, then every control character shown as a visible escape
+    (``\\x1b``, ``\\n``).
 
     Args:
         keep_new_lines: leave line feeds as they are, for text that is lines by nature.
     """
-    return inert(text, keep_lines=keep_new_lines, keep_tabs=False)
+    return inert(mask_secrets(text), keep_lines=keep_new_lines, keep_tabs=False)
 
 
 def data(value: object, style: str = "") -> Text:
@@ -61,9 +68,14 @@ class Lines(Text):
 
 
 def _inert_text(text: Text) -> Text:
-    """``text`` with its controls escaped, its styles kept on the characters around them."""
-    pattern = unsafe(keep_lines=isinstance(text, Lines), keep_tabs=False)
+    """``text`` with its secrets masked and its controls escaped, its styles kept on the
+    characters around the escapes (a text with a secret to mask keeps only its own style)."""
     plain = text.plain
+    masked = mask_secrets(plain)
+    if masked != plain:
+        text = _restyled(text, masked)
+        plain = masked
+    pattern = unsafe(keep_lines=isinstance(text, Lines), keep_tabs=False)
     if not pattern.search(plain):
         return text
     inert_copy = text.blank_copy()
@@ -74,6 +86,23 @@ def _inert_text(text: Text) -> Text:
         start = match.end()
     inert_copy.append_text(text[start:])
     return inert_copy
+
+
+def _restyled(text: Text, plain: str) -> Text:
+    copy = text.blank_copy()
+    copy.append(plain)
+    return copy
+
+
+def _masked(value: Any) -> Any:
+    """Every string in a JSON value with its secrets masked; keys are this program's own."""
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(item) for item in value]
+    return value
 
 
 class InertConsole(Console):
@@ -122,8 +151,8 @@ class InertLogFormatter(logging.Formatter):
 
 
 def dumps(obj: Any) -> str:
-    """Serialise for ``--json``: UTF-8 readable, every control character escaped."""
-    text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    """Serialise for ``--json``: UTF-8 readable, secrets masked, every control escaped."""
+    text = json.dumps(_masked(obj), ensure_ascii=False, allow_nan=False)
     # Those characters can only occur inside JSON strings, where a \\u escape is always valid.
     return JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

@@ -36,6 +36,7 @@ from jarvis_cli.inputs import UsageError, read_input
 from jarvis_cli.output import (
     console,
     data,
+    dumps,
     emit_json,
     errors_table,
     fields,
@@ -353,9 +354,14 @@ def steer(args: argparse.Namespace) -> int:
 
 
 def _print_entry(entry: dict[str, Any], as_json: bool) -> None:
+    decoded = journal_entry(entry)
     if as_json:
-        emit_json(journal_entry(entry))
+        emit_json(decoded)
         return
+    # The payload shown decoded and written again: in its stored JSON a control inside a key is
+    # a ``\\u001b`` escape, six characters of text through which no mask reads the key.
+    payload = decoded["payload"]
+    shown = payload if isinstance(payload, str) else dumps(payload)
     # One row of columns, not one line: what wraps stays in its column, under no seq.
     line = Table.grid(padding=(0, 0, 0, 1))
     line.add_column(justify="right", no_wrap=True, style="dim", min_width=8)
@@ -368,7 +374,7 @@ def _print_entry(entry: dict[str, Any], as_json: bool) -> None:
         str(entry["at"]),
         data(entry["run_id"]),
         data(entry["kind"]),
-        Text.assemble(data(entry["payload"]), data(f"  by {entry['actor']}", "dim")),
+        Text.assemble(data(shown), data(f"  by {entry['actor']}", "dim")),
     )
     console().print(line)
 

@@ -14,8 +14,7 @@ from collections import Counter
 from rich.table import Table
 from rich.text import Text
 
-from core.text import inert
-from jarvis_cli.output import console, emit_json, verdict_line
+from jarvis_cli.output import console, emit_json, escape, verdict_line
 from jarvis_sim.samples import check_samples, samples_dir
 
 _GOOD = {"valid", "review_requested", "ok", "repaired", "L0"}
@@ -37,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = console()
     table = Table(
-        title=f"sample runs in {inert(str(root))}  (✓ = does what its name says)",
+        title=f"sample runs in {escape(str(root))}  (✓ = does what its name says)",
         title_justify="left",
         expand=True,
     )
@@ -58,11 +57,11 @@ def run(args: argparse.Namespace) -> int:
         )
         verdict = Text.assemble(
             ("✓ ", "green") if check.as_named else ("✗ ", "bold red"),
-            (inert(check.actual), style),
+            (escape(check.actual), style),
         )
         if not check.as_named:
-            verdict.append(f" (expected {inert(check.expected)})", style="bold red")
-        table.add_row(Text(inert(check.path.name)), verdict, Text(inert(check.detail)))
+            verdict.append(f" (expected {escape(check.expected)})", style="bold red")
+        table.add_row(Text(escape(check.path.name)), verdict, Text(escape(check.detail)))
     out.print(table)
     counts = Counter(c.family for c in checks)
     summary = ", ".join(f"{n} {family}" for family, n in counts.items())

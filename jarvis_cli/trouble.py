@@ -18,9 +18,8 @@ from rich.text import Text
 from core.run_views import quarantine_counts, quarantined_files
 from core.store.api import RunStore
 from core.store.sqlite_store import iso
-from core.text import inert
 from jarvis_cli.inputs import UsageError
-from jarvis_cli.output import console, emit_json, quoted
+from jarvis_cli.output import console, emit_json, escape, quoted
 
 #: How far back `jarvis runs` counts refused files.
 RECENT = timedelta(hours=24)
@@ -51,27 +50,27 @@ def print_refusal(out: Console, row: dict[str, Any], root: Path, *, with_run: bo
     when = f"{at[:10]} {at[11:19]}Z" if len(at) >= 19 and at[10] == "T" else at
     out.print(
         Text.assemble(
-            ("  " + inert(when), "dim"),
+            ("  " + escape(when), "dim"),
             "  ",
-            (inert(str(row["code"])), "yellow"),
+            (escape(str(row["code"])), "yellow"),
             ("  from ", "dim"),
-            inert(str(row["lane"] or "an unknown folder")),
+            escape(str(row["lane"] or "an unknown folder")),
         )
     )
     if with_run:
         run = row["run_id"] or row["named_run"]
-        line = Text("    run " + inert(str(run))) if run else Text("    no run", style="dim")
+        line = Text("    run " + escape(str(run))) if run else Text("    no run", style="dim")
         if run and not row["run_id"]:
             line.append(" (unknown)", style="dim")
         out.print(line)
     # Messages and paths are not wrapped by Rich (the terminal does): a path stays one string
     # that copies whole.
-    out.print(Text("    " + inert(str(row["message"]))), soft_wrap=True)
+    out.print(Text("    " + escape(str(row["message"]))), soft_wrap=True)
     if row["stored_as"]:
         where = "now " + _short(str(row["stored_as"]), root)
     else:
         where = f"still at {_short(str(row['original_path']), root)} ({row['outcome']})"
-    out.print(Text("    " + inert(where), style="dim"), soft_wrap=True)
+    out.print(Text("    " + escape(where), style="dim"), soft_wrap=True)
 
 
 def _short(path: str, root: Path) -> str:

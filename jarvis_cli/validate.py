@@ -11,9 +11,15 @@ from core.contracts.completion import MAX_OUTPUT_BYTES, evaluate_completion
 from core.contracts.dispatch_kinds import validate_any_dispatch
 from core.contracts.errors import ValidationReport
 from core.contracts.jsondoc import MAX_DOCUMENT_BYTES
-from core.text import inert
 from jarvis_cli.inputs import UsageError, existing_dir, read_input
-from jarvis_cli.output import console, emit_json, errors_table, gates_table, verdict_line
+from jarvis_cli.output import (
+    console,
+    emit_json,
+    errors_table,
+    escape,
+    gates_table,
+    verdict_line,
+)
 
 #: Planner output is free model text around the JSON; allow more than a bare document.
 _MAX_PLANNER_BYTES = 4 * MAX_DOCUMENT_BYTES
@@ -150,6 +156,6 @@ def fingerprint_command(args: argparse.Namespace) -> int:
         emit_json(result)
     else:
         out = console()
-        out.print(Text.assemble(("fingerprint     ", "dim"), inert(result["fingerprint"])))
-        out.print(Text.assemble(("normalized_url  ", "dim"), inert(result["normalized_url"])))
+        out.print(Text.assemble(("fingerprint     ", "dim"), escape(result["fingerprint"])))
+        out.print(Text.assemble(("normalized_url  ", "dim"), escape(result["normalized_url"])))
     return 0

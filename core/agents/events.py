@@ -1,11 +1,11 @@
 """What an adapter makes of a coding agent's output: `AgentEvent`s, and how tool calls are classed.
 
 An event is one thing an operator may want to see: the agent read a file, ran the tests,
-committed, said something, failed or finished. Its ``summary`` is one line of plain text: escape
-sequences are dropped, line breaks folded into spaces, every other control character shown as a
-visible escape (`core.text.inert`), and it is cut at `MAX_SUMMARY_CHARS`. That makes it safe to
-store, but not trusted: it is still agent text, which the host masks for secrets and escapes again
-when it shows it.
+committed, said something, failed or finished. Its ``summary`` is one line of plain text: secrets
+masked, escape sequences dropped, line breaks folded into spaces, every other control character
+shown as a visible escape (`core.text.inert`), and it is cut at `MAX_SUMMARY_CHARS`. That makes it
+safe to store, but not trusted: it is still agent text, which the host masks again as it stores
+it and escapes again when it shows it.
 
 Token and cost figures on an event are **increments**: what the agent reported since the previous
 event that carried any. Adapters turn the running totals some agents report into increments, so
@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
+from core.contracts.secrets_scan import mask_secrets
 from core.text import inert
 
 Phase = Literal[
@@ -131,7 +132,9 @@ def one_line(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
     Only the first few times ``limit`` characters are looked at, so a megabyte of agent text
     costs no more than a short one.
     """
-    text = text[: limit * 4]
+    # Masked before it is escaped or cut, either of which would hide a key from the host's own
+    # scan: an escape makes a control inside a key four characters of text, a cut leaves part.
+    text = mask_secrets(text[: limit * 4])
     if not (text.isascii() and text.isprintable()):
         text = inert(" ".join(plain(text).split()), keep_lines=False, keep_tabs=False)
     elif "  " in text or text[:1] == " " or text[-1:] == " ":

@@ -4,7 +4,7 @@ A `FieldError` names the offending field as a dotted path (``output_contract.req
 a stable snake_case ``code`` that scripts may depend on, and a one-sentence ``message`` for people.
 Messages may quote a short, inert preview of the offending value (see `preview`), never the raw
 value, so a hostile document cannot smuggle escape sequences into an operator's terminal through
-an error message.
+an error message, nor a secret into what the store keeps of a verdict.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from core.contracts.secrets_scan import mask_secrets
 
 #: The field path used for problems that concern the whole document.
 ROOT = "$"
@@ -81,9 +83,10 @@ def preview(value: Any, limit: int = _PREVIEW_LIMIT) -> str:
     """A short, quoted, inert rendering of a value for use inside an error message.
 
     Control characters (including ESC and the C1 range) are shown as ``\\xNN`` escapes, so the
-    preview can be printed to a terminal as-is.
+    preview can be printed to a terminal as-is. Secrets are masked first: once escaped, a key
+    split by a colour code is text no scanner reads as a key, and once cut, half of one.
     """
-    text = value if isinstance(value, str) else repr(value)
+    text = mask_secrets(value if isinstance(value, str) else repr(value))
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     text = _escape_controls(text)

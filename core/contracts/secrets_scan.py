@@ -24,8 +24,25 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from core.contracts.diffparse import AddedLine, ParsedDiff
+from core.contracts.secret_placeholders import DUMMY_MARKERS, DUMMY_WORDS, MASK, is_placeholder
+from core.text import as_read
 
-MASK: Final = "****"
+__all__ = [
+    "DUMMY_MARKERS",
+    "DUMMY_WORDS",
+    "MASK",
+    "PEM_BEGIN",
+    "PEM_END",
+    "Redacted",
+    "SecretFinding",
+    "is_placeholder",
+    "mask_secrets",
+    "redact",
+    "scan_diff",
+    "scan_lines",
+    "scan_text",
+]
+
 _EXCERPT_LIMIT: Final = 160
 _FINDINGS_LIMIT: Final = 500
 """Per scanned text; a generated file full of keys needs a person either way."""
@@ -185,104 +202,6 @@ _ASSIGNMENT = re.compile(
     r"|[^\s'\"`,;]{1,2000})"
 )
 
-#: Substrings (compared ignoring case) that mark a value as an obvious dummy.
-DUMMY_MARKERS: Final = (
-    "changeme",
-    "change_me",
-    "change-me",
-    "example",
-    "placeholder",
-    "dummy",
-    "redacted",
-    "replaceme",
-    "replace_me",
-    "replace-me",
-    "your_",
-    "your-",
-    "yourpassword",
-    "yourtoken",
-    "fake",
-    "sample",
-    "xxxx",
-)
-#: Whole values (compared ignoring case) that are words, not secrets.
-DUMMY_WORDS: Final = frozenset(
-    {
-        "password",
-        "passwd",
-        "pass",
-        "secret",
-        "token",
-        "test",
-        "testing",
-        "none",
-        "null",
-        "nil",
-        "undefined",
-        "true",
-        "false",
-        "todo",
-        "tbd",
-        "foo",
-        "bar",
-        "baz",
-        "foobar",
-        "required",
-        "optional",
-        "string",
-        "str",
-    }
-)
-_MASK_CHARS = frozenset("*xX.-_#?• ")
-_TEMPLATE = re.compile(
-    r"^(?:<[^<>]*>|\{\{.*\}\}|\$\{.*\}|\$\(.*\)|\$[A-Za-z_][A-Za-z0-9_]*|%\(?[A-Za-z_]\w*\)?s?%?"
-    r"|\{[A-Za-z_]\w*\})$",
-    re.DOTALL,
-)
-_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_ENV_LOOKUP = re.compile(r"(?i)os\.environ|getenv|process\.env|\benv\[|\benv\(|secrets\.")
-
-
-def is_placeholder(value: str, *, quoted: bool) -> bool:
-    """Whether an assigned value is a placeholder rather than a literal secret.
-
-    Placeholders: empty or blank; shorter than 4 characters (6 unquoted); containing `MASK`
-    (already masked, which keeps `mask_secrets` idempotent); made only of mask
-    characters (``***``, ``xxxx``, ``...``); a template or variable (``<redacted>``,
-    ``{{ x }}``, ``${VAR}``, ``$VAR``, ``%(x)s``, ``%VAR%``, ``{name}``); an environment or
-    secret-store lookup (``os.environ[...]``, ``getenv(...)``, ``process.env.X``,
-    ``secrets.X``); a value containing a dummy marker (`DUMMY_MARKERS`, e.g. ``changeme``,
-    ``example``) or equal to a dummy word (`DUMMY_WORDS`). Unquoted values are also placeholders
-    when they read as code rather than data: containing ``(``, ``[``, ``{``, ``$`` or ``<``,
-    starting with ``!`` (a YAML tag such as ``!vault``), a dotted reference (``settings.KEY``),
-    or a plain identifier with no digit or symbol (``new_password``). Long mixed-case letter-only
-    unquoted values (20+) are still treated as literals.
-    """
-    text = value.strip()
-    lowered = text.casefold()
-    if len(text) < (4 if quoted else 6):
-        return True
-    if MASK in text:
-        return True  # masked already (stored worker text is): masking again would eat its prefix
-    if set(text) <= _MASK_CHARS:
-        return True
-    if _TEMPLATE.match(text) or _ENV_LOOKUP.search(text):
-        return True
-    if lowered in DUMMY_WORDS or any(marker in lowered for marker in DUMMY_MARKERS):
-        return True
-    if quoted:
-        return False
-    if any(c in text for c in "([{$<") or text.startswith("!"):
-        return True
-    if _REFERENCE.fullmatch(text):
-        return True
-    has_digit = any(c.isdigit() for c in text)
-    has_symbol = any(not c.isalnum() and c not in "_-" for c in text)
-    if has_digit or has_symbol:
-        return False
-    mixed_case = any(c.isupper() for c in text) and any(c.islower() for c in text)
-    return not (len(text) >= 20 and mixed_case)
-
 
 @dataclass(frozen=True, slots=True)
 class _Span:
@@ -407,12 +326,34 @@ _TRIGGER = re.compile(
 
 
 def redact(text: str) -> Redacted:
-    """Mask every secret the scanner recognises in ``text``, saying which kinds it found.
+    """Mask every secret the scanner recognises in ``text`` as a person reads it, saying which
+    kinds it found.
+
+    A person reads the text with its escape sequences, controls and invisible characters taken
+    out (`core.text.as_read`): a terminal acts on them, and a reader of their visible escapes
+    skips them. So a key a worker split with a colour code (``AKIAIOSF\\x1b[0mODNN7EXAMPLE``)
+    is masked like the key it shows. The text keeps those characters, for the console and the
+    CLI to show escaped, unless a secret hid behind them: then it is returned as read, masked.
 
     The engine calls this once, on worker text as it is stored (progress, completions, stderr),
-    so that every reader shows the same masked text and the run can be flagged; `mask_secrets`
-    is the same without the kinds. Safe to call on any text; linear in its length.
+    so that every reader shows the same masked text and the run can be flagged; readers call it
+    again on display for rows stored by an older engine. `mask_secrets` is the same without the
+    kinds. Safe to call on any text; linear in its length.
     """
+    read = as_read(text)
+    as_written = _redact_as_written(text)
+    if read is text:
+        return as_written
+    seen = _redact_as_written(read)
+    if not seen.kinds:
+        return as_written
+    kinds = tuple(sorted({*as_written.kinds, *seen.kinds}))
+    if as_read(as_written.text) == seen.text:
+        return Redacted(as_written.text, kinds)  # nothing hid inside a secret
+    return Redacted(seen.text, kinds)
+
+
+def _redact_as_written(text: str) -> Redacted:
     if not _TRIGGER.search(text.lower()):
         return Redacted(text, ())
     text = _mask_pem_bodies(text)
@@ -452,7 +393,25 @@ def _excerpt(line: str) -> str:
 
 
 def _scan_joined(text: str, path: str, line_numbers: Sequence[int] | None) -> list[SecretFinding]:
-    """Scan text whose lines are numbered 1.. (or by ``line_numbers`` when given)."""
+    """Scan text whose lines are numbered 1.. (or by ``line_numbers`` when given), as written
+    and as a person reads it (`redact`): taking out what a reader never sees keeps every line
+    where it was, so both scans number lines alike."""
+    findings = _scan_as_written(text, path, line_numbers)
+    read = as_read(text)
+    if read == text:
+        return findings
+    have = {(found.code, found.line) for found in findings}
+    more = [f for f in _scan_as_written(read, path, line_numbers) if (f.code, f.line) not in have]
+    return (
+        sorted(findings + more, key=lambda found: found.line)[:_FINDINGS_LIMIT]
+        if more
+        else findings
+    )
+
+
+def _scan_as_written(
+    text: str, path: str, line_numbers: Sequence[int] | None
+) -> list[SecretFinding]:
     spans = _spans(text)
     if not spans:
         return []

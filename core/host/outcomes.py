@@ -11,7 +11,7 @@ from typing import Any
 
 from core.contracts.completion import evaluate_completion
 from core.contracts.fingerprint import fingerprint
-from core.contracts.secrets_scan import Redacted, mask_secrets, redact
+from core.contracts.secrets_scan import Redacted, redact
 from core.criteria.run_criteria import needs_verification
 from core.lifecycle import Action, RunState, stage_of
 from core.moves import HOST, apply_move
@@ -63,11 +63,12 @@ def record_completion(
         verdict = evaluate_completion(dispatch, output)
         attempt = int(run["retry_count"]) + 1
         # Gated on what the worker wrote; stored masked, so every reader shows the same. The
-        # kinds come from the whole output: a key outside the stored fields still flags the run.
-        flag_secrets(tx, run_id, redact(output.decode("utf-8", "replace")).kinds,
-                     source="completion", actor=HOST)  # fmt: skip
+        # kinds come from the whole output, where a key outside the stored fields still flags the
+        # run, and from each field kept: the block is JSON, so an escape a worker put inside a key
+        # is six characters of text in the output and a control only in the decoded field.
+        kept = _Kept(redact(output.decode("utf-8", "replace")).kinds)
         for gate in verdict.gates:
-            tx.add_gate_result(run_id, attempt, gate.name, gate.passed, mask_secrets(gate.detail))
+            tx.add_gate_result(run_id, attempt, gate.name, gate.passed, kept.text(gate.detail))
         git_passed = True
         if claims is not None:
             for git_gate in claims.gates:
@@ -80,28 +81,27 @@ def record_completion(
                     attempt,
                     git_gate.name,
                     lets_through,
-                    mask_secrets(inert(git_gate.detail)),
+                    inert(kept.text(git_gate.detail)),
                     git_gate.status,
                 )
             record_check(tx, run_id, attempt, str(claims.repo or ""), claims)
         completion = verdict.completion or {}
         files = completion.get("files_changed")
         artifacts = {
-            "branch_name": _text(completion.get("branch")),
-            "commit_sha": _text(completion.get("commit_sha")),
-            "files_changed": json.dumps(
-                [mask_secrets(f) if isinstance(f, str) else f for f in files]
-            )
+            "branch_name": kept.field(completion.get("branch")),
+            "commit_sha": kept.field(completion.get("commit_sha")),
+            "files_changed": json.dumps([kept.text(f) if isinstance(f, str) else f for f in files])
             if isinstance(files, list)
             else None,
-            "test_summary": _text(completion.get("test_result")),
-            "risk_summary": _text(completion.get("risk")),
-            "pr_url": _text(completion.get("pr_url")),
-            "pr_skipped_reason": _text(completion.get("pr_skipped_reason")),
-            "effective_session_id": _text(completion.get("session_id")),
+            "test_summary": kept.field(completion.get("test_result")),
+            "risk_summary": kept.field(completion.get("risk")),
+            "pr_url": kept.field(completion.get("pr_url")),
+            "pr_skipped_reason": kept.field(completion.get("pr_skipped_reason")),
+            "effective_session_id": kept.field(completion.get("session_id")),
             "finished_at": tx.now,
             "worker_pid": None,
         }
+        flag_secrets(tx, run_id, kept.kinds, source="completion", actor=HOST)
         failed = [g.name for g in verdict.gates if not g.passed]
         if claims is not None:
             failed += [g.name for g in claims.gates if not g.passed and g.status == "failed"]
@@ -174,9 +174,20 @@ def fail_running(
     )
 
 
-def _text(value: Any) -> str | None:
-    """A completion's text field as stored: masked, or None when absent or blank."""
-    return mask_secrets(value) if isinstance(value, str) and value.strip() else None
+class _Kept:
+    """A completion's texts as stored: masked, with every kind of secret found on the way."""
+
+    def __init__(self, kinds: tuple[str, ...]) -> None:
+        self.kinds = set(kinds)
+
+    def text(self, value: str) -> str:
+        masked = redact(value)
+        self.kinds.update(masked.kinds)
+        return masked.text
+
+    def field(self, value: Any) -> str | None:
+        """A text field as stored: masked, or None when absent or blank."""
+        return self.text(value) if isinstance(value, str) and value.strip() else None
 
 
 #: How much of a worker's stderr the store keeps per attempt: its last lines, as an operator

@@ -5,7 +5,8 @@ provides what differs: the connection, ``?`` placeholders given as psycopg's ``%
 PostgreSQL sums into ``numeric`` handed back as ints and floats, the journal's sequence number
 from ``RETURNING``, steers ordered by their identity column, and writers serialised for a whole
 transaction by an advisory lock (what SQLite's ``BEGIN IMMEDIATE`` gives the SQLite store, and
-what makes two operators' compare-and-sets come out one effect and one refusal).
+what makes two operators' compare-and-sets come out one effect and one refusal). A NUL, which
+PostgreSQL refuses in text, is bound as U+FFFD here as on SQLite (`core.store.statements.bound`).
 
 Chosen by ``--db``, ``JARVIS_DB`` or ``[store] url`` (`core.store.location`). psycopg is the
 ``postgres`` extra, imported only when this module is. Opening refuses what opening an SQLite
@@ -35,6 +36,7 @@ from core.store.sqlite_store import (
     iso,
     utc_now,
 )
+from core.store.statements import bound
 
 #: What writers NOTIFY at each commit that journaled something: the newest sequence number.
 CHANNEL: Final = "jarvis_journal"
@@ -67,12 +69,12 @@ class _Connected:
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
         with self.conn.cursor() as cursor:
-            cursor.execute(_sql(sql), params or [])
+            cursor.execute(_sql(sql), bound(params or []))
             return _rows(cursor)
 
     def execute(self, sql: str, params: list[Any]) -> int:
         with self.conn.cursor() as cursor:
-            cursor.execute(_sql(sql), params)
+            cursor.execute(_sql(sql), bound(params))
             return int(cursor.rowcount)
 
 

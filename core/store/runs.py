@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.store.statements import Statements, Writes
+from core.store.statements import Statements, Writes, without_nul
 
 #: Journal kinds whose rows bump the run's ``version``: the changes an operator's decision depends
 #: on (the run's existence and its state). Progress and steers do not bump it, so a chatty worker
@@ -183,8 +183,10 @@ class RunWrites(Writes):
 
     @staticmethod
     def journal_text(payload: Mapping[str, Any]) -> str:
-        """A journal entry's payload as stored, the same text on every backend."""
-        return json.dumps(payload, sort_keys=True)
+        """A journal entry's payload as stored, the same text on every backend: a NUL in it is
+        `NUL_STAND_IN` there too, as in every other text the store keeps."""
+        text = json.dumps(payload, sort_keys=True)
+        return json.dumps(without_nul(payload), sort_keys=True) if "\\u0000" in text else text
 
     def run_brief(self, run_id: str) -> dict[str, Any] | None:
         """A run's lane, state and attempt only: the ingest hot path needs no more."""

@@ -37,6 +37,7 @@ from core.store.opening import (
     quick_check,
 )
 from core.store.schema import migrate
+from core.store.statements import bound
 
 Row = dict[str, Any]
 Clock = Callable[[], datetime]
@@ -65,7 +66,7 @@ class Transaction(RunTransaction):
         """A run's lane, state and attempt only, read on the connection itself: the ingest hot
         path needs no more, and no dict of every column."""
         found = self._conn.execute(
-            "SELECT lane, state, retry_count FROM runs WHERE run_id = ?", [run_id]
+            "SELECT lane, state, retry_count FROM runs WHERE run_id = ?", bound([run_id])
         ).fetchone()
         if found is None:
             return None
@@ -79,11 +80,11 @@ class Transaction(RunTransaction):
 
     def execute(self, sql: str, params: list[Any]) -> int:
         """A write inside this transaction; returns the number of rows changed."""
-        return int(self._conn.execute(sql, params).rowcount)
+        return int(self._conn.execute(sql, bound(params)).rowcount)
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
         # On the connection itself: receipts and progress are read here on the ingest path.
-        cursor = self._conn.execute(sql, params or [])
+        cursor = self._conn.execute(sql, bound(params or []))
         names = [column[0] for column in cursor.description or ()]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
@@ -202,4 +203,4 @@ class SqliteStore(RunStore):
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
         """A read-only query, for callers that need a view the store does not name yet."""
-        return list(self.db.query(sql, params or []))
+        return list(self.db.query(sql, bound(params or [])))

@@ -1,12 +1,42 @@
 """What every group of named reads and writes (`core/store/*`) runs its statements through.
 
 The groups are mixins: the backend's store and transaction classes take them on and provide
-these members, so a group's methods hold the SQL and the backend holds the connection.
+these members, so a group's methods hold the SQL and the backend holds the connection. Every
+backend binds a statement's parameters through `bound`, which holds the one rule for text that
+the backends would otherwise take differently.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+#: What a NUL in stored text becomes: U+FFFD, the character that stands for one that could not
+#: be kept. PostgreSQL refuses a NUL in a text value, which SQLite keeps; replacing it on both
+#: makes a worker's text stored, and read back, the same whichever backend holds it.
+NUL_STAND_IN: Final = "\ufffd"
+
+
+def bound(params: Sequence[Any]) -> list[Any]:
+    """A statement's parameters as every backend binds them: each NUL in a text `NUL_STAND_IN`.
+
+    Reads as well as writes, so a lookup by a text holding a NUL finds what was stored under it.
+    """
+    return [
+        p.replace("\x00", NUL_STAND_IN) if isinstance(p, str) and "\x00" in p else p for p in params
+    ]
+
+
+def without_nul(value: Any) -> Any:
+    """``value`` (JSON-like) with each NUL in its strings, keys too, `NUL_STAND_IN`: what the
+    store writes as a journal payload, whose JSON would keep a NUL as ``\\u0000``."""
+    if isinstance(value, str):
+        return value.replace("\x00", NUL_STAND_IN)
+    if isinstance(value, Mapping):
+        return {without_nul(key): without_nul(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_nul(item) for item in value]
+    return value
 
 
 class Statements:

@@ -145,6 +145,21 @@ def test_one_line(text: str, line: str) -> None:
     assert one_line(text) == line
 
 
+@pytest.mark.parametrize(
+    "split",
+    ["AKIAIOSF\x07ODNN7EXAMPLE", "AKIAIOSF\u200bODNN7EXAMPLE", "AKIAIOSF\x1b[0mODNN7EXAMPLE"],
+)
+def test_one_line_masks_a_key_before_escaping_what_splits_it(split: str) -> None:
+    # Escaped first, the bell would be four characters of text inside the key, which no scan
+    # after it reads as a key.
+    assert one_line(f"export {split}") == "export AKIA****"
+
+
+def test_one_line_masks_a_key_before_cutting_it() -> None:
+    line = one_line("x" * 190 + " AKIAIOSFODNN7EXAMPLE", 200)
+    assert "IOSF" not in line and line.endswith("AKIA****")
+
+
 def test_one_line_is_cut_and_reads_only_a_bounded_prefix() -> None:
     long = "word " * 1_000_000
     cut = one_line(long)

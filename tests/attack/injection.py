@@ -2,11 +2,12 @@
 
 A worker program of the attacker's writes progress whose summaries carry escape sequences of
 every family (window title, clear screen, clipboard, hyperlinks, C1 controls, bidi overrides,
-backspaces), forged field lines, Rich and Textual markup, and provider keys; it writes the same
-to stderr and ends with a completion block made of them. Then every place an operator reads a
-run is checked byte for byte: `jarvis show`, `runs` and `journal`, readable and ``--json``, and
-the console's own terminal output. No control byte of the worker's may arrive, no forged line
-may appear, markup must show as text, and no key may appear unmasked.
+backspaces), forged field lines, Rich and Textual markup, and provider keys, whole and split by
+an escape sequence; it writes the same to stderr and ends with a completion block made of them.
+Then every place an operator reads a run is checked byte for byte: `jarvis show`, `runs` and
+`journal`, readable and ``--json``, and the console's own terminal output. No control byte of
+the worker's may arrive, no forged line may appear, markup must show as text, and no key may
+appear unmasked, nor any piece of a split key past the four characters a mask keeps.
 
     .venv/bin/python -m tests.attack.injection
 """
@@ -42,6 +43,17 @@ SECRETS = [
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Im9wcyJ9."
     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 ]
+#: Keys split by what a terminal (or a reader of its visible escapes) skips: a colour code, a
+#: title sequence, a bell, a zero-width space. Each piece after the first four characters is
+#: what no output may show: a reader would put the key back together from them.
+GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+SPLIT_KEYS = {
+    "AKIAIOSF\x1b[0mODNN7EXAMPLE": ("IOSF", "ODNN7EXAMPLE"),
+    f"{GITHUB[:10]}\x1b[31m{GITHUB[10:]}\x1b[0m": (GITHUB[4:10], GITHUB[10:]),
+    f"{GITHUB[:10]}\x1b]0;x\x07{GITHUB[10:]}": (GITHUB[4:10], GITHUB[10:]),
+    "AKIAIOSF\x07ODNN7EXAMPLE": ("IOSF", "ODNN7EXAMPLE"),
+    "AKIAIOSF\u200bODNN7EXAMPLE": ("IOSF", "ODNN7EXAMPLE"),
+}
 
 WORKER = r"""
 import json, os, sys, time
@@ -73,7 +85,7 @@ print("</completion>")
 
 def attack(args: argparse.Namespace) -> Figures:
     figures = Figures("injection (a worker's text on the operator's screen)")
-    texts = injected(MARKER) + [f"{MARKER} key {secret}" for secret in SECRETS]
+    texts = injected(MARKER) + [f"{MARKER} key {secret}" for secret in [*SECRETS, *SPLIT_KEYS]]
     with workspace("injection") as ws:
         write_config(ws, concurrency=2, no_output_s=30)
         use_worker(ws, WORKER)
@@ -116,6 +128,8 @@ def attack(args: argparse.Namespace) -> Figures:
             for secret in SECRETS:
                 if secret.encode() in output or secret[:24].encode() in output:
                     figures.fail(f"{name}: key {secret[:12]}… shown unmasked")
+            for piece in split_pieces_in(output):
+                figures.fail(f"{name}: {piece!r} of a split key shown")
         readable = outputs[f"show {runs[0]}"]
         figures.check(b"[bold red]markup[/]" in readable, "show: markup was interpreted")
         console = _console(ws, figures)
@@ -144,7 +158,15 @@ def _console(ws: Path, figures: Figures) -> bytes:
         figures.check(sequence not in output, f"console: {sequence!r} reached the terminal")
     for secret in SECRETS:
         figures.check(secret[:24].encode() not in output, f"console: key {secret[:12]}… shown")
+    for piece in split_pieces_in(output):
+        figures.fail(f"console: {piece!r} of a split key shown")
     return output
+
+
+def split_pieces_in(output: bytes) -> list[str]:
+    """The pieces of a split key ``output`` shows, past the four characters a mask keeps."""
+    pieces = {piece for split in SPLIT_KEYS.values() for piece in split}
+    return sorted(piece for piece in pieces if piece.encode() in output)
 
 
 def parser() -> argparse.ArgumentParser:

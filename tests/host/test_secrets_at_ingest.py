@@ -125,6 +125,30 @@ def test_completion_text_artifacts_and_gate_details_are_masked(host: Host) -> No
     assert set(detail["secrets_found"]) >= {"Anthropic API key", "OpenAI API key"}
 
 
+def test_a_completion_whose_fields_hide_a_split_key_is_masked_and_flags_the_run(
+    host: Host,
+) -> None:
+    """The completion block is JSON: a worker's escape reaches it as ``\\u001b``, six
+    characters of text, and only the decoded fields (and a gate's quote of one) hold the key."""
+    assert host.store is not None
+    host_move(host.store, RUN, Action.START)
+    split = f"{AWS[:8]}\x1b[0m{AWS[8:]}"
+    fields = {
+        "run_id": RUN, "branch": "jarvis-retry-counter", "commit_sha": f"abc1234 {split}",
+        "files_changed": ["src/app.py"], "test_result": "42 passed", "risk": "low",
+        "pr_skipped_reason": "no remote",
+    }  # fmt: skip
+    record_completion(host.store, RUN, f"<completion>{json.dumps(fields)}</completion>".encode())
+    detail = run_detail(host.store, RUN)
+    assert detail is not None
+    assert detail["commit_sha"] == "abc1234 AKIA****"
+    (gate,) = [g for g in detail["gates"] if g["name"] == "commit_sha_format"]
+    assert "'abc1234 AKIA****'" in gate["detail"], gate
+    assert detail["secrets_found"] == ["AWS access key id"]
+    dump = everything_stored(host.store.path)
+    assert AWS[8:] not in dump and AWS[4:8] not in dump
+
+
 def test_stderr_secrets_flag_the_run(host: Host) -> None:
     assert host.store is not None
     tail = record_stderr(host.store, RUN, 1, f"KEY={ANTHROPIC}\nboom\n".encode(), 30, 1)
