@@ -181,10 +181,14 @@ def _asked_before(found: Found, block: Block, last: FoundPath | None) -> None:
 
 def _asked_after(found: Found, block: Block) -> None:
     """Requirements that name the file after the quotes: "`Q` must appear in X"."""
+    # A list's later quotes end where it ends, so they get its answer: walked once, not again
+    # from each of them (quadratic in a long list).
+    done: set[int] = set()
     for start in sorted(block.quotes):
-        if start in block.used:
+        if start in done or start in block.used:
             continue
         quotes = block.quote_list(start)
+        done.update(q.start for q in quotes)
         subject = _file_after(block, quotes[-1].end, _APPEARS_IN) if quotes else None
         if subject is not None:
             _quoted(found, block, subject, "contain", quotes)

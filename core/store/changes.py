@@ -3,9 +3,11 @@
 A PostgreSQL writer announces every commit that journaled something (``NOTIFY jarvis_journal``
 with the newest sequence number, `core.store.postgres_store`). A reader that waits on a
 `ChangeListener` wakes as soon as one arrives, instead of at its next poll. The journal stays
-the source of truth: a notification only says "read now" (one missed, say while the connection
-was being opened again, is caught by the reader's slower poll). An SQLite store has nothing to
-listen to; its listener only waits out the timeout, and the reader polls as before.
+the source of truth: a notification only says "read now". A commit before the LISTEN took
+effect (the reader's first read came first, or the connection was being opened again) was
+announced to nobody, so `listens` counts the LISTENs that took effect and the reader reads once
+after each; its slower poll is only the last safety net. An SQLite store has nothing to listen
+to; its listener only waits out the timeout, and the reader polls as before.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ class ChangeListener:
 
     #: Whether a wake-up means a change (else the reader must poll at its usual pace).
     hears_changes = False
+    #: How many LISTENs took effect: whatever was committed before the latest went unheard, so
+    #: a reader reads once after it sees this grow.
+    listens = 0
 
     def __init__(self) -> None:
         self._closed = threading.Event()
@@ -60,20 +65,26 @@ class PostgresListener(ChangeListener):
         conn = self._conn
         if conn is None or conn.closed or conn.broken:
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
-            conn.execute(f"LISTEN {CHANNEL}")
+            conn.execute(f"LISTEN {CHANNEL}")  # in effect once this returns (autocommit)
             self._conn = conn
+            self.listens += 1
         return conn
 
     def wait(self, timeout: float) -> int | None:
-        """As `ChangeListener.wait`; called from one thread. After `close` it drops its
-        connection at its next return (never closed under a wait from another thread)."""
+        """As `ChangeListener.wait`, with the newest of the notifications that arrived together;
+        called from one thread. After `close` it drops its connection at its next return (never
+        closed under a wait from another thread)."""
         import psycopg
 
+        newest: int | None = None
         try:
             if not self._closed.is_set():
                 conn = self._connection()
+                # Read to the generator's end: it stops after the first read that brought any,
+                # and leaving it early would drop the rest of that read, the newest among them.
                 for note in conn.notifies(timeout=timeout, stop_after=1):
-                    return int(note.payload) if note.payload.isdigit() else 0
+                    seq = int(note.payload) if note.payload.isdigit() else 0
+                    newest = seq if newest is None else max(newest, seq)
         except psycopg.Error:
             # The server is away: the reader's poll meets the fault and says so; the next
             # wait opens the connection again.
@@ -82,7 +93,7 @@ class PostgresListener(ChangeListener):
         finally:
             if self._closed.is_set():
                 self._drop()
-        return None
+        return newest
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None

@@ -229,9 +229,15 @@ class StoreSync:
     def _listen(self) -> None:
         # Its own thread (not a worker: it outlives reads, and a worker waiting here would
         # hold its group). Ends within LISTEN_WAIT_S of `close`.
+        heard = 0
         while not self.listener.closed:
             seq = self.listener.wait(LISTEN_WAIT_S)
-            if seq is None or (self._read_seq is not None and seq <= self._read_seq):
+            # A LISTEN that just took effect: commits since the last read that came before it
+            # were announced to nobody, so read once now (the first LISTEN follows the first
+            # read; a reconnection follows a drop).
+            listened, heard = self.listener.listens != heard, self.listener.listens
+            stale = seq is None or (self._read_seq is not None and seq <= self._read_seq)
+            if stale and not listened:
                 continue
             try:
                 self._screen.app.call_from_thread(self._wake)

@@ -23,6 +23,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from core.ipc.layout import ERRORS, HOST_SNAPSHOTS
+from core.nanoclaw.worker_runs import TEMP as SNAPSHOT_TEMP
 from core.store.sqlite_store import SqliteStore
 from tests.attack.kit import LANE, Figures, main, workspace
 from tests.host.hostkit import HostProcess, connect, dispatch, rows, wait_until, write_config
@@ -118,9 +120,17 @@ def put(lane_dir: Path, relative: str, data: bytes) -> None:
 
 
 def left_in_tree(ipc: Path) -> list[Path]:
+    """Files dropped into the tree that are still there: neither ingested nor quarantined.
+
+    The host's own snapshots at the top of each lane (``worker_runs.json``, for the lane's
+    agents to read, and its temporary file while it is rewritten) are not anything dropped.
+    """
     found = []
     for path in ipc.rglob("*"):
-        if "errors" in path.relative_to(ipc).parts[:1]:
+        parts = path.relative_to(ipc).parts
+        if parts[:1] == (ERRORS,):
+            continue
+        if len(parts) == 2 and parts[1] in HOST_SNAPSHOTS | {SNAPSHOT_TEMP}:
             continue
         if path.is_symlink() or (path.is_file() and not path.name.startswith(".")):
             found.append(path)

@@ -32,12 +32,11 @@ def fill(path: Path) -> int:
     """Write ``path`` until the disk is full; the bytes written."""
     written = 0
     chunk = b"\0" * 65536
-    with path.open("ab") as ballast:
+    # Unbuffered: a buffered file would keep the bytes the disk refused and fail again at close.
+    with path.open("ab", buffering=0) as ballast:
         while True:
             try:
-                ballast.write(chunk)
-                ballast.flush()
-                written += len(chunk)
+                written += ballast.write(chunk) or 0
             except OSError as exc:
                 if exc.errno != errno.ENOSPC:
                     raise

@@ -1,13 +1,15 @@
 """What every attack script shares: workspaces, the real CLI, figures, and leak detection.
 
-The attacks are run on demand, not in the test suite (see `docs/reliability.md`):
+The attacks are run on demand and, at their quick sizes, by `.ci/run` (`docs/reliability.md`):
 
     .venv/bin/python -m tests.attack.run_all            # every attack, default sizes
     .venv/bin/python -m tests.attack.crash --kills 40   # one attack, bigger
 
 Each attack drives the real programs (`jarvis host`, `jarvis ...`, the console on a
 pseudo-terminal) as an operator or an attacker would, counts what it tried and what survived,
-and ends with a figures table. Exit status 0 means every invariant held.
+and ends with a figures table. Exit status 0 means every invariant held. Whatever way it ends
+(held, broke, a wait that gave up, Ctrl-C, SIGTERM), everything it started is ended and its
+folders removed (`tests/attack/leftovers.py`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from tests.attack import leftovers
 
 ROOT = Path(__file__).resolve().parents[2]
 LANE = "jarvis-worker-1"
@@ -67,12 +73,25 @@ class Figures:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "ok": self.ok, "rows": self.rows, "failures": self.failures}
 
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Figures:
+        rows = [(str(what), str(value)) for what, value in doc["rows"]]
+        return cls(str(doc["name"]), rows, [str(why) for why in doc["failures"]])
+
 
 def main(attack: Any, parser: argparse.ArgumentParser) -> None:
-    """Run one attack module's ``attack(args) -> Figures`` from the command line."""
+    """Run one attack module's ``attack(args) -> Figures`` from the command line.
+
+    The attack runs `leftovers.contained`: nothing it started outlives it. An attack that stops
+    with an exception (a wait that gave up, a bug of its own) has broken, and says so as figures.
+    """
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--figures-json", type=Path, help=argparse.SUPPRESS)  # for run_all
     args = parser.parse_args()
-    figures: Figures = attack(args)
+    with leftovers.contained():
+        figures = run(attack, args)
+    if args.figures_json:
+        args.figures_json.write_text(json.dumps(figures.to_json()))
     if args.json:
         print(json.dumps(figures.to_json()))
     else:
@@ -80,15 +99,29 @@ def main(attack: Any, parser: argparse.ArgumentParser) -> None:
     sys.exit(0 if figures.ok else 1)
 
 
+def run(attack: Any, args: argparse.Namespace) -> Figures:
+    """``attack(args)``; an exception out of it becomes the figures of an attack that broke."""
+    try:
+        figures: Figures = attack(args)
+    except (Exception, pytest.fail.Exception) as exc:
+        figures = Figures(attack.__module__.rsplit(".", 1)[-1])
+        figures.fail(f"the attack stopped: {type(exc).__name__}: {str(exc)[:2000]}")
+    return figures
+
+
 @contextmanager
 def workspace(prefix: str, *, under: Path | None = None) -> Iterator[Path]:
-    """A fresh workspace folder, removed afterwards (kept with JARVIS_ATTACK_KEEP=1)."""
-    base = Path(tempfile.mkdtemp(prefix=f"jarvis-attack-{prefix}-", dir=under))
+    """A fresh workspace folder; on the way out every process that names or works in it is
+    ended, then the folder removed (kept with JARVIS_ATTACK_KEEP=1)."""
+    base = Path(tempfile.mkdtemp(prefix=f"jarvis-attack-{prefix}-", dir=under)).resolve()
     ws = base / "ws"
     ws.mkdir()
     try:
         yield ws
     finally:
+        scope = leftovers.current()
+        if scope is not None:
+            leftovers.stop(scope, within=base)
         if os.environ.get("JARVIS_ATTACK_KEEP"):
             print(f"  (kept {base})")
         else:

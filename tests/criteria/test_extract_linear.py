@@ -214,6 +214,8 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "many backticks": lambda n: "x" + "`" * n,
     "backticked words": _repeat("`x` "),
     "one long backtick quote": lambda n: "`" + "a " * (n // 2) + "`",
+    "a long list of quotes": _repeat("`a`, "),
+    "a long list of double quotes over lines": _repeat('"a",\n  '),
     "one long quoted word": lambda n: "`" + "a" * n + "`",
     "opening curly quotes": lambda n: "“" * n,
     "opening curly quotes and letters": _repeat("“a"),

@@ -3,13 +3,19 @@ reads the store's hosts at every read, whether or not anything else changed."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from core.host.fleet import Lease
 from core.lifecycle import RunState
+from core.store.changes import PostgresListener
 from core.store.location import open_store
 from jarvis_tui.feed import StoreFeed
 from tests.core.store_helpers import make_run
+from tests.processes import HANG_GUARD_S
 from tests.tui.helpers import make_app, wait_for
 
 
@@ -27,6 +33,42 @@ async def test_a_console_on_postgresql_wakes_on_a_change_without_polling(
         make_run(store, "r2", RunState.QUEUED)  # another process's commit, in effect
         await wait_for(pilot, lambda: "r2" in app.main.model.rows)
     assert sync.listener.closed  # the console left: its listener with it
+    store.close()
+
+
+async def test_a_change_committed_before_the_console_listens_is_read_once_it_listens(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit between the console's first read and its LISTEN is announced to nobody: the
+    console must read once the LISTEN is in effect, or it would wait for its safety poll."""
+    store = open_store(pg_url)
+    make_run(store, "r1", RunState.QUEUED)
+    first_read = threading.Event()
+    committed = threading.Event()
+    read, connection = StoreFeed.read, PostgresListener._connection
+
+    def reading(self: StoreFeed, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return read(self, *args, **kwargs)
+        finally:
+            first_read.set()
+
+    def connecting(self: PostgresListener) -> Any:
+        if not committed.is_set():
+            # The window, held open: the first read has been read, the LISTEN not issued.
+            first_read.wait(HANG_GUARD_S)
+            writer = open_store(pg_url)
+            make_run(writer, "r2", RunState.QUEUED)
+            writer.close()
+            committed.set()
+        return connection(self)
+
+    monkeypatch.setattr(StoreFeed, "read", reading)
+    monkeypatch.setattr(PostgresListener, "_connection", connecting)
+    app = make_app(tmp_path / "jarvis.db", store_at=pg_url, live=True, poll_interval=3600)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, committed.is_set)
+        await wait_for(pilot, lambda: "r2" in app.main.model.rows)
     store.close()
 
 
