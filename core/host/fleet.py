@@ -117,8 +117,14 @@ class Lease:
         Raises:
             HostNameHeld: another host took the name meanwhile.
         """
-        self.incarnation = uuid.uuid4().hex
-        self.register()
+        before, self.incarnation = self.incarnation, uuid.uuid4().hex
+        try:
+            self.register()
+        except BaseException:
+            # Not taken back (a store fault, or another host has the name): the next beat
+            # finds the name as it is and acts on that, as this incarnation.
+            self.incarnation = before
+            raise
 
     def end(self) -> None:
         """A clean stop: the lease ends now."""

@@ -218,3 +218,24 @@ def test_a_host_tidies_only_the_worktrees_of_runs_it_holds(
     clock.advance(600)
     assert {r.run_id for r in removable(any_store, 300, "h1")} == {"mine", "old"}
     assert {r.run_id for r in removable(any_store, 300)} == {"mine", "theirs", "old"}
+
+
+def test_a_host_that_cannot_take_its_name_back_finds_it_taken_at_its_next_beat(
+    any_store: RunStore, clock: StepClock
+) -> None:
+    held = lease(any_store, "h1")
+    held.register()
+    clock.advance(11)
+    recoverer = lease(any_store, "h2")
+    recoverer.register()
+    recoverer.recover_lost()
+    # Another machine starts under the name before h1 is back: h1's name is not its to take.
+    newcomer = lease(any_store, "h1", machine="build-02")
+    newcomer.register()
+    first = held.incarnation
+    with pytest.raises(HostNameHeld):
+        held.take_back()
+    assert held.incarnation == first
+    renewal = held.renew()
+    assert renewal.outcome == "taken" and renewal.found is not None
+    assert renewal.found["machine"] == "build-02"
