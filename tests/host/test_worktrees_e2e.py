@@ -240,7 +240,8 @@ def test_a_host_killed_while_it_makes_a_worktree_leaves_nothing_half_made(
     hook.write_text(
         "#!/bin/sh\n"
         f'if [ ! -e "{marker}" ]; then echo "$PPID $$" > "{marker}.tmp"; '
-        f'mv "{marker}.tmp" "{marker}"; sleep 600; fi\n'
+        # exec: the sleep is the hook's own pid, so the kill below leaves nothing behind.
+        f'mv "{marker}.tmp" "{marker}"; exec sleep 600; fi\n'
     )
     hook.chmod(0o755)
     configure(ws, origin)
