@@ -195,7 +195,9 @@ def test_a_host_whose_name_was_taken_while_paused_stops_and_says_so(
     backend: tuple[str, RunStore], ws: Path
 ) -> None:
     _, store = backend
-    dispatch(store, "long", scenario="slow")
+    # A worker that never ends by itself: whatever the run's state at the end, the host that
+    # lost its name must have left it so, not the worker's own end.
+    dispatch(store, "long", scenario="hang")
     host = HostProcess(ws, interval=LONG_INTERVAL, extra_args=["--json"])
     try:
         host.wait_started()
