@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from core.store.schema import HOSTS_TABLE, USAGE_UNREADABLE
+from core.store.shared_ddl import HOSTS_TABLE, USAGE_UNREADABLE
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (

@@ -12,6 +12,8 @@ import sqlite3
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
+from core.store.shared_ddl import HOSTS_TABLE, USAGE_UNREADABLE
+
 MIGRATIONS = Migrations("jarvis")
 
 RUN_COLUMNS = (
@@ -487,42 +489,9 @@ def _worked_time(db: Database) -> None:
     )
 
 
-HOSTS_TABLE = """
-        -- Every host serving the store: its lease, renewed by heartbeats. A host whose lease
-        -- ran out without a clean stop is lost: another host recovers its running runs (once:
-        -- each is a move of the lifecycle) and marks it recovered. Times are the store's ISO
-        -- text, which orders as time does.
-        CREATE TABLE hosts (
-            name TEXT PRIMARY KEY,
-            incarnation TEXT NOT NULL,
-            machine TEXT NOT NULL,
-            pid INTEGER NOT NULL,
-            workspace TEXT NOT NULL,
-            lanes TEXT,
-            started_at TEXT NOT NULL,
-            heartbeat_at TEXT NOT NULL,
-            lease_until TEXT NOT NULL,
-            stopped_at TEXT,
-            recovered_by TEXT,
-            recovered_at TEXT
-        );
-        -- The host that claimed a queued run, and runs it; NULL: unclaimed (or from before).
-        ALTER TABLE runs ADD COLUMN host TEXT;
-        CREATE INDEX runs_host ON runs (host, state);
-"""
-
-
 @MIGRATIONS(name="0013_hosts")
 def _hosts(db: Database) -> None:
     _run_script(db, HOSTS_TABLE)
-
-
-USAGE_UNREADABLE = """
-        -- Why an attempt's usage could not be read (a figure out of range, or not a number);
-        -- NULL when every report was read. Such a run cannot pass a token or cost budget: its
-        -- figures are unknown (core/host/budgets.py).
-        ALTER TABLE run_usage ADD COLUMN unreadable TEXT;
-"""
 
 
 @MIGRATIONS(name="0014_usage_unreadable")

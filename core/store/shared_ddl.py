@@ -1,0 +1,36 @@
+"""Schema changes both backends make with the same text: their types are SQLite's and
+PostgreSQL's alike, so each backend's migrations (`core.store.schema`,
+`core.store.postgres_schema`) name the one text rather than keep a copy each."""
+
+from __future__ import annotations
+
+HOSTS_TABLE = """
+        -- Every host serving the store: its lease, renewed by heartbeats. A host whose lease
+        -- ran out without a clean stop is lost: another host recovers its running runs (once:
+        -- each is a move of the lifecycle) and marks it recovered. Times are the store's ISO
+        -- text, which orders as time does.
+        CREATE TABLE hosts (
+            name TEXT PRIMARY KEY,
+            incarnation TEXT NOT NULL,
+            machine TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            workspace TEXT NOT NULL,
+            lanes TEXT,
+            started_at TEXT NOT NULL,
+            heartbeat_at TEXT NOT NULL,
+            lease_until TEXT NOT NULL,
+            stopped_at TEXT,
+            recovered_by TEXT,
+            recovered_at TEXT
+        );
+        -- The host that claimed a queued run, and runs it; NULL: unclaimed (or from before).
+        ALTER TABLE runs ADD COLUMN host TEXT;
+        CREATE INDEX runs_host ON runs (host, state);
+"""
+
+USAGE_UNREADABLE = """
+        -- Why an attempt's usage could not be read (a figure out of range, or not a number);
+        -- NULL when every report was read. Such a run cannot pass a token or cost budget: its
+        -- figures are unknown (core/host/budgets.py).
+        ALTER TABLE run_usage ADD COLUMN unreadable TEXT;
+"""
