@@ -1,9 +1,13 @@
-"""The host's side of real repositories: a worktree before a worker starts, the claims of its
-completion checked against git after it ends, and worktrees tidied once their runs are over.
+"""The host's side of real repositories: a checkout before a worker starts, the claims of its
+completion checked against git after it ends, and checkouts tidied once their runs are over.
 
-A run whose repository is configured (``[repos."owner/name"]`` in jarvis.toml) gets a worktree
-of it at its checkout; any other run gets an empty folder, as before, where its worker fetches
-the code itself, and its claims are checked against whatever repository it left there.
+A run whose repository is configured (``[repos."owner/name"]`` in jarvis.toml) gets a
+repository of its own at its checkout, borrowing the configured one's objects
+(`core.repos.worktrees`), and its work reaches the configured repository only through the host,
+after the gates (`core.repos.run_check`); any other run gets an empty folder, as before, where
+its worker fetches the code itself, and its claims are checked against whatever repository it
+left there. Either way the host reads the run's repository through a view of its own
+(`core.repos.view`), never by running git in it.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import shutil
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,11 +26,13 @@ from core.contracts.risk_gate import PATCH_CAP
 from core.criteria.run_criteria import checkout_dir
 from core.host.config import HostConfig, RepoConfig
 from core.lifecycle import RunState
-from core.repos import records
+from core.repos import records, run_repo
 from core.repos.claims import ClaimCheck, check_claims
 from core.repos.git import GitError, git, resolve_commit
 from core.repos.patches import read_patch
-from core.repos.worktrees import Worktree, prepare, refresh, remove, repository
+from core.repos.run_check import check_run
+from core.repos.view import RunView, objects_dir, view_dir
+from core.repos.worktrees import Worktree, move_aside, prepare, refresh, remove, repository
 from core.store.api import RunStore
 from core.store.sqlite_store import Row
 
@@ -59,27 +66,43 @@ class CheckoutJob:
     repo: RepoConfig
     branch: str
     base_ref: str
-    intent: str
-    live: frozenset[str]
+    fresh: bool
+    """A retry asked to start from the base again (``jarvis retry --fresh``)."""
+    held_by: str | None
+    """Another live run working on the same branch of the same repository, if any."""
+
+
+def branch_of(run: Row) -> str:
+    return str(run.get("dispatch_branch") or f"jarvis-{run['run_id']}")
 
 
 def checkout_job(store: RunStore, config: HostConfig, run: Row) -> CheckoutJob | None:
-    """The worktree the run's attempt needs; None when its repository is not configured."""
+    """The checkout the run's attempt needs; None when its repository is not configured."""
     name = str(run.get("dispatch_repo") or "")
     repo = config.repos.get(name)
     if repo is None:
         return None
     run_id = str(run["run_id"])
-    live = frozenset(r["run_id"] for r in store.list_runs(states=tuple(LIVE))) - {run_id}
+    branch = branch_of(run)
+    held_by = next(
+        (
+            str(other["run_id"])
+            for other in store.list_runs(states=tuple(LIVE))
+            if other["run_id"] != run_id
+            and other.get("dispatch_repo") == name
+            and branch_of(other) == branch
+        ),
+        None,
+    )
     return CheckoutJob(
         run_id=run_id,
         attempt=int(run["retry_count"]) + 1,
         name=name,
         repo=repo,
-        branch=str(run.get("dispatch_branch") or f"jarvis-{run_id}"),
+        branch=branch,
         base_ref=base_branch_of(run) or repo.base_ref,
-        intent=str(run.get("context_intent") or "fresh"),
-        live=live,
+        fresh=bool(run.get("retry_fresh")),
+        held_by=held_by,
     )
 
 
@@ -109,8 +132,9 @@ def make_worktree(workspace_root: Path, job: CheckoutJob) -> Worktree:
         checkout=checkout_dir(workspace_root, job.run_id),
         branch=job.branch,
         base_ref=job.base_ref,
-        intent=job.intent,
-        live_runs=job.live,
+        fresh=job.fresh,
+        held_by=job.held_by,
+        view_path=view_dir(workspace_root, job.run_id),
     )
 
 
@@ -161,17 +185,29 @@ class Preparer:
 def check_completion(
     store: RunStore, workspace_root: Path, run_id: str, output: bytes
 ) -> ClaimCheck | None:
-    """The git gates for a worker's output; None when the run is no longer running."""
+    """The git gates for a worker's output; None when the run is no longer running. A run in a
+    configured repository has its work taken into it (`core.repos.run_check`)."""
     run = store.get_run(run_id)
     if run is None or run["state"] != RunState.RUNNING.value:
         return None
     attempt = int(run["retry_count"]) + 1
     made = records.attempt_git(store, run_id, attempt)
     base = base_branch_of(run)
+    completion = extract_completion(output).completion
+    checkout = checkout_dir(workspace_root, run_id)
+    branch = str(run.get("dispatch_branch") or "")
+    if made.get("repo_dir") and run_repo.is_own_repository(checkout):
+        return check_run(
+            checkout, completion, run_id=run_id, attempt=attempt, branch=branch,
+            view_path=view_dir(workspace_root, run_id), main=Path(made["repo_dir"]),
+            base_commit=made.get("base_commit"), bases=[base] if base else [],
+            refs_at_start=records.refs_at_start(made),
+        )  # fmt: skip
     return check_claims(
-        checkout_dir(workspace_root, run_id),
-        extract_completion(output).completion,
-        branch=str(run.get("dispatch_branch") or ""),
+        checkout,
+        completion,
+        branch=branch,
+        view_path=view_dir(workspace_root, run_id),
         base_commit=made.get("base_commit"),
         bases=[base] if base else [],
     )
@@ -180,21 +216,40 @@ def check_completion(
 def tidy(
     store: RunStore, config: HostConfig, workspace_root: Path, host: str | None = None
 ) -> None:
-    """Remove the worktrees of runs over for longer than the grace (their branches stay); of
-    the runs ``host`` holds, when given (another host's are on its machine)."""
+    """Remove the checkouts of runs over for longer than the grace (their work kept in the
+    repository); of the runs ``host`` holds, when given (another host's are on its machine)."""
     for gone in records.removable(store, config.git.worktree_grace_s, host):
         checkout = Path(gone.checkout)
         if checkout != checkout_dir(workspace_root, gone.run_id):
             continue  # not where this workspace puts checkouts: never remove what is not ours
         try:
-            stash = remove(
-                Path(gone.repo_dir), checkout, f"jarvis: run {gone.run_id} left this uncommitted"
-            )
+            stash = _remove_checkout(workspace_root, gone)
         except GitError as exc:
-            log.warning("run %s: its worktree stays: %s", gone.run_id, exc)
+            log.warning("run %s: its checkout stays: %s", gone.run_id, exc)
             stash = None
         records.mark_removed(store, gone.run_id, gone.attempt, stash)
-        log.info("run %s: worktree removed (the branch stays)", gone.run_id)
+        log.info("run %s: checkout removed (its work stays in the repository)", gone.run_id)
+
+
+def _remove_checkout(workspace_root: Path, gone: records.Removable) -> str | None:
+    """Keep what the run's checkout holds in the repository, then remove the checkout, its
+    view and its private home; a commit of what it left uncommitted, or None."""
+    checkout, main = Path(gone.checkout), Path(gone.repo_dir)
+    note = f"jarvis: run {gone.run_id} left this uncommitted"
+    if not run_repo.is_own_repository(checkout):
+        return remove(main, checkout, note)  # a linked worktree, from before
+    view = RunView(view_dir(workspace_root, gone.run_id),
+                   [checkout / ".git" / "objects", objects_dir(main)])  # fmt: skip
+    kept = run_repo.collect(checkout, view, main, run_id=gone.run_id, branch=gone.branch,
+                            attempt=gone.attempt, note=note)  # fmt: skip
+    if kept.problem:
+        log.warning("run %s: its repository could not be read (%s); it is moved aside",
+                    gone.run_id, kept.problem)  # fmt: skip
+        move_aside(checkout)
+    else:
+        run_repo.discard(checkout)
+    shutil.rmtree(view.path, ignore_errors=True)
+    return kept.uncommitted
 
 
 def prune(config: HostConfig, workspace_root: Path) -> None:

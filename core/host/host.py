@@ -70,6 +70,7 @@ from core.nanoclaw.launch import (
 )
 from core.nanoclaw.outcome import runner_failure
 from core.nanoclaw.worker_runs import WorkerRunsWriter
+from core.repos.view import objects_dir
 from core.repos.worktrees import Worktree
 from core.store.api import RunStore
 from core.store.location import open_store, store_location
@@ -746,7 +747,7 @@ class Host:
             if worktree is not None:
                 # Where the branch started: what an agent's adapter diffs against.
                 env["JARVIS_BASE_COMMIT"] = worktree.base_commit
-            nanoclaw = self._nanoclaw_launch(run, command, paths, checkout)
+            nanoclaw = self._nanoclaw_launch(run, command, paths, checkout, worktree)
             if nanoclaw is not None:
                 command, stdin, frames = nanoclaw.argv, nanoclaw.stdin, FrameDecoder()
                 env.update(nanoclaw.env)
@@ -777,7 +778,12 @@ class Host:
         return True
 
     def _nanoclaw_launch(
-        self, run: dict[str, Any], command: list[str], paths: WorkerPaths, checkout: Path
+        self,
+        run: dict[str, Any],
+        command: list[str],
+        paths: WorkerPaths,
+        checkout: Path,
+        worktree: Worktree | None,
     ) -> Launch | None:
         """How a run on a ``nanoclaw`` profile's lane is started (None: not such a lane).
 
@@ -802,6 +808,7 @@ class Host:
             host_env=os.environ,
             secret_names=profile.secrets,
             assistant_name=profile.assistant_name,
+            shared=[objects_dir(worktree.repo_dir)] if worktree is not None else [],
         )
 
     def _end_nanoclaw(self, worker: WorkerProcess, now: float) -> None:

@@ -6,8 +6,10 @@ profile's command is a container (``docker run …``, ``podman run …``, Apple'
 …``), the host adds, right after ``run`` (so options of the profile's own that follow win):
 
 - ``-v <data/ipc/<lane>>:/workspace/ipc`` and ``-v <the run's worktree>:/workspace/group``;
-- ``-v <git dir>:<git dir>``: the repository's git directory at its own path, since a linked
-  worktree's ``.git`` file points there (commits are written into it);
+- ``-v <objects>:<objects>:ro``: the configured repository's object store at its own path,
+  read-only, since the run's own repository borrows its objects from there (its
+  ``objects/info/alternates``); for a checkout that is a linked worktree (as runs had before),
+  ``-v <git dir>:<git dir>``, the repository's git directory its ``.git`` file points to;
 - ``--user <uid>:<gid> -e HOME=/home/node`` when the host's user is neither root nor 1000 (the
   image's ``node`` user), as NanoClaw does, so files written in the mounts stay the host's;
 - ``-e NAME`` for every variable of the profile's ``env`` (the value reaches the container from
@@ -99,13 +101,13 @@ def git_dir_of(checkout: Path) -> Path | None:
     return (found if found.is_absolute() else gitdir / found).resolve()
 
 
-def _mount(source: Path | str, target: str) -> list[str]:
+def _mount(source: Path | str, target: str, *, read_only: bool = False) -> list[str]:
     if ":" in str(source) or ":" in target:
         raise LaunchError(
             f"{source} cannot be mounted into the container: its path holds a ':' "
             "(the -v option's separator)."
         )
-    return ["-v", f"{source}:{target}"]
+    return ["-v", f"{source}:{target}" + (":ro" if read_only else "")]
 
 
 def container_options(
@@ -116,12 +118,16 @@ def container_options(
     env_names: Sequence[str],
     uid: int,
     gid: int,
+    shared: Sequence[Path] = (),
 ) -> list[str]:
-    """The options the host adds after ``run`` (see the module docstring)."""
+    """The options the host adds after ``run`` (see the module docstring); ``shared`` are the
+    object stores the run's repository borrows, mounted read-only."""
     options = [*_mount(ipc_dir, CONTAINER_IPC), *_mount(checkout, CONTAINER_GROUP)]
     git_dir = git_dir_of(checkout)
     if git_dir is not None:
         options += _mount(git_dir, str(git_dir))
+    for folder in shared:
+        options += _mount(folder, str(folder), read_only=True)
     if runtime != "container" and uid not in (0, IMAGE_UID):
         options += ["--user", f"{uid}:{gid}", "-e", "HOME=/home/node"]
     for name in env_names:
@@ -143,8 +149,10 @@ def build_launch(
     host_env: Mapping[str, str],
     secret_names: Sequence[str] = (),
     assistant_name: str | None = None,
+    shared: Sequence[Path] = (),
 ) -> Launch:
-    """The command, environment and stdin of a run's runner.
+    """The command, environment and stdin of a run's runner (``shared``: the object stores
+    its checkout's repository borrows, which a container gets read-only).
 
     Raises:
         LaunchError: a container command without a ``run`` word, or a path that cannot be
@@ -166,6 +174,7 @@ def build_launch(
             env_names=sorted(profile_env),
             uid=os.getuid(),
             gid=os.getgid(),
+            shared=shared,
         )
         argv[at + 1 : at + 1] = options
         workdir = CONTAINER_GROUP

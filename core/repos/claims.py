@@ -12,18 +12,26 @@ Three gates follow the completion's own (docs/contracts.md):
 A checkout with no repository in it cannot be checked: its gates say "not checked: no
 repository" and carry the status ``not_checked``, never ``passed``. Whether such a run may still
 reach review is the workspace's policy (``[git] unverified_may_review``).
+
+The repository in the checkout is the worker's: git is never run in it. Its refs are read as
+files, and everything else is asked of the run's view (`core.repos.view`), a host-owned
+repository borrowing its objects.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from core.repos.git import GitError, git, resolve_commit, split_z, toplevel
+from core.repos.git import GitError, git, resolve_commit, split_z
 from core.repos.patches import PATCH_OPTIONS, read_patch
+from core.repos.refs_read import RefsUnreadable, git_dir_of, read_refs
+from core.repos.view import RunView
 
 _SHA = re.compile(r"[0-9a-fA-F]{6,40}")
 
@@ -77,6 +85,8 @@ class ClaimCheck:
     """The full sha of the claimed commit, when it exists."""
     merge_base: str | None = None
     files: list[FileChange] = field(default_factory=list)
+    tip: str | None = None
+    """The head of the run's branch as its repository holds it (None: no such branch)."""
 
     @property
     def unchecked(self) -> bool:
@@ -97,21 +107,31 @@ def named(paths: Sequence[str]) -> str:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
+def _own_git_dir(folder: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(folder / ".git").st_mode)
+    except OSError:
+        return False
+
+
 def find_repository(checkout: Path) -> Path | None:
     """The repository the worker left in its checkout: the checkout itself, or the one folder
-    in it that is a repository. A repository *around* the checkout (a workspace kept inside a
-    project) is not the run's."""
-    if not checkout.is_dir():
+    in it that is a repository (a ``.git`` folder, never a link). A repository *around* the
+    checkout (a workspace kept inside a project) is not the run's. Found by looking, not by
+    asking git, which would read the worker's configuration."""
+    if not checkout.is_dir() or checkout.is_symlink():
         return None
-    top = toplevel(checkout)
-    if top is not None and _same(top, checkout):
+    if _own_git_dir(checkout):
         return checkout
-    inner = [p for p in sorted(checkout.iterdir()) if p.is_dir() and (p / ".git").exists()]
+    try:
+        inner = [
+            Path(e.path)
+            for e in sorted(os.scandir(checkout), key=lambda e: e.name)
+            if e.is_dir(follow_symlinks=False) and _own_git_dir(Path(e.path))
+        ]
+    except OSError:
+        return None
     return inner[0] if len(inner) == 1 else None
-
-
-def _same(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
 
 
 def _not_checked(reason: str) -> ClaimCheck:
@@ -147,20 +167,6 @@ def changes_between(repo: Path, base: str, head: str) -> list[FileChange]:
     return files
 
 
-def uncommitted(repo: Path) -> list[str]:
-    """Paths with changes not committed (staged, unstaged or untracked)."""
-    out = git(["status", "--porcelain", "-z", "--untracked-files=all"], cwd=repo).out
-    paths: list[str] = []
-    entries = split_z(out)
-    i = 0
-    while i < len(entries):
-        entry = entries[i]
-        paths.append(entry[3:])
-        # A rename or copy is followed by its original path, which is not a change of its own.
-        i += 2 if entry[:1] in ("R", "C") else 1
-    return paths
-
-
 def _base_for(repo: Path, base_commit: str | None, bases: Sequence[str]) -> str | None:
     if base_commit and resolve_commit(repo, base_commit):
         return base_commit
@@ -183,27 +189,41 @@ def check_claims(
     completion: Mapping[str, Any] | None,
     *,
     branch: str,
+    view_path: Path,
     base_commit: str | None = None,
     bases: Sequence[str] = (),
+    main_objects: Path | None = None,
 ) -> ClaimCheck:
-    """Check ``completion``'s claims against the repository in ``checkout``.
+    """Check ``completion``'s claims against the repository in ``checkout``, through the run's
+    view at ``view_path`` (made or refreshed here).
 
     Args:
         branch: the run's branch (the dispatch's; the completion's own is gated on matching it).
-        base_commit: where the run's branch started (known for a worktree Jarvis made).
+        base_commit: where the run's branch started (known for a checkout Jarvis made).
         bases: refs to try as the base otherwise (the dispatch's base branch, then the usual
             names), the first that resolves wins.
+        main_objects: the configured repository's object store, which the view borrows too.
     """
     repo = find_repository(checkout)
     if repo is None:
         return _not_checked("no repository in the run's checkout")
+    view = RunView(
+        view_path, [repo / ".git" / "objects", *([main_objects] if main_objects else [])]
+    )
     if completion is None:
-        return ClaimCheck(_not_evaluated("there is no parseable completion"), repo)
+        return ClaimCheck(_not_evaluated("there is no parseable completion"), view.path)
     try:
-        return _check(repo, completion, branch, base_commit, [*bases, *FALLBACK_BASES])
-    except GitError as exc:
+        refs = read_refs(git_dir_of(repo))
+        view.ensure()
+        view.take(refs)
+        tip = refs.resolve(f"refs/heads/{branch}")
+        check = _check(view.path, completion, branch, base_commit, [*bases, *FALLBACK_BASES],
+                       tip=tip, dirty=lambda sha: view.uncommitted(repo, sha))  # fmt: skip
+        return replace(check, tip=tip)
+    except (GitError, RefsUnreadable, OSError) as exc:
         return ClaimCheck(
-            [GitGate(name, "failed", f"git could not answer: {exc}") for name in GIT_GATES], repo
+            [GitGate(name, "failed", f"git could not answer: {exc}") for name in GIT_GATES],
+            view.path,
         )
 
 
@@ -213,7 +233,12 @@ def _check(
     branch: str,
     base_commit: str | None,
     bases: Sequence[str],
+    *,
+    tip: str | None,
+    dirty: Callable[[str], list[str]],
 ) -> ClaimCheck:
+    """The gates, asked of ``repo`` (the view); ``tip`` is the run's branch head as its
+    repository holds it, ``dirty`` what the work tree holds uncommitted against a commit."""
     claimed_sha = completion.get("commit_sha")
     # Only a hexadecimal sha is looked up: "main", "HEAD" or "v1.2" name commits too, and a
     # claim that is a moving name is no claim about what was committed.
@@ -232,8 +257,6 @@ def _check(
     subject = git(["log", "-1", "--format=%s", sha, "--"], cwd=repo).out.strip()
     gates = [GitGate("commit_exists", "passed", f"{sha[:12]} {subject}".strip())]
 
-    tip = resolve_commit(repo, f"refs/heads/{branch}")
-    dirty = sorted(uncommitted(repo))
     if tip is None:
         gates.append(
             GitGate("commit_on_branch", "failed", f"the repository has no branch {branch}")
@@ -244,13 +267,13 @@ def _check(
                 "commit_on_branch", "failed", f"the head of {branch} is {tip[:12]}, not {sha[:12]}"
             )
         )
-    elif dirty:
+    elif left := dirty(sha):
         gates.append(
             GitGate(
                 "commit_on_branch",
                 "failed",
-                f"{sha[:12]} is the head of {branch}, but {len(dirty)} path(s) are "
-                f"uncommitted: {named(dirty)}",
+                f"{sha[:12]} is the head of {branch}, but {len(left)} path(s) are "
+                f"uncommitted: {named(left)}",
             )
         )
     else:

@@ -1,11 +1,20 @@
 """Running git: one function, no shell, an environment git cannot be steered by.
 
-Every git call Jarvis makes goes through `git`. The environment drops the ``GIT_*`` variables
-of whoever started the host (a ``GIT_DIR`` or ``GIT_WORK_TREE`` there would point every command
-at the wrong repository), never prompts (a URL that wants a password fails instead of hanging
-the host), and speaks C so messages can be quoted. Arguments that come from outside (refs, shas,
-paths) are passed after ``--end-of-options`` or ``--`` where git accepts them, so none is read as
-an option.
+Every git call Jarvis makes goes through `git` (or `GitStream`, or `git_command` for a pipe).
+The environment drops the ``GIT_*`` variables of whoever started the host (a ``GIT_DIR`` or
+``GIT_WORK_TREE`` there would point every command at the wrong repository), never prompts (a URL
+that wants a password fails instead of hanging the host), and speaks C so messages can be
+quoted. Arguments that come from outside (refs, shas, paths) are passed after
+``--end-of-options`` or ``--`` where git accepts them, so none is read as an option.
+
+No call runs a program a repository's configuration names (`HARDENED`): hooks (the
+``reference-transaction`` hook a ``update-ref`` would run, ``post-checkout``, ``pre-push``),
+``core.fsmonitor`` (which ``status`` and ``diff`` would run), commit signing, automatic
+maintenance, and replacement objects are all off, whatever the configuration says: a worker
+that could write a repository's ``.git`` (one running unconfined) must not get the host to run
+its programs. A call on what a worker wrote itself goes further (``isolated``): no system or
+user configuration either, so a filter, merge or diff driver cannot even be defined for it —
+such calls never run in the worker's repository, only in a host-owned one (`core.repos.view`).
 """
 
 from __future__ import annotations
@@ -51,12 +60,44 @@ class GitError(Exception):
         self.stderr = stderr
 
 
-def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a git call: no ``GIT_*`` from outside, no prompts, C messages."""
+#: Options before every git command: the programs a configuration could make git run, off.
+#: ``core.hooksPath=/dev/null`` finds no hook at all (every hook's path is under a file, not a
+#: folder); the others are each a program or an action a configuration may name.
+HARDENED = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.alternateRefsCommand=true",  # prints nothing: no alternate refs, no program
+    "-c", "commit.gpgSign=false",
+    "-c", "tag.gpgSign=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+    "-c", "protocol.ext.allow=never",
+)  # fmt: skip
+
+#: What an isolated call adds to the environment: no configuration but the repository's own
+#: (a host-owned one) and the command line's, no system attributes, no replacement objects.
+ISOLATED = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_ATTR_NOSYSTEM": "1",
+}
+
+
+def git_command(args: Sequence[str]) -> list[str]:
+    """The argument vector of ``git ARGS``, hardened (`HARDENED`)."""
+    return ["git", *HARDENED, *args]
+
+
+def git_env(base: Mapping[str, str] | None = None, *, isolated: bool = False) -> dict[str, str]:
+    """The environment for a git call: no ``GIT_*`` from outside, no prompts, C messages, no
+    replacement objects; with ``isolated``, no system or user configuration either."""
     env = {k: v for k, v in (os.environ if base is None else base).items()}
     for name in [k for k in env if k.startswith("GIT_")]:
         del env[name]
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C", LANGUAGE="C")
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C", LANGUAGE="C",
+               GIT_NO_REPLACE_OBJECTS="1")  # fmt: skip
+    if isolated:
+        env.update(ISOLATED)
     return env
 
 
@@ -75,22 +116,24 @@ def git(
     timeout: float = GIT_TIMEOUT_S,
     env: Mapping[str, str] | None = None,
     stdin: str | None = None,
+    isolated: bool = False,
 ) -> GitResult:
-    """Run ``git ARGS`` in ``cwd``.
+    """Run ``git ARGS`` in ``cwd``, hardened (`HARDENED`).
 
     Args:
         check: raise `GitError` when git exits non-zero.
-        env: extra variables (an identity for a commit), over `git_env`.
+        env: extra variables (an identity for a commit, a ``GIT_DIR``), over `git_env`.
+        isolated: no system or user configuration (`git_env`).
 
     Raises:
         GitError: git is missing, timed out, or (with ``check``) failed.
     """
-    full_env = git_env()
+    full_env = git_env(isolated=isolated)
     if env:
         full_env.update(env)
     try:
         done = subprocess.run(
-            ["git", *args],
+            git_command(args),
             cwd=cwd,
             env=full_env,
             input=stdin,
@@ -142,7 +185,7 @@ class GitStream:
         self._err: IO[bytes] = tempfile.TemporaryFile()
         try:
             self._proc = subprocess.Popen(
-                ["git", *args],
+                git_command(args),
                 cwd=cwd,
                 env=git_env(),
                 stdin=subprocess.DEVNULL,

@@ -7,7 +7,11 @@ fail rather than drop someone's commit. A base branch checked out in a working t
 moved under its owner: the approval records a recommendation instead.
 
 A merge that already happened (the approval was interrupted after the ref moved) is found as
-such: the branch's head is already in the base, and approving again records it.
+such: the branch's head is already in the base and the approval had marked it
+(``refs/jarvis/RUN/merged``, written just before the base moves), and approving again records
+it. A base that holds the head without that mark was moved to the run's work by something else
+(a worker running unconfined, say): the approval is refused (``moved_outside``), never taken
+for a merge already done.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, Literal
 
 from core.repos.claims import named
 from core.repos.git import JARVIS_IDENTITY, GitError, git, resolve_commit
+from core.repos.view import pin
 from core.repos.worktrees import list_worktrees
 from core.text import inert
 
@@ -33,7 +38,8 @@ class MergeOutcome:
     """One sentence for the operator: what happened, or why nothing did."""
     merged_commit: str | None = None
     refused: str | None = None
-    """``branch_moved``, ``merge_conflict``, ``no_base``, ``no_branch`` or ``git``."""
+    """``branch_moved``, ``moved_outside``, ``merge_conflict``, ``no_base``, ``no_branch`` or
+    ``git``."""
     pushed: bool | None = None
     conflicts: list[str] = field(default_factory=list)
 
@@ -53,6 +59,12 @@ def _refuse(code: str, note: str, conflicts: list[str] | None = None) -> MergeOu
 
 def _is_ancestor(repo: Path, older: str, newer: str) -> bool:
     return git(["merge-base", "--is-ancestor", older, newer], cwd=repo, check=False).code == 0
+
+
+def _mark(repo: Path, marker: str, head: str, run_id: str) -> None:
+    """Mark ``head`` as merged by this run's approval, just before the base moves: an approval
+    interrupted after the move finds its merge done."""
+    git(["update-ref", "-m", f"jarvis: approving run {run_id}", marker, head], cwd=repo)
 
 
 def _conflicted(output: str) -> list[str]:
@@ -118,10 +130,20 @@ def _merge(
             f"{base} is checked out at {holders[0]}, so it was not moved under its owner: "
             f"merging {branch} into {base} is recommended.",
         )
+    marker = pin(run_id, "merged")
     if _is_ancestor(repo, head, base_tip):
-        return MergeOutcome("already_merged", f"{branch} is already in {base}.", base_tip)
+        if resolve_commit(repo, marker) == head:
+            return MergeOutcome("already_merged", f"{branch} is already in {base}.", base_tip)
+        return _refuse(
+            "moved_outside",
+            f"{base} already holds {head[:12]}, the commit run {run_id} was checked at, but no "
+            f"approval of the run merged it: {base} was moved to the run's work outside Jarvis. "
+            "Nothing was merged; look at the repository, then approve with --no-merge to "
+            "accept it as it is.",
+        )
     ref = f"refs/heads/{base}"
     if _is_ancestor(repo, base_tip, head):
+        _mark(repo, marker, head, run_id)
         git(["update-ref", "-m", f"jarvis: fast-forward for run {run_id}", ref, head, base_tip],
             cwd=repo)  # fmt: skip
         return MergeOutcome("fast_forward", f"{base} fast-forwarded to {head[:12]}.", head)
@@ -144,5 +166,6 @@ def _merge(
     )
     commit = git(["commit-tree", tree, "-p", base_tip, "-p", head], cwd=repo,
                  env=JARVIS_IDENTITY, stdin=message).out.strip()  # fmt: skip
+    _mark(repo, marker, head, run_id)
     git(["update-ref", "-m", f"jarvis: merge for run {run_id}", ref, commit, base_tip], cwd=repo)
     return MergeOutcome("merge_commit", f"{branch} merged into {base} as {commit[:12]}.", commit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from core.repos.git import GIT_TIMEOUT_S, GitError, git_env
+from core.repos.git import GIT_TIMEOUT_S, GitError, git_command, git_env
 
 #: The git options every diff Jarvis reads is made with: no colour, no external diff driver or
 #: text conversion configured by the repository, renames as a deletion and an addition, paths
@@ -25,7 +25,7 @@ def read_patch(repo: Path, base: str, head: str, cap: int) -> tuple[str, bool]:
     Raises:
         GitError: git failed.
     """
-    args = ["git", "diff", *PATCH_OPTIONS, "--end-of-options", base, head, "--"]
+    args = git_command(["diff", *PATCH_OPTIONS, "--end-of-options", base, head, "--"])
     try:
         proc = subprocess.Popen(
             args, cwd=repo, env=git_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

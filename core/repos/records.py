@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,6 +40,7 @@ def record_worktree(
                 "start_commit": worktree.start_commit,
                 "merge_mode": merge_mode,
                 "push_remote": push_remote,
+                "refs_at_start": json.dumps(dict(worktree.refs_at_start), sort_keys=True),
             },
         )
         tx.touch_run(
@@ -50,6 +52,7 @@ def record_worktree(
                 "branch": worktree.branch,
                 "base": worktree.base_ref,
                 "start_commit": worktree.start_commit,
+                "continued": worktree.continued,
             },
             actor="host",
         )
@@ -90,12 +93,25 @@ def record_check(
     )
 
 
+def refs_at_start(row: dict[str, Any]) -> dict[str, str] | None:
+    """The main repository's branches when the attempt of ``row`` started; None when they were
+    not recorded (an attempt from before, or no repository)."""
+    try:
+        value = json.loads(row.get("refs_at_start") or "null")
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    return {str(k): str(v) for k, v in value.items()}
+
+
 @dataclass(frozen=True)
 class Removable:
     run_id: str
     attempt: int
     repo_dir: str
     checkout: str
+    branch: str = ""
 
 
 def removable(store: RunStore, grace_s: float, host: str | None = None) -> list[Removable]:
@@ -111,7 +127,8 @@ def removable(store: RunStore, grace_s: float, host: str | None = None) -> list[
     rows = store.worktrees_to_remove(
         cutoff, done=RunState.DONE.value, failed=RunState.FAILED.value, host=host
     )
-    return [Removable(r["run_id"], r["attempt"], r["repo_dir"], r["checkout"]) for r in rows]
+    return [Removable(r["run_id"], r["attempt"], r["repo_dir"], r["checkout"], r["branch"] or "")
+            for r in rows]  # fmt: skip
 
 
 def mark_removed(store: RunStore, run_id: str, attempt: int, stash: str | None) -> None:

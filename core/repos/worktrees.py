@@ -1,14 +1,19 @@
-"""A git worktree per run: made before its worker starts, removed a while after the run ends.
+"""A run's checkout: its own repository, made before its worker starts; repositories to start
+from; and the linked worktrees runs had before, still removed as they were.
 
-The run's checkout (``<workspace>/checkouts/RUN_ID``) becomes a linked worktree of the configured
-repository, on the dispatch's branch. Nothing a worker left is ever deleted: changes left
-uncommitted in a worktree that is about to go are stashed in the repository (``git stash list``
-names the run and attempt), a branch reset for a ``fresh`` attempt keeps its old tip under
-``refs/jarvis/``, and a folder that is not a worktree at all is moved aside, not removed.
+The run's checkout (``<workspace>/checkouts/RUN_ID``) holds a repository of the run's own on
+the dispatch's branch (`core.repos.run_repo`), borrowing the configured repository's objects.
+Nothing a worker left is ever deleted: before a checkout is replaced, its branch head and a
+commit of what it left uncommitted are kept in the main repository under ``refs/jarvis/RUN/``,
+a branch dropped by a ``--fresh`` retry too; a folder that is not a run's repository at all is
+moved aside, not removed. A retry goes on in the checkout as the last attempt left it (its
+branch, its uncommitted changes), as a NanoClaw worker's workspace persists; ``--fresh`` starts
+from the base again.
 
 Every step can be repeated: a host killed half-way through `prepare` leaves at worst a folder
-git half-filled and a registration git can prune, and the next `prepare` of that run (its retry)
-clears both before it starts again.
+half made, and the next `prepare` of that run (its retry) clears it before it starts again.
+Checkouts made before runs had repositories of their own (linked worktrees) are removed as
+before: what they left uncommitted stashed in the repository, the registration pruned.
 """
 
 from __future__ import annotations
@@ -16,13 +21,16 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from core.contracts.names import run_ref_part
 from core.contracts.repositories import repo_url_problem
+from core.repos import run_repo
 from core.repos.git import JARVIS_IDENTITY, GitError, git, repository_problem, resolve_commit
+from core.repos.ref_moves import branches
+from core.repos.refs_read import RefsUnreadable, git_dir_of, read_refs
+from core.repos.view import RunView, objects_dir, pin, view_dir
 
 #: Where a folder found in a run's checkout that is not a worktree is moved, under checkouts/.
 ASIDE = ".aside"
@@ -44,7 +52,7 @@ class WorktreeRefused(Exception):
 
 @dataclass(frozen=True)
 class Worktree:
-    """A run attempt's worktree as it was made."""
+    """A run attempt's checkout as it was made (or found, for an attempt that goes on)."""
 
     path: Path
     repo_dir: Path
@@ -52,6 +60,10 @@ class Worktree:
     base_ref: str
     base_commit: str
     start_commit: str
+    refs_at_start: Mapping[str, str] = field(default_factory=dict)
+    """The main repository's branches when the attempt started (`core.repos.ref_moves`)."""
+    continued: bool = False
+    """The attempt goes on in the checkout the last one left."""
 
 
 #: The transports a clone or fetch from a configured URL may use, whatever the host's own git
@@ -227,21 +239,27 @@ def prepare(
     checkout: Path,
     branch: str,
     base_ref: str,
-    intent: str,
-    live_runs: Collection[str],
+    fresh: bool = False,
+    held_by: str | None = None,
+    view_path: Path | None = None,
 ) -> Worktree:
-    """Make ``checkout`` a worktree of ``repo_dir`` on ``branch`` for this attempt.
+    """Make ``checkout`` the run's repository on ``branch`` for this attempt.
 
-    The branch starts at ``base_ref`` unless it exists and this is a ``continue`` attempt, when
-    it starts where it is. A branch checked out in another live run's worktree, or anywhere
-    outside Jarvis's checkouts, is refused; one left checked out by a run that is over is
-    released (its uncommitted changes stashed).
+    The first attempt, and a ``fresh`` one, start the branch at ``base_ref``; a later attempt
+    goes on in the checkout as the last one left it, or, when that is gone, from the branch head
+    last kept of the run. A branch another live run works on (``held_by``), or checked out in
+    a working tree outside Jarvis's checkouts, is refused: the host moves the main repository's
+    branch when it takes the run's work.
 
     Raises:
         WorktreeRefused: with a sentence for the operator.
     """
     checkouts = checkout.parent
     checkouts.mkdir(parents=True, exist_ok=True)
+    view = RunView(
+        view_path or view_dir(checkouts.parent, run_id),
+        [checkout / ".git" / "objects"],
+    )
     try:
         git(["worktree", "prune"], cwd=repo_dir)
         if git(["check-ref-format", "--branch", branch], cwd=repo_dir, check=False).code != 0:
@@ -254,41 +272,108 @@ def prepare(
                 f"Repository {name} has no {base_ref!r} to start branch {branch!r} from.",
                 "no_base",
             )
-        # This run's own leftover (an earlier attempt's worktree, or a half-made one) goes first.
-        if checkout.exists() or any(_same(w.path, checkout) for w in list_worktrees(repo_dir)):
-            remove(repo_dir, checkout, f"jarvis: run {run_id} left this before attempt {attempt}")
-        for listed in list_worktrees(repo_dir):
-            if listed.branch != branch:
-                continue
-            owner = _checkouts_run(listed.path, checkouts)
-            if owner is None:
-                raise WorktreeRefused(
-                    f"Branch {branch!r} of {name} is checked out at {listed.path}, outside "
-                    "Jarvis's checkouts; it is not moved under its owner.",
-                    "branch_in_use",
-                )
-            if owner in live_runs:
-                raise WorktreeRefused(
-                    f"Branch {branch!r} of {name} is checked out by run {owner}, which is "
-                    "still live; one branch is worked on by one run at a time.",
-                    "branch_in_use",
-                )
-            remove(repo_dir, listed.path, f"jarvis: run {owner} left this; released for {run_id}")
-        tip = resolve_commit(repo_dir, f"refs/heads/{branch}")
-        if tip is not None and intent == "continue" and attempt > 1:
-            git(["worktree", "add", "--quiet", "--", str(checkout), branch], cwd=repo_dir)
-        else:
-            if tip is not None and tip != base_commit:
-                # A fresh start resets the branch; its old tip stays reachable.
-                keep = f"refs/jarvis/{run_ref_part(run_id)}/before-attempt-{attempt}"
-                git(["update-ref", keep, tip], cwd=repo_dir)
-            git(
-                ["worktree", "add", "--quiet", "-B", branch, "--", str(checkout), base_commit],
-                cwd=repo_dir,
+        if held_by is not None:
+            raise WorktreeRefused(
+                f"Branch {branch!r} of {name} is worked on by run {held_by}, which is still "
+                "live; one branch is worked on by one run at a time.",
+                "branch_in_use",
             )
-        start = resolve_commit(checkout, "HEAD")
-        if start is None:  # pragma: no cover - git just made it
-            raise WorktreeRefused(f"The worktree for run {run_id} has no HEAD.")
+        _release_linked(repo_dir, checkouts, name, run_id, branch)
+        view.objects.append(objects_dir(repo_dir))
+        made = Worktree(checkout, repo_dir, branch, base_ref, base_commit, base_commit)
+        if attempt > 1 and not fresh and run_repo.is_own_repository(checkout):
+            head = _keep_head(checkout, view, made, run_id, attempt - 1)
+            if head is not None:
+                return replace(made, start_commit=head, continued=True,
+                               refs_at_start=branches(repo_dir))  # fmt: skip
+        start = _clear(checkout, view, made, run_id, attempt, fresh)
+        run_repo.make(checkout, main=repo_dir, branch=branch, start=start, base_ref=base_ref,
+                      base_commit=base_commit)  # fmt: skip
+        return replace(made, start_commit=start, refs_at_start=branches(repo_dir))
     except GitError as exc:
-        raise WorktreeRefused(f"Making the worktree for run {run_id} failed: {exc}") from None
-    return Worktree(checkout, repo_dir, branch, base_ref, base_commit, start)
+        raise WorktreeRefused(f"Making the checkout for run {run_id} failed: {exc}") from None
+
+
+def _release_linked(repo_dir: Path, checkouts: Path, name: str, run_id: str, branch: str) -> None:
+    """Refuse a branch checked out in someone's working tree; remove a linked worktree that a
+    run left holding it (from before runs had repositories of their own)."""
+    for listed in list_worktrees(repo_dir):
+        if listed.branch != branch:
+            continue
+        owner = _checkouts_run(listed.path, checkouts)
+        if owner is None:
+            raise WorktreeRefused(
+                f"Branch {branch!r} of {name} is checked out at {listed.path}, outside "
+                "Jarvis's checkouts; it is not moved under its owner.",
+                "branch_in_use",
+            )
+        if owner == run_id:
+            continue  # the run's own checkout: `_clear` keeps what it holds
+        remove(repo_dir, listed.path, f"jarvis: run {owner} left this; released for {run_id}")
+
+
+def _keep_head(
+    checkout: Path, view: RunView, made: Worktree, run_id: str, attempt: int
+) -> str | None:
+    """The branch head the run's repository holds, kept in the main repository as the head of
+    ``attempt``; None when it cannot be read or holds no such branch."""
+    try:
+        refs = read_refs(git_dir_of(checkout))
+    except RefsUnreadable:
+        return None
+    head = refs.resolve(f"refs/heads/{made.branch}")
+    if head is None:
+        return None
+    view.ensure()
+    view.take(refs)
+    try:
+        view.bring(made.repo_dir, head, pin(run_id, f"attempt-{attempt}"))
+    except GitError:
+        return None  # not a commit the view can read: the attempt starts anew instead
+    return head
+
+
+def _clear(
+    checkout: Path, view: RunView, made: Worktree, run_id: str, attempt: int, fresh: bool
+) -> str:
+    """Empty the checkout's place, keeping what was in it; where the attempt starts."""
+    start = made.base_commit
+    if attempt > 1 and not fresh:
+        start = _last_kept(made.repo_dir, run_id, attempt) or start
+    if not os.path.lexists(checkout):
+        return start
+    if run_repo.is_own_repository(checkout):
+        if attempt > 1:
+            note = f"jarvis: run {run_id} left this before attempt {attempt}"
+            kept = run_repo.collect(checkout, view, made.repo_dir, run_id=run_id,
+                                    branch=made.branch, attempt=attempt - 1, note=note,
+                                    fallback=None)  # fmt: skip
+            if kept.head is not None and fresh and kept.head != made.base_commit:
+                # A fresh start drops the branch's commits from the run: they stay reachable.
+                git(["update-ref", pin(run_id, f"before-attempt-{attempt}"), kept.head],
+                    cwd=made.repo_dir)  # fmt: skip
+            elif kept.head is not None and not fresh:
+                start = kept.head
+        run_repo.discard(checkout)
+    elif run_repo.is_linked_worktree(checkout) or any(
+        _same(w.path, checkout) for w in list_worktrees(made.repo_dir)
+    ):
+        tip = resolve_commit(made.repo_dir, f"refs/heads/{made.branch}")
+        remove(made.repo_dir, checkout, f"jarvis: run {run_id} left this before attempt {attempt}")
+        if tip is not None and attempt > 1 and not fresh:
+            start = tip
+        elif tip is not None and tip != made.base_commit:
+            git(["update-ref", pin(run_id, f"before-attempt-{attempt}"), tip],
+                cwd=made.repo_dir)  # fmt: skip
+    else:
+        move_aside(checkout)
+    return start
+
+
+def _last_kept(repo_dir: Path, run_id: str, attempt: int) -> str | None:
+    """The branch head last kept of the run's attempts before ``attempt``, newest first."""
+    for earlier in range(attempt - 1, 0, -1):
+        found = resolve_commit(repo_dir, pin(run_id, f"attempt-{earlier}"))
+        if found is not None:
+            return found
+    return None

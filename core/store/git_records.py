@@ -45,9 +45,9 @@ class GitReads(Statements):
         """Worktrees still on disk of runs whose operator's last word — an approval or an
         override (``done``), or a cancel (``failed``) — was said at or before ``cutoff``:
         ``run_id``, ``attempt``, ``repo_dir``, ``checkout``, oldest first (of the runs ``host``
-        holds when given: `core.store.hosts.held_by`)."""
+        holds when given: `core.store.hosts.held_by`), with its ``branch``."""
         return self.rows(
-            "SELECT g.run_id, g.attempt, g.repo_dir, g.checkout FROM run_git g "
+            "SELECT g.run_id, g.attempt, g.repo_dir, g.checkout, g.branch FROM run_git g "
             "JOIN runs r ON r.run_id = g.run_id "
             "JOIN audit a ON a.id = (SELECT MAX(id) FROM audit WHERE run_id = r.run_id) "
             "WHERE g.removed_at IS NULL AND g.repo_dir IS NOT NULL "
@@ -65,20 +65,21 @@ class GitWrites(Writes):
     def put_worktree(self, run_id: str, attempt: int, fields: dict[str, Any]) -> None:
         """The attempt's worktree as made (again): ``repo``, ``repo_dir``, ``checkout``,
         ``branch``, ``base_ref``, ``base_commit``, ``start_commit``, ``merge_mode``,
-        ``push_remote``; not removed."""
+        ``push_remote``, ``refs_at_start`` (JSON); not removed."""
         self.execute(
             "INSERT INTO run_git (run_id, attempt, repo, repo_dir, checkout, branch, base_ref, "
-            "base_commit, start_commit, made_at, merge_mode, push_remote) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "base_commit, start_commit, made_at, merge_mode, push_remote, refs_at_start) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (run_id, attempt) DO UPDATE SET repo = excluded.repo, "
             "repo_dir = excluded.repo_dir, checkout = excluded.checkout, "
             "branch = excluded.branch, base_ref = excluded.base_ref, "
             "base_commit = excluded.base_commit, start_commit = excluded.start_commit, "
             "made_at = excluded.made_at, removed_at = NULL, merge_mode = excluded.merge_mode, "
-            "push_remote = excluded.push_remote",
+            "push_remote = excluded.push_remote, refs_at_start = excluded.refs_at_start",
             [run_id, attempt, fields["repo"], fields["repo_dir"], fields["checkout"],
              fields["branch"], fields["base_ref"], fields["base_commit"], fields["start_commit"],
-             self.now, fields["merge_mode"], fields["push_remote"]],
+             self.now, fields["merge_mode"], fields["push_remote"],
+             fields.get("refs_at_start")],
         )  # fmt: skip
 
     def put_git_check(self, run_id: str, attempt: int, fields: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ import sqlite3
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from core.store.shared_ddl import HOSTS_TABLE, USAGE_UNREADABLE
+from core.store.shared_ddl import CONFINEMENT, HOSTS_TABLE, USAGE_UNREADABLE
 
 MIGRATIONS = Migrations("jarvis")
 
@@ -36,6 +36,8 @@ RUN_COLUMNS = (
     "created_at", "updated_at", "started_at", "finished_at", "worked_s",
     # many hosts: which host claimed the run (and runs it)
     "host",
+    # confinement: how its latest worker ran, and where a retry starts
+    "sandbox", "retry_fresh",
 )  # fmt: skip
 
 
@@ -497,6 +499,11 @@ def _hosts(db: Database) -> None:
 @MIGRATIONS(name="0014_usage_unreadable")
 def _usage_unreadable(db: Database) -> None:
     _run_script(db, USAGE_UNREADABLE)
+
+
+@MIGRATIONS(name="0015_confinement")
+def _confinement(db: Database) -> None:
+    _run_script(db, CONFINEMENT)
 
 
 def migrate(db: Database) -> None:

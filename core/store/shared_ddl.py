@@ -34,3 +34,15 @@ USAGE_UNREADABLE = """
         -- figures are unknown (core/host/budgets.py).
         ALTER TABLE run_usage ADD COLUMN unreadable TEXT;
 """
+
+CONFINEMENT = """
+        -- How the latest attempt's worker was confined: bwrap (Jarvis's bubblewrap sandbox) or
+        -- none (it ran unconfined); NULL for runs started before.
+        ALTER TABLE runs ADD COLUMN sandbox TEXT;
+        -- 1 when the next attempt (a retry asked with --fresh) starts from the base again;
+        -- 0: it goes on from where the last attempt left the run's branch.
+        ALTER TABLE runs ADD COLUMN retry_fresh INTEGER NOT NULL DEFAULT 0;
+        -- The main repository's branches when the attempt started ({"refs/heads/…": sha} as
+        -- JSON): a branch that moved while the run ran is told at gating.
+        ALTER TABLE run_git ADD COLUMN refs_at_start TEXT;
+"""

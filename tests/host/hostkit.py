@@ -91,10 +91,11 @@ class HostProcess:
         log_name: str = "host.log",
         extra_args: Sequence[str] = (),
         log_dir: Path | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.ws = ws
         self.log_path = (log_dir or ws.parent) / f"{ws.name}-{log_name}"
-        env = dict(os.environ)
+        env = {**os.environ, **(env or {})}
         env.pop("JARVIS_POLL", None)  # the mode is the test's choice, not the environment's
         env["JARVIS_SIM_INTERVAL_MS"] = interval
         # The host runs from this virtual environment, as an installed `jarvis` would: its

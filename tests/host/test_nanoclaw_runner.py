@@ -127,9 +127,10 @@ def test_a_container_runner_finds_its_ipc_and_worktree_where_it_looks(
         wait_for_states(conn, {"r1": "review_requested"}, HANG_GUARD_S, host=host)
     argv = json.loads((ws / "argv.json").read_text())
     ipc, checkout = ws / "data" / "ipc" / LANE, ws / "checkouts" / "r1"
-    git_dir = origin.resolve()  # a bare repository: the worktree's git dir lives in it
-    assert argv[:7] == ["run", "-v", f"{ipc}:/workspace/ipc", "-v",
-                        f"{checkout}:/workspace/group", "-v", f"{git_dir}:{git_dir}"]  # fmt: skip
+    # A bare repository, whose objects the run's own repository borrows: there, read-only.
+    objects = (origin / "objects").resolve()
+    assert argv[:7] == ["run", "-v", f"{ipc}:/workspace/ipc", "-v", f"{checkout}:/workspace/group",
+                        "-v", f"{objects}:{objects}:ro"]  # fmt: skip
     assert argv[-3:] == ["-i", "--rm", "nanoclaw-agent:latest"]
     assert "FIXTURE_RECORD" in argv  # the profile's variables are passed in by name
     record = json.loads((ws / "record.json").read_text())

@@ -1,6 +1,7 @@
-"""Runs on real repositories, end to end: the real host makes each run a git worktree, the
-simulated worker really edits and commits in it, and every claim of its completion is checked
-against git. Each kind of lie ends ``failed_contract`` on its gate, with the evidence."""
+"""Runs on real repositories, end to end: the real host makes each run a repository of its own,
+the simulated worker really edits and commits in it, every claim of its completion is checked
+against git, and the run's branch reaches the configured repository through the host. Each kind
+of lie ends ``failed_contract`` on its gate, with the evidence."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from core.intake import submit_dispatch
 from core.repos.claims import GIT_GATES
+from core.repos.ref_moves import REF_GATE
 from core.run_views import table_rows
 from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import dispatch_doc
@@ -98,11 +100,14 @@ def test_an_honest_worker_reaches_review_on_its_own_worktree(
     with running_host(ws) as host:
         wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
     found = gates(conn, "r1")
-    assert len(found) == COMPLETION_GATES + len(GIT_GATES)
-    git_gates = {k: v for k, v in found.items() if k in GIT_GATES}
-    assert [v[0] for v in git_gates.values()] == ["passed"] * len(GIT_GATES), found
+    assert len(found) == COMPLETION_GATES + len(GIT_GATES) + 1
+    git_gates = {k: v for k, v in found.items() if k in (*GIT_GATES, REF_GATE)}
+    assert [v[0] for v in git_gates.values()] == ["passed"] * (len(GIT_GATES) + 1), found
     checkout = ws / "checkouts" / "r1"
+    assert (checkout / ".git").is_dir()
+    # The branch reached the repository through the host, once its gates passed.
     tip = run_git(origin, "rev-parse", "jarvis-r1")
+    assert run_git(origin, "rev-parse", "refs/jarvis/r1/attempt-1") == tip
     assert run_git(checkout, "rev-parse", "HEAD") == tip
     assert run_git(checkout, "status", "--porcelain") == ""
     (made,) = rows(conn, "SELECT * FROM run_git WHERE run_id = 'r1'")
@@ -151,7 +156,7 @@ def test_each_lie_fails_on_its_gate_with_evidence_two_runs_at_once(
     assert not rows(conn, "SELECT 1 FROM journal WHERE payload LIKE '%AKIAIOSFODNN7%'")
 
 
-LIES_GATES = set(GIT_GATES)
+LIES_GATES = {*GIT_GATES, REF_GATE}
 
 
 def test_a_run_without_a_configured_repository_is_unverified_not_passed(
@@ -162,12 +167,12 @@ def test_a_run_without_a_configured_repository_is_unverified_not_passed(
     with running_host(ws) as host:
         wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
     found = gates(conn, "r1")
-    for name in LIES_GATES:
+    for name in GIT_GATES:
         assert found[name] == ("not_checked", 1, "not checked: no repository in the run's checkout")
     assert run_row(conn, "r1")["unverified"] == "no repository in the run's checkout"
     code, shown = cli(ws, "show", "r1")
     assert code == 0 and shown["run"]["unverified"] == "no repository in the run's checkout"
-    git_gates = [g for g in shown["run"]["gates"] if g["name"] in LIES_GATES]
+    git_gates = [g for g in shown["run"]["gates"] if g["name"] in GIT_GATES]
     assert [(g["status"], g["passed"]) for g in git_gates] == [("not_checked", False)] * len(
         GIT_GATES
     )
@@ -201,7 +206,7 @@ def test_a_branch_a_live_run_holds_is_refused_with_a_sentence(
         enqueue(store, "r2", branch="jarvis-shared")
         wait_for_states(conn, {"r2": "failed"}, WAIT, host=host)
         reason = run_row(conn, "r2")["state_reason"]
-        assert "Branch 'jarvis-shared' of acme-labs/fleet-engine is checked out by run r1" in reason
+        assert "Branch 'jarvis-shared' of acme-labs/fleet-engine is worked on by run r1" in reason
         assert run_row(conn, "r1")["state"] == "running"
         cli(ws, "cancel", "r1", "--reason", "test over")
         wait_for_states(conn, {"r1": "failed"}, WAIT, host=host)
@@ -217,7 +222,9 @@ def test_a_retry_that_continues_starts_from_where_the_branch_was_left(
             output_contract={"required_fields": fields})  # fmt: skip
     with running_host(ws) as host:
         wait_for_states(conn, {"r1": "failed_contract"}, WAIT, host=host)
-        first_tip = run_git(origin, "rev-parse", "jarvis-r1")
+        # Its gates failed: the branch is kept by the host, not given to the repository.
+        assert run_git(origin, "branch", "--list", "jarvis-r1") == ""
+        first_tip = run_git(origin, "rev-parse", "refs/jarvis/r1/attempt-1")
         code, _ = cli(ws, "retry", "r1")
         assert code == 0
         wait_until(
@@ -229,40 +236,58 @@ def test_a_retry_that_continues_starts_from_where_the_branch_was_left(
     attempts = rows(conn, "SELECT attempt, start_commit FROM run_git ORDER BY attempt")
     assert [a["attempt"] for a in attempts] == [1, 2]
     assert attempts[1]["start_commit"] == first_tip
+    (second,) = [j for j in journal_rows(conn, "r1", "worktree") if j.get("attempt") == 2]
+    assert second["continued"] is True
 
 
-def test_a_host_killed_while_it_makes_a_worktree_leaves_nothing_half_made(
+def held_clone(tmp_path: Path, *, hold_once: bool) -> tuple[dict[str, str], Path, Path]:
+    """A home whose git configuration has every ``ssh://`` fetch go through a script that waits
+    for ``release`` (after writing ``inside``), or, with ``hold_once``, that sleeps in place the
+    first time, leaving the pids of git and itself in ``inside``: how a test holds the host
+    inside the making of a run's checkout (a clone, then a fetch, of a repository by URL).
+    Hooks would not do: the host runs git with none."""
+    home, inside, release = tmp_path / "home", tmp_path / "inside", tmp_path / "release"
+    home.mkdir()
+    ssh = tmp_path / "ssh"
+    if hold_once:
+        wait = (f'if [ ! -e "{inside}" ]; then echo "$PPID $$" > "{inside}.tmp"; '
+                f'mv "{inside}.tmp" "{inside}"; exec sleep 600; fi\n')  # fmt: skip
+    else:
+        wait = f'touch "{inside}"\nwhile [ ! -e "{release}" ]; do sleep 0.05; done\n'
+    ssh.write_text(f'#!/bin/sh\n{wait}exec sh -c "$2"\n')
+    ssh.chmod(0o755)
+    (home / ".gitconfig").write_text(f"[core]\n\tsshCommand = {ssh}\n[ssh]\n\tvariant = simple\n")
+    return {"HOME": str(home)}, inside, release
+
+
+def by_url(origin: Path) -> str:
+    return f'[repos."{REPO}"]\nurl = "ssh://localhost{origin}"\nbase_ref = "main"\n'
+
+
+def test_a_host_killed_while_it_makes_a_checkout_leaves_nothing_the_retry_cannot_clear(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path, tmp_path: Path
 ) -> None:
-    # A hook git runs inside `git worktree add` holds it there, so the kill lands mid-way.
-    marker = tmp_path / "in-worktree-add"
-    hook = origin / ".git" / "hooks" / "post-checkout"
-    hook.write_text(
-        "#!/bin/sh\n"
-        f'if [ ! -e "{marker}" ]; then echo "$PPID $$" > "{marker}.tmp"; '
-        # exec: the sleep is the hook's own pid, so the kill below leaves nothing behind.
-        f'mv "{marker}.tmp" "{marker}"; exec sleep 600; fi\n'
-    )
-    hook.chmod(0o755)
-    configure(ws, origin)
+    env, marker, _ = held_clone(tmp_path, hold_once=True)
+    configure(ws, None, by_url(origin))
     enqueue(store, "r1")
-    with running_host(ws) as host:
-        wait_until(marker.exists, WAIT, "git to be inside worktree add", host.log)
-        git_pid, hook_pid = (int(p) for p in marker.read_text().split())
+    with running_host(ws, env=env) as host:
+        wait_until(marker.exists, WAIT, "git to be inside the clone", host.log)
+        git_pid, held_pid = (int(p) for p in marker.read_text().split())
         # The host and everything it started die at once, as in a machine's OOM kill.
-        for pid in (host.pid, git_pid, hook_pid):
+        for pid in (host.pid, git_pid, held_pid):
             os.kill(pid, signal.SIGKILL)
         host.kill()
-    with running_host(ws) as host:
+    assert list((ws / "repos" / "acme-labs").glob(".fleet-engine.partial-*"))  # half made
+    with running_host(ws, env=env) as host:
         wait_for_states(conn, {"r1": "failed"}, WAIT, host=host)
         assert "host restarted" in run_row(conn, "r1")["state_reason"]
         code, _ = cli(ws, "retry", "r1")
         assert code == 0
         wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)
-    listed = run_git(origin, "worktree", "list", "--porcelain")
-    assert "locked" not in listed and "prunable" not in listed
-    assert listed.count("worktree ") == 2  # the operator's own, and r1's
+    assert not list((ws / "repos" / "acme-labs").glob(".fleet-engine.partial-*"))
     assert run_git(ws / "checkouts" / "r1", "rev-parse", "--abbrev-ref", "HEAD") == "jarvis-r1"
+    clone = ws / "repos" / "acme-labs" / "fleet-engine"
+    assert run_git(clone, "rev-parse", "jarvis-r1") == run_row(conn, "r1")["commit_sha"]
 
 
 def test_a_worktree_is_removed_after_the_grace_and_its_branch_stays(
@@ -376,23 +401,18 @@ def test_two_operators_approving_at_once_get_one_merge_and_one_refusal(
     assert len(rows(conn, "SELECT 1 FROM audit WHERE run_id = 'r1' AND action = 'approve'")) == 1
 
 
-def test_the_host_works_on_while_a_worktree_is_being_made(
+def test_the_host_works_on_while_a_checkout_is_being_made(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path, tmp_path: Path
 ) -> None:
-    # A hook holds `git worktree add` for r1 until the test lets it go: meanwhile another run
+    # The clone of r1's repository is held until the test lets it go: meanwhile another run
     # (its repository not configured) is started, supervised and gated to its end.
-    inside, release = tmp_path / "inside", tmp_path / "release"
-    hook = origin / ".git" / "hooks" / "post-checkout"
-    hook.write_text(
-        f'#!/bin/sh\ntouch "{inside}"\nwhile [ ! -e "{release}" ]; do sleep 0.05; done\n'
-    )
-    hook.chmod(0o755)
-    configure(ws, origin, concurrency=2)
+    env, inside, release = held_clone(tmp_path, hold_once=False)
+    configure(ws, None, by_url(origin), concurrency=2)
     enqueue(store, "r1")
-    with running_host(ws) as host:
-        wait_until(inside.exists, WAIT, "git to be inside r1's worktree add", host.log)
+    with running_host(ws, env=env) as host:
+        wait_until(inside.exists, WAIT, "git to be inside r1's clone", host.log)
         enqueue(store, "r2", repo="acme-labs/elsewhere")
         wait_for_states(conn, {"r2": "review_requested", "r1": "running"}, WAIT, host=host)
-        assert run_row(conn, "r1")["worker_pid"] is None  # its worker waits for the worktree
+        assert run_row(conn, "r1")["worker_pid"] is None  # its worker waits for its checkout
         release.touch()
         wait_for_states(conn, {"r1": "review_requested"}, WAIT, host=host)

@@ -196,3 +196,12 @@ def test_close_never_follows_a_link(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         request_close(lane)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_the_object_stores_a_runs_repository_borrows_are_mounted_read_only(
+    tmp_path: Path,
+) -> None:
+    checkout, objects = tmp_path / "checkout", tmp_path / "origin.git" / "objects"
+    options = container_options("docker", ipc_dir=tmp_path / "ipc", checkout=checkout,
+                                env_names=[], uid=0, gid=0, shared=[objects])  # fmt: skip
+    assert options[4:6] == ["-v", f"{objects}:{objects}:ro"]

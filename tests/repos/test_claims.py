@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from core.repos.claims import GIT_GATES, check_claims, find_repository, uncommitted
+from core.repos.claims import GIT_GATES, ClaimCheck, find_repository
+from core.repos.claims import check_claims as check_through_view
+from core.repos.view import RunView
 from tests.gitrepo import commit, make_repo, run_git
+
+
+def check_claims(checkout: Path, completion: object, **given: object) -> ClaimCheck:
+    """The claims checked as the host checks them: through a view of its own beside the
+    checkout."""
+    return check_through_view(checkout, completion, view_path=checkout.parent / "view.git",
+                              **given)  # type: ignore[arg-type]  # fmt: skip
+
+
+def uncommitted(repo: Path) -> list[str]:
+    return RunView(repo.parent / "view.git", [repo / ".git" / "objects"]).uncommitted(
+        repo, head(repo)
+    )
 
 
 @pytest.fixture
@@ -190,3 +206,55 @@ def test_a_secret_the_change_removes_is_not_a_finding(repo: Path) -> None:
     check = check_claims(repo, claims(repo, commit_sha=sha, files_changed=files), branch="work",
                          bases=["main"])  # fmt: skip
     assert gates(check)["secrets_in_diff"][0] == "passed"
+
+
+def test_programs_the_workers_repository_names_never_run_while_it_is_checked(
+    repo: Path, tmp_path: Path
+) -> None:
+    # The worker writes its own repository's configuration: an fsmonitor, a clean filter its
+    # attributes select, hooks, and an include of a file it also wrote.
+    (repo / ".gitattributes").write_text("* filter=x diff=x\n")
+    sha = commit(repo, {"src/app.py": "VALUE = 3\n"})
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    for name in ("fsmonitor", "clean", "smudge", "textconv", "post-checkout"):
+        script = tmp_path / name
+        script.write_text(f'#!/bin/sh\ntouch "{markers}/{name}"\ncat\n')
+        script.chmod(0o755)
+    (repo / ".git" / "included").write_text(f'[diff "x"]\n\ttextconv = {tmp_path / "textconv"}\n')
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(
+            f"[core]\n\tfsmonitor = {tmp_path / 'fsmonitor'}\n"
+            f'[filter "x"]\n\tclean = {tmp_path / "clean"}\n\tsmudge = {tmp_path / "smudge"}\n'
+            f"[include]\n\tpath = included\n"
+        )
+    (repo / ".git" / "hooks").mkdir(exist_ok=True)
+    (repo / ".git" / "hooks" / "post-checkout").symlink_to(tmp_path / "post-checkout")
+    (repo / "src" / "app.py").write_text("VALUE = 4\n")  # uncommitted: the check looks at it
+    files = ["src/app.py", "tests/test_app.py", ".gitattributes"]
+    check = check_claims(repo, claims(repo, commit_sha=sha, files_changed=files), branch="work",
+                         bases=["main"])  # fmt: skip
+    assert gates(check)["commit_on_branch"][0] == "failed"  # it was asked, and answered
+    assert sorted(p.name for p in markers.iterdir()) == []
+
+
+def test_what_the_runs_own_exclude_file_keeps_out_is_not_uncommitted(repo: Path) -> None:
+    (repo / ".aider.chat.history.md").write_text("the agent's own notes\n")
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "exclude").write_text(".aider*\n")
+    check = check_claims(repo, claims(repo), branch="work", bases=["main"])
+    assert gates(check)["commit_on_branch"][0] == "passed", gates(check)
+
+
+def test_a_git_folder_that_is_a_link_is_not_followed(repo: Path, tmp_path: Path) -> None:
+    checkout = tmp_path / "elsewhere"
+    checkout.mkdir()
+    (checkout / ".git").symlink_to(repo / ".git")
+    assert find_repository(checkout) is None
+
+
+def test_a_ref_file_that_is_a_fifo_is_not_waited_on(repo: Path) -> None:
+    completion = claims(repo)
+    os.mkfifo(repo / ".git" / "refs" / "heads" / "stuck")  # git itself would wait on it
+    check = check_claims(repo, completion, branch="work", bases=["main"])
+    assert gates(check)["commit_on_branch"][0] == "passed", gates(check)

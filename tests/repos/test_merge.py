@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from core.repos.git import git
 from core.repos.merge import merge_branch
-from core.repos.worktrees import prepare
 from tests.gitrepo import commit, make_repo, run_git
 
 
@@ -83,10 +83,7 @@ def test_a_branch_that_moved_since_its_check_is_refused(bare: Path, tmp_path: Pa
 
 def test_a_base_checked_out_in_a_working_tree_is_not_moved(tmp_path: Path) -> None:
     clone = make_repo(tmp_path / "clone")  # main is checked out here: someone works in it
-    checkouts = tmp_path / "checkouts"
-    made = prepare(clone, name="a/b", run_id="r1", attempt=1, checkout=checkouts / "r1",
-                   branch="jarvis-r1", base_ref="main", intent="fresh", live_runs=())  # fmt: skip
-    head = commit(made.path, {"new.py": "x = 1\n"})
+    head = on_branch(clone, "jarvis-r1", {"new.py": "x = 1\n"}, tmp_path)
     before = run_git(clone, "rev-parse", "main")
     outcome = merge(clone, head)
     assert outcome.done == "recommended" and outcome.refused is None
@@ -102,6 +99,29 @@ def test_approving_again_after_an_interrupted_merge_finds_it_done(
     assert merge(bare, head).done == "fast_forward"
     again = merge(bare, head)
     assert (again.done, again.refused) == ("already_merged", None)
+
+
+def test_a_base_moved_to_the_runs_commit_outside_jarvis_is_never_already_merged(
+    bare: Path, tmp_path: Path
+) -> None:
+    # A worker running unconfined moved main to its own commit while it ran.
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    run_git(bare, "update-ref", "refs/heads/main", head)
+    outcome = merge(bare, head)
+    assert (outcome.done, outcome.refused) == (None, "moved_outside")
+    assert "no approval of the run merged it" in outcome.note
+    assert git(["rev-parse", "--verify", "--quiet", "refs/jarvis/r1/merged"], cwd=bare,
+               check=False).code != 0  # fmt: skip
+
+
+def test_a_merge_commit_is_marked_too_so_approving_again_finds_it(
+    bare: Path, tmp_path: Path
+) -> None:
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    on_branch(bare, "main", {"other.py": "x = 1\n"}, tmp_path)
+    assert merge(bare, head).done == "merge_commit"
+    assert run_git(bare, "rev-parse", "refs/jarvis/r1/merged") == head
+    assert merge(bare, head).done == "already_merged"
 
 
 def test_the_base_is_pushed_after_the_merge(bare: Path, tmp_path: Path) -> None:
