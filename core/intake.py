@@ -301,6 +301,7 @@ def _decide(tx: RunTransaction, prepared: PreparedDispatch, actor: str) -> Intak
         values.update(_run_fields(doc, source, target, key))
         values.update(prepared.criteria)
         values["retry_count"] = existing["retry_count"] + 1
+        values["retry_fresh"] = 0  # a retry goes on from where the last attempt left its branch
         run = apply_move(
             tx, existing, Action.RETRY, actor, reason=f"re-dispatched by {source}",
             changes=values, via="dispatch",

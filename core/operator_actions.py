@@ -184,13 +184,24 @@ def approve(
 
 
 def retry(
-    store: RunStore, run_id: str, operator: str, *, expected_version: int | None = None
+    store: RunStore,
+    run_id: str,
+    operator: str,
+    *,
+    expected_version: int | None = None,
+    fresh: bool = False,
 ) -> ActionResult:
-    """``failed | failed_contract → queued``: same run_id, retry_count + 1."""
+    """``failed | failed_contract → queued``: same run_id, retry_count + 1.
+
+    The next attempt goes on from where the last one left the run's branch (its checkout as it
+    was, `core.repos.worktrees`), as a NanoClaw worker's workspace persists between attempts;
+    ``fresh`` starts it from the base again (the old branch head kept in the repository).
+    """
 
     def reset(run: Row, now: str) -> dict[str, Any]:
         values: dict[str, Any] = dict.fromkeys(RETRY_CLEARS)
         values["retry_count"] = run["retry_count"] + 1
+        values["retry_fresh"] = 1 if fresh else 0
         return values
 
     return _move(

@@ -263,6 +263,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("retry", help=f"{move_text(Action.RETRY)} (retry_count + 1)")
     _action_flags(p)
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start from the base again, not from where the last attempt left the branch",
+    )
     p.set_defaults(handler="runs.retry")
 
     p = commands.add_parser("override", help=f"{move_text(Action.OVERRIDE)}, with a reason")

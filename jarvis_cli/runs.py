@@ -319,7 +319,10 @@ def approve(args: argparse.Namespace) -> int:
 
 def retry(args: argparse.Namespace) -> int:
     return _act(
-        args, lambda s, r, o: operator_actions.retry(s, r, o, expected_version=args.expect_version)
+        args,
+        lambda s, r, o: operator_actions.retry(
+            s, r, o, expected_version=args.expect_version, fresh=args.fresh
+        ),
     )
 
 

@@ -114,12 +114,14 @@ class RunActionsController:
         if row is None:
             return
         snapshot = dict(row)
+        dialog = RetryDialog(snapshot)
 
         def confirmed(ok: bool | None) -> None:
             if ok:
-                self._act("retry", snapshot["run_id"], int(snapshot["version"]))
+                self._act("retry", snapshot["run_id"], int(snapshot["version"]),
+                          fresh=dialog.fresh)  # fmt: skip
 
-        self._screen.app.push_screen(RetryDialog(snapshot), confirmed)
+        self._screen.app.push_screen(dialog, confirmed)
 
     def override(self) -> None:
         """Override the run on show to done, with the operator's reason."""
@@ -258,19 +260,29 @@ class RunActionsController:
             work, name=name, group="act", description=description, exit_on_error=False, thread=True
         )
 
-    def _act(self, action: str, run_id: str, version: int, text: str | None = None) -> None:
+    def _act(
+        self,
+        action: str,
+        run_id: str,
+        version: int,
+        text: str | None = None,
+        *,
+        fresh: bool = False,
+    ) -> None:
         self._run(
-            partial(self._apply, action, run_id, version, text),
+            partial(self._apply, action, run_id, version, text, fresh),
             name="act",
             description="Apply an operator action",
         )
 
-    def _apply(self, action: str, run_id: str, version: int, text: str | None) -> None:
+    def _apply(
+        self, action: str, run_id: str, version: int, text: str | None, fresh: bool = False
+    ) -> None:
         # In the worker's thread.
         with self.open_store() as store:
             if action == "retry":
                 result = operator_actions.retry(
-                    store, run_id, self.operator, expected_version=version
+                    store, run_id, self.operator, expected_version=version, fresh=fresh
                 )
             elif action == "approve":
                 result = operator_actions.approve(

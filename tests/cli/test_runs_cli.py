@@ -58,6 +58,9 @@ def test_full_operator_flow(ws: Path) -> None:
     code, out = j(ws, "retry", RUN, "--operator", "carol")
     assert code == 0 and out["run"]["retry_count"] == 1 and out["run"]["state"] == "queued"
 
+    code, out = j(ws, "show", RUN)
+    assert out["run"]["retry_fresh"] == 0  # the next attempt goes on from the branch
+
     code, out = j(ws, "retry", RUN)
     assert code == 1 and not out["ok"]
     assert out["refusal"]["code"] == "illegal_transition"
@@ -165,3 +168,11 @@ def test_a_corrupt_store_is_a_clear_io_error(ws: Path) -> None:
     result = jarvis("runs", "--workspace", ws, "--json")
     assert result.code == 2 and result.json()["error"]["code"] == "store_corrupt"
     assert "Traceback" not in result.stderr
+
+
+def test_retry_fresh_starts_the_next_attempt_from_the_base(ws: Path) -> None:
+    code, _ = j(ws, "dispatch", FIX)
+    fail_run(ws, RUN)
+    code, out = j(ws, "retry", RUN, "--fresh")
+    assert code == 0 and out["run"]["state"] == "queued"
+    assert j(ws, "show", RUN)[1]["run"]["retry_fresh"] == 1

@@ -240,6 +240,28 @@ def test_a_retry_that_continues_starts_from_where_the_branch_was_left(
     assert second["continued"] is True
 
 
+def test_a_fresh_retry_starts_from_the_base_and_keeps_the_old_head(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
+) -> None:
+    configure(ws, origin)
+    base = run_git(origin, "rev-parse", "main")
+    enqueue(store, "r1", "lie_files")
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "failed_contract"}, WAIT, host=host)
+        first_tip = run_git(origin, "rev-parse", "refs/jarvis/r1/attempt-1")
+        code, _ = cli(ws, "retry", "r1", "--fresh")
+        assert code == 0
+        wait_until(
+            lambda: len(rows(conn, "SELECT 1 FROM run_git WHERE checked_at IS NOT NULL")) == 2,
+            WAIT,
+            "the second attempt to be checked",
+            host.log,
+        )
+    attempts = rows(conn, "SELECT attempt, start_commit FROM run_git ORDER BY attempt")
+    assert attempts[1]["start_commit"] == base
+    assert run_git(origin, "rev-parse", "refs/jarvis/r1/before-attempt-2") == first_tip
+
+
 def held_clone(tmp_path: Path, *, hold_once: bool) -> tuple[dict[str, str], Path, Path]:
     """A home whose git configuration has every ``ssh://`` fetch go through a script that waits
     for ``release`` (after writing ``inside``), or, with ``hold_once``, that sleeps in place the

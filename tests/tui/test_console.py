@@ -133,6 +133,26 @@ async def test_retry_asks_with_the_retry_count_and_retries_on_yes(store_db: Path
         assert row_text(app, "run-failed")[2] == "1"
 
 
+async def test_retry_goes_on_from_the_branch_unless_the_operator_asks_fresh(
+    store_db: Path,
+) -> None:
+    async with console_on(store_db, "run-failed") as (app, pilot):
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, RetryDialog)
+        body = str(app.screen.query_one(".dialog-body").render())
+        assert "goes on from where the last attempt left its branch" in body
+        await pilot.press("f")
+        await wait_for(pilot, lambda: read_run(store_db, "run-failed")["state"] == "queued")
+        assert read_run(store_db, "run-failed")["retry_fresh"] == 1
+    async with console_on(store_db, "run-contract") as (app, pilot):
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: read_run(store_db, "run-contract")["state"] == "queued")
+        assert read_run(store_db, "run-contract")["retry_fresh"] == 0
+
+
 async def test_retry_backed_out_changes_nothing(store_db: Path) -> None:
     async with console_on(store_db, "run-contract") as (app, pilot):
         before = read_run(store_db, "run-contract")
