@@ -26,7 +26,11 @@ RECENT = timedelta(hours=24)
 
 
 def print_run_trouble(out: Console, detail: dict[str, Any], root: Path) -> None:
-    """A run's refused files and stderr tails, after the rest of `jarvis show`."""
+    """A run's confinement, refused files and stderr tails, after the rest of `jarvis show`."""
+    if detail.get("sandbox") == "none":
+        # Its worker could write anywhere its user may (docs/agents.md, Confinement).
+        out.print(Text.assemble(("  ! unconfined: ", "bold yellow"),
+                                "its worker ran without a sandbox"))  # fmt: skip
     refused = detail.get("quarantined") or []
     if refused:
         total = int(detail.get("quarantined_count") or len(refused))

@@ -8,7 +8,8 @@ from typing import Any
 
 from rich.text import Text
 
-from core.host.config import CONFIG_NAME, ConfigError, load_config
+from core.host.config import CONFIG_NAME, ConfigError, HostConfig, load_config
+from core.host.sandbox import Probe, SandboxUnavailable, choose, probe
 from core.host.worker_check import check_program
 from core.workspace import Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError
@@ -32,20 +33,30 @@ def run(args: argparse.Namespace) -> int:
         lanes_of.setdefault(chosen.worker, []).append(lane)
     rows: list[dict[str, Any]] = []
     default = config.workers.default
+    found = probe()
     if default is None:
         check = check_program(config.workers.command, cwd=root)
-        rows.append(_row(PLAIN, "command", config.workers.command, None, [], True, check))
+        row = _row(PLAIN, "command", config.workers.command, None, [], True, check)
+        rows.append({**row, **_sandbox(config.workers.sandbox, found)})
     for name, profile in sorted(config.workers.profiles.items()):
         check = check_program(profile.executable(), cwd=root)
         row = _row(name, profile.agent, profile.executable(), profile.model,
                    lanes_of.get(name, []), name == default, check)  # fmt: skip
         # The names only: values (an API key, say) are not for a listing.
         row["env"] = sorted(profile.env)
-        rows.append(row)
+        rows.append({**row, **_sandbox(_configured(config, name), found)})
+    sandbox = {"bwrap": found.program, "problem": found.problem}
     if args.json:
-        emit_json({"workers": rows, "config_path": str(root / CONFIG_NAME)})
+        emit_json({"workers": rows, "sandbox": sandbox, "config_path": str(root / CONFIG_NAME)})
         return 0
     out = console()
+    if found.program is not None:
+        out.print(Text.assemble(("sandbox ", "dim"), "bubblewrap ",
+                                (escape(found.program), "dim")), soft_wrap=True)  # fmt: skip
+    else:
+        out.print(Text.assemble(("sandbox ", "dim"), ("none", "bold yellow"),
+                                f" — {escape(str(found.problem))}; workers run unconfined"),
+                  soft_wrap=True)  # fmt: skip
     for row in rows:
         state = ("found", "green") if row["found"] else ("not found", "bold red")
         line = Text.assemble(
@@ -60,8 +71,25 @@ def run(args: argparse.Namespace) -> int:
             detail += f" · model {escape(row['model'])}"
         if where:
             detail += f" · lanes: {', '.join(where)}"
+        detail += f" · sandbox {row['sandbox']}"
+        if row["sandbox_problem"]:
+            detail += f" ({escape(row['sandbox_problem'])})"
         out.print(Text(detail, style="dim"), soft_wrap=True)
     return 0
+
+
+def _configured(config: HostConfig, name: str) -> Any:
+    profile = config.workers.profiles[name]
+    return profile.sandbox if profile.sandbox is not None else config.workers.sandbox
+
+
+def _sandbox(configured: Any, found: Probe) -> dict[str, Any]:
+    """The sandbox a profile's runs get here, and why they run unconfined (or cannot start)."""
+    try:
+        mode, why = choose(configured, found)
+    except SandboxUnavailable as exc:
+        return {"sandbox": "bwrap", "sandbox_problem": f"runs cannot start: {exc}"}
+    return {"sandbox": mode, "sandbox_problem": why}
 
 
 def _row(

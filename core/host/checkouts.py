@@ -25,6 +25,7 @@ from core.contracts.completion import extract_completion
 from core.contracts.risk_gate import PATCH_CAP
 from core.criteria.run_criteria import checkout_dir
 from core.host.config import HostConfig, RepoConfig
+from core.host.sandbox import remove_run_dirs
 from core.lifecycle import RunState
 from core.repos import records, run_repo
 from core.repos.claims import ClaimCheck, check_claims
@@ -249,6 +250,7 @@ def _remove_checkout(workspace_root: Path, gone: records.Removable) -> str | Non
     else:
         run_repo.discard(checkout)
     shutil.rmtree(view.path, ignore_errors=True)
+    remove_run_dirs(workspace_root, gone.run_id)  # its private home and temporary folder
     return kept.uncommitted
 
 

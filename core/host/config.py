@@ -38,6 +38,7 @@ from core.host.worker_profiles import (
     RESERVED,
     SIMWORKER_MODULE,
     LaneConfig,
+    Sandbox,
     WorkerProfile,
     moved_modules,
     profile_name_problem,
@@ -82,6 +83,11 @@ class WorkersConfig(BaseModel):
     """Per-lane overrides; 0 pauses a lane."""
     default: str | None = None
     """The profile of every lane that names none; absent: ``command``."""
+    sandbox: Sandbox | None = None
+    """How workers are confined, the plain ``command``'s too (a profile's own ``sandbox``
+    wins): ``bwrap`` or ``none``; unset, bwrap where it works here (core/host/sandbox.py)."""
+    writable: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    """More folders every worker may write in the sandbox (a profile adds its own)."""
     profiles: dict[Annotated[str, AfterValidator(_profile_name)], WorkerProfile] = Field(
         default_factory=dict
     )
@@ -375,6 +381,20 @@ class HostConfig(BaseModel):
         limit = self.workers.limit_for(lane)
         found = self.profile_for(lane)
         return min(limit, 1) if found is not None and found[1].agent == "nanoclaw" else limit
+
+    def sandbox_for(self, lane: str) -> Sandbox | None:
+        """The sandbox ``lane``'s workers are configured with (None: bwrap where it works)."""
+        found = self.profile_for(lane)
+        if found is not None and found[1].sandbox is not None:
+            return found[1].sandbox
+        return self.workers.sandbox
+
+    def writable_for(self, lane: str, workspace_root: Path) -> list[Path]:
+        """The folders ``lane``'s workers may write besides their run's own, as configured
+        (``[workers] writable`` and their profile's), made absolute."""
+        found = self.profile_for(lane)
+        named = [*self.workers.writable, *(found[1].writable if found is not None else [])]
+        return [(workspace_root / Path(p).expanduser()).resolve() for p in named]
 
     def worker_command(self, lane: str) -> list[str]:
         """What the host runs for a run on ``lane``."""

@@ -29,7 +29,7 @@ import watchfiles
 
 from core.contracts.errors import preview
 from core.criteria import run_criteria
-from core.host import checkouts, verification
+from core.host import checkouts, sandbox, verification
 from core.host.budgets import (
     Spent,
     has_workspace_cap,
@@ -152,6 +152,8 @@ class Host:
         """Read end of the pipe SIGTERM and SIGINT are written to (`install_signal_handlers`)."""
         self._worker_runs = WorkerRunsWriter(self.layout, owner=f"jarvis-{os.getpid()}")
         """Each lane's ``worker_runs.json``, what NanoClaw's agents read (`core.nanoclaw`)."""
+        self.sandbox = sandbox.Probe(None, "not probed yet")
+        """Whether bubblewrap works here (`core.host.sandbox`), probed as the host starts."""
 
     # -- the host's own lifecycle ------------------------------------------------------------
 
@@ -243,6 +245,11 @@ class Host:
             self._heartbeat = Heartbeat(self.lease, self.stopping, self._taken)
             self._heartbeat.start()
             log.info("host %d holds %s", os.getpid(), self.workspace.root)
+            self.sandbox = sandbox.probe()
+            if self.sandbox.program is not None:
+                log.info("workers run in a bubblewrap sandbox (%s)", self.sandbox.program)
+            else:
+                log.warning("no sandbox: %s; workers run unconfined", self.sandbox.problem)
             self._loop()
             log.info("host %d stopping", os.getpid())
         except Exception as exc:
@@ -751,6 +758,17 @@ class Host:
             if nanoclaw is not None:
                 command, stdin, frames = nanoclaw.argv, nanoclaw.stdin, FrameDecoder()
                 env.update(nanoclaw.env)
+            # The run's checkout, its progress and acknowledgements are all it may write (and
+            # a NanoClaw runner, its lane's folder, where it writes its messages).
+            writable = [checkout, paths.progress_dir, paths.ack_file.parent,
+                        *self.config.writable_for(lane, self.workspace.root)]  # fmt: skip
+            confined = sandbox.confine(
+                command, env, configured=self.config.sandbox_for(lane), found=self.sandbox,
+                workspace_root=self.workspace.root, run_id=run_id, cwd=checkout,
+                writable=[*writable, *([paths.ipc_dir] if nanoclaw is not None else [])],
+                keep=self.config.worker_env(lane),
+            )  # fmt: skip
+            command, env = confined.argv, confined.env
             worker = start_worker(
                 command,
                 run_id=run_id,
@@ -761,20 +779,25 @@ class Host:
                 stdin=stdin,
                 frames=frames,
             )
-        except (OSError, LaunchError) as exc:
+        except (OSError, LaunchError, sandbox.SandboxUnavailable) as exc:
             record_failure(self.store, run_id, "start_failed", f"the worker did not start: {exc}")
             return False
         worker.attempt = int(run["retry_count"]) + 1
+        worker.confined = confined.mode == "bwrap"
         self.workers[run_id] = worker
+        payload: dict[str, Any] = {"pid": worker.pid, "lane": lane, "sandbox": confined.mode}
+        if confined.unconfined:
+            payload["unconfined"] = confined.unconfined
         with self.store.transaction() as tx:
             tx.touch_run(
                 run_id,
-                changes={"worker_pid": worker.pid},
+                changes={"worker_pid": worker.pid, "sandbox": confined.mode},
                 kind="worker",
-                payload={"pid": worker.pid, "lane": lane},
+                payload=payload,
                 actor="host",
             )
-        log.info("run %s started on %s (pid %d)", run_id, lane, worker.pid)
+        log.info("run %s started on %s (pid %d, sandbox %s)", run_id, lane, worker.pid,
+                 confined.mode)  # fmt: skip
         return True
 
     def _nanoclaw_launch(

@@ -60,7 +60,11 @@ MOVED_MODULES = {"core.simworker": SIMWORKER_MODULE}
 _PROFILE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Keys of ``[workers]`` itself; a profile cannot take one of these names.
-RESERVED = frozenset({"command", "concurrency", "lane_concurrency", "default", "profiles"})
+RESERVED = frozenset(
+    {"command", "concurrency", "lane_concurrency", "default", "profiles", "sandbox", "writable"}
+)
+#: How a worker is confined: Jarvis's bubblewrap sandbox, or not at all (core/host/sandbox.py).
+Sandbox = Literal["bwrap", "none"]
 
 
 def profile_name_problem(name: str) -> str | None:
@@ -132,6 +136,12 @@ class WorkerProfile(BaseModel):
     secrets: list[Annotated[str, AfterValidator(_secret_name)]] = Field(default_factory=list)
     """``nanoclaw``: variables (from ``env``, else the host's environment) whose values go in
     the runner's stdin ``secrets``, in this order; unset ones are left out."""
+    sandbox: Sandbox | None = None
+    """``bwrap``: run in Jarvis's bubblewrap sandbox (a start fails where it cannot run);
+    ``none``: unconfined; unset: ``[workers] sandbox``, else bwrap where it works here."""
+    writable: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    """More folders its workers may write in the sandbox (an agent's login or cache folder);
+    ``~`` is the host's home, a relative path the workspace's. Each must exist."""
 
     @model_validator(mode="after")
     def _command_needs_one(self) -> WorkerProfile:

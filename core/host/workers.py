@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from core.host.sandbox import signal_confined
 from core.ipc.worker_env import worker_inputs
 from core.nanoclaw.frames import FrameDecoder
 from core.worker_logs import RotatingLog
@@ -86,6 +87,9 @@ class WorkerProcess:
     """A NanoClaw runner's output frames, decoded as its stdout arrives (None for others)."""
     close_requested_at: float | None = None
     """When the host asked a NanoClaw runner to end (``input/_close``)."""
+    confined: bool = False
+    """It runs in the bubblewrap sandbox, whose outer process leads its group
+    (`core.host.sandbox`): the gentler signals spare that process."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -133,7 +137,7 @@ class WorkerProcess:
             self.stop_requested = reason
         if self.term_sent_at is None:
             self.term_sent_at = time.monotonic()
-            _signal_group(self.process.pid, signal.SIGTERM)
+            self._ask(signal.SIGTERM)
 
     def interrupt(self, reason: str) -> None:
         """Ask the worker to wrap up (SIGINT, as a person's ctrl-c); `terminate` follows after a
@@ -142,7 +146,13 @@ class WorkerProcess:
             self.stop_requested = reason
         if self.interrupt_sent_at is None and self.term_sent_at is None:
             self.interrupt_sent_at = time.monotonic()
-            _signal_group(self.process.pid, signal.SIGINT)
+            self._ask(signal.SIGINT)
+
+    def _ask(self, sig: signal.Signals) -> None:
+        if self.confined:
+            signal_confined(self.process.pid, sig)
+        else:
+            _signal_group(self.process.pid, sig)
 
     def kill(self) -> None:
         _signal_group(self.process.pid, signal.SIGKILL)

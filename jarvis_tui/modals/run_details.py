@@ -21,7 +21,7 @@ from jarvis_tui.widgets.steer_composer import render_receipts
 _FIELDS = (
     "created_at", "started_at", "finished_at", "updated_at", "dispatch_repo", "dispatch_branch",
     "branch_name", "commit_sha", "pr_url", "pr_skipped_reason", "test_summary",
-    "context_intent", "parent_run_id", "effective_session_id",
+    "context_intent", "parent_run_id", "effective_session_id", "sandbox",
 )  # fmt: skip
 
 

@@ -89,6 +89,10 @@ def _gates(text: Text, detail: dict[str, Any]) -> None:
     if detail.get("unverified"):
         text.append("\n  ? unverified: ", style="bold yellow")
         text.append(one_line(str(detail["unverified"]), 160))
+    if detail.get("sandbox") == "none":
+        # Its worker could write anywhere its user may: what it says it did is all there is.
+        text.append("\n  ! unconfined: ", style="bold yellow")
+        text.append("its worker ran without a sandbox", style="dim")
     if not shown_gates:
         text.append("\n  none yet", style="dim")
     elif detail.get("criteria") and all(g["passed"] for g in shown_gates):

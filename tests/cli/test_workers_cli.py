@@ -3,7 +3,10 @@ version — never the values of its environment."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import pytest
 
 from tests.cli.conftest import jarvis
 
@@ -52,3 +55,45 @@ def test_a_bad_config_is_a_usage_error(tmp_path: Path) -> None:
     (ws / "jarvis.toml").write_text("[workers]\ndefault = 'ghost'\n")
     result = jarvis("workers", "--workspace", ws)
     assert result.code == 2 and "ghost" in result.stderr
+
+
+def test_each_profile_says_how_its_workers_are_confined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "jarvis.toml").write_text(
+        '[workers]\ndefault = "loose"\n'
+        '[workers.loose]\nagent = "command"\ncommand = ["true"]\n'
+        '[workers.strict]\nagent = "command"\ncommand = ["true"]\nsandbox = "bwrap"\n'
+        '[workers.free]\nagent = "command"\ncommand = ["true"]\nsandbox = "none"\n'
+    )
+    # A PATH without bwrap: the machine has no sandbox to give.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "true").symlink_to(shutil.which("true") or "/bin/true")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    listed = jarvis("workers", "--workspace", ws, "--json")
+    assert listed.code == 0, listed.stderr
+    out = listed.json()
+    missing = "bubblewrap is not installed (no bwrap on PATH)"
+    assert out["sandbox"] == {"bwrap": None, "problem": missing}
+    rows = {row["name"]: row for row in out["workers"]}
+    assert rows["loose"]["sandbox"] == "none"
+    assert rows["loose"]["sandbox_problem"] == "bubblewrap is not installed (no bwrap on PATH)"
+    assert rows["strict"]["sandbox_problem"].startswith("runs cannot start: the profile asks")
+    assert rows["free"]["sandbox_problem"] == 'the profile says sandbox = "none"'
+    readable = jarvis("workers", "--workspace", ws).stdout
+    assert "sandbox none — bubblewrap is not installed" in readable
+    assert "workers run unconfined" in readable
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_where_bubblewrap_works_workers_are_confined_by_default(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    listed = jarvis("workers", "--workspace", ws, "--json").json()
+    if listed["sandbox"]["bwrap"] is None:
+        pytest.skip(f"bubblewrap cannot run here: {listed['sandbox']['problem']}")
+    (row,) = listed["workers"]
+    assert (row["sandbox"], row["sandbox_problem"]) == ("bwrap", None)

@@ -49,11 +49,13 @@ def write_config(
     hard_limit_s: float = 120,
     steer_ack_s: float = 5,
     shutdown_grace_s: float = 1,
+    sandbox: str | None = None,
 ) -> None:
     lanes = ", ".join(f'"{lane}" = {n}' for lane, n in (lane_concurrency or {}).items())
     (ws / "jarvis.toml").write_text(
         "[workers]\n"
-        f"concurrency = {concurrency}\n"
+        + (f'sandbox = "{sandbox}"\n' if sandbox else "")
+        + f"concurrency = {concurrency}\n"
         f"lane_concurrency = {{ {lanes} }}\n"
         "[timeouts]\n"
         f"no_output_s = {no_output_s}\n"

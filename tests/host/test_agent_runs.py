@@ -33,11 +33,13 @@ def origin(tmp_path: Path) -> Path:
 
 
 def configure(ws: Path, origin: Path) -> None:
+    # The test reads what the fake agent records, in a folder its sandbox lets it write.
+    (ws / "records").mkdir(parents=True, exist_ok=True)
     (ws / "jarvis.toml").write_text(
         '[workers]\ndefault = "claude"\nconcurrency = 2\n'
         f'[workers.claude]\nagent = "claude-code"\ncommand = ["{sys.executable}", "{FAKE}"]\n'
-        'model = "fake-model"\nargs = ["--permission-mode=acceptEdits"]\n'
-        f'env = {{ FAKE_ARGV_FILE = "{ws / "argv.json"}" }}\n'
+        'model = "fake-model"\nargs = ["--permission-mode=acceptEdits"]\nwritable = ["records"]\n'
+        f'env = {{ FAKE_ARGV_FILE = "{ws / "records" / "argv.json"}" }}\n'
         f'[repos."{REPO}"]\npath = "{origin}"\n'
         "[timeouts]\nno_output_s = 60\nsteer_ack_s = 60\n"
     )
@@ -75,7 +77,7 @@ def test_an_agent_run_reaches_review_with_git_checked_gates_and_its_usage(
         "tokens_in": 2700, "tokens_out": 400, "cost_usd": 0.0123, "unreadable": None
     }  # fmt: skip
     # The profile's model, args and environment reached the agent; the prompt came last.
-    argv = json.loads((ws / "argv.json").read_text())
+    argv = json.loads((ws / "records" / "argv.json").read_text())
     assert "--model=fake-model" in argv and "--permission-mode=acceptEdits" in argv
     assert argv[-2] == "--" and "Retry twice in src/retry.py." in argv[-1]
 

@@ -49,17 +49,18 @@ def test_an_agent_given_a_200_kb_task_is_pointed_at_the_whole_of_it(
     from tests.host.test_agent_runs import FAKE, REPO
 
     origin = make_repo(tmp_path / "origin.git", {"README.md": "# engine\n"}, bare=True)
+    (ws / "records").mkdir(parents=True, exist_ok=True)  # what the sandbox lets it write
     (ws / "jarvis.toml").write_text(
         '[workers]\ndefault = "claude"\n'
         f'[workers.claude]\nagent = "claude-code"\ncommand = ["{sys.executable}", "{FAKE}"]\n'
-        f'env = {{ FAKE_ARGV_FILE = "{ws / "argv.json"}" }}\n'
+        f'writable = ["records"]\nenv = {{ FAKE_ARGV_FILE = "{ws / "records" / "argv.json"}" }}\n'
         f'[repos."{REPO}"]\npath = "{origin}"\n'
         "[timeouts]\nno_output_s = 60\n"
     )
     enqueue(store, "big", f"Retry twice in src/retry.py. {BIG}", branch="jarvis-big")
     with running_host(ws) as host:
         wait_for_states(conn, {"big": "review_requested"}, HANG_GUARD_S, host=host)
-    prompt = json.loads((ws / "argv.json").read_text())[-1]
+    prompt = json.loads((ws / "records" / "argv.json").read_text())[-1]
     whole = ws / "logs" / "big" / "attempt-1" / "dispatch.json"
     assert len(prompt.encode()) < 128 * 1024
     assert f"as the `input` field of the JSON file {whole}" in prompt

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from core.host.sandbox import probe as sandbox_probe
 from core.lifecycle import Action
 from core.moves import apply_move
 from core.operator_actions import steer, steer_in
@@ -38,6 +39,7 @@ from tests.host.hostkit import (
     running_host,
     wait_for_states,
     wait_until,
+    workers_of,
     write_config,
 )
 from tests.processes import HANG_GUARD_S
@@ -402,7 +404,8 @@ def test_a_host_killed_mid_run_is_recovered_by_the_next(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection, poll: bool
 ) -> None:
     # Long silence allowed: the hanging run must still be running when the host is killed.
-    write_config(ws, no_output_s=60)
+    # Unconfined: a sandboxed worker dies with its host (the test below).
+    write_config(ws, no_output_s=60, sandbox="none")
     run_id = "restart-hang-1"
     dispatch(store, run_id, scenario="hang")
     first = HostProcess(ws, log_name="host-1.log")
@@ -431,6 +434,33 @@ def test_a_host_killed_mid_run_is_recovered_by_the_next(
         ("start", "queued", "running"),
         ("fail", "running", "failed"),
     ]
+
+
+@pytest.mark.skipif(sandbox_probe().program is None, reason="bubblewrap cannot run here")
+def test_a_sandboxed_worker_dies_with_its_killed_host_and_the_next_settles_the_run(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    write_config(ws, no_output_s=60)
+    run_id = "restart-hang-2"
+    dispatch(store, run_id, scenario="hang")
+    first = HostProcess(ws, log_name="host-1.log")
+    try:
+        first.wait_started()
+        _wait_running_with_progress(conn, run_id, first)
+        inside = [pid for pid in workers_of(ws) if is_alive_worker(pid, run_id)]
+        assert len(inside) >= 2  # bwrap, and the worker in its sandbox
+        first.proc.send_signal(signal.SIGKILL)
+        first.proc.wait(HANG_GUARD_S)
+        # Nothing outlives it: bwrap dies with its parent, and the sandbox with it.
+        wait_until(lambda: not any(is_alive_worker(p, run_id) for p in inside), HANG_GUARD_S,
+                   "the sandbox to go with the host")  # fmt: skip
+        assert run_row(conn, run_id)["state"] == "running"
+        with running_host(ws, log_name="host-2.log") as second:
+            wait_for_states(conn, {run_id: "failed"}, HANG_GUARD_S, host=second)
+    finally:
+        first.kill()
+        assert_no_workers(ws)
+    assert "restarted" in run_row(conn, run_id)["state_reason"]
 
 
 def test_a_second_host_on_the_same_workspace_is_refused(ws: Path) -> None:

@@ -51,12 +51,14 @@ def configure(ws: Path, origin: Path, *, container: bool = False) -> None:
     if container:  # a docker run … IMAGE, the container played by a fake runtime
         command = [sys.executable, str(FAKE_CONTAINER), "run", "-i", "--rm",
                    "nanoclaw-agent:latest"]  # fmt: skip
+    # The test reads what the fixtures record, in a folder their sandbox lets them write.
+    (ws / "records").mkdir(parents=True, exist_ok=True)
     (ws / "jarvis.toml").write_text(
         '[workers]\ndefault = "nanoclaw"\nconcurrency = 2\n'
         f'[workers.nanoclaw]\nagent = "nanoclaw"\ncommand = {json.dumps(command)}\n'
-        f"container = {'true' if container else 'false'}\n"
-        f'env = {{ FIXTURE_RECORD = "{ws / "record.json"}", '
-        f'FAKE_CONTAINER_ARGV = "{ws / "argv.json"}" }}\n'
+        f'container = {"true" if container else "false"}\nwritable = ["records"]\n'
+        f'env = {{ FIXTURE_RECORD = "{ws / "records" / "record.json"}", '
+        f'FAKE_CONTAINER_ARGV = "{ws / "records" / "argv.json"}" }}\n'
         f'[repos."{REPO}"]\npath = "{origin}"\n'
         "[timeouts]\nno_output_s = 60\n"
     )
@@ -102,7 +104,7 @@ def test_a_nanoclaw_run_reaches_review_with_its_git_gates_passed(
                                                   "WHERE run_id = 'r1' ORDER BY seq")]  # fmt: skip
     assert summaries == ["I'll add the retry to src/retry.py", "Tool: Bash"]
     # The task came on stdin, one compact object, NanoClaw's keys in NanoClaw's order.
-    record = json.loads((ws / "record.json").read_text())
+    record = json.loads((ws / "records" / "record.json").read_text())
     assert not record["stdin"].endswith("\n") and '", "' not in record["stdin"]
     task = json.loads(record["stdin"])
     assert list(task) == KEYS
@@ -125,7 +127,7 @@ def test_a_container_runner_finds_its_ipc_and_worktree_where_it_looks(
     enqueue(store, "r1")
     with running_host(ws) as host:
         wait_for_states(conn, {"r1": "review_requested"}, HANG_GUARD_S, host=host)
-    argv = json.loads((ws / "argv.json").read_text())
+    argv = json.loads((ws / "records" / "argv.json").read_text())
     ipc, checkout = ws / "data" / "ipc" / LANE, ws / "checkouts" / "r1"
     # A bare repository, whose objects the run's own repository borrows: there, read-only.
     objects = (origin / "objects").resolve()
@@ -133,7 +135,7 @@ def test_a_container_runner_finds_its_ipc_and_worktree_where_it_looks(
                         "-v", f"{objects}:{objects}:ro"]  # fmt: skip
     assert argv[-3:] == ["-i", "--rm", "nanoclaw-agent:latest"]
     assert "FIXTURE_RECORD" in argv  # the profile's variables are passed in by name
-    record = json.loads((ws / "record.json").read_text())
+    record = json.loads((ws / "records" / "record.json").read_text())
     assert (record["ipc"], record["cwd"], record["closed"]) == (str(ipc), str(checkout), True)
     assert "/workspace/group is a git worktree" in json.loads(record["stdin"])["prompt"]
 

@@ -326,6 +326,7 @@ def test_a_worktree_is_removed_after_the_grace_and_its_branch_stays(
                    host.log)  # fmt: skip
     assert run_git(origin, "rev-parse", "jarvis-r1") == tip
     assert rows(conn, "SELECT removed_at FROM run_git")[0]["removed_at"] is not None
+    assert not (ws / "sandbox" / "r1").exists() and not (ws / "git" / "r1.git").exists()
     assert "jarvis-r1" not in run_git(origin, "worktree", "list")
 
 
