@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from core.agents.attempt import Attempt
 from core.agents.compose import compose_completion
 from core.agents.events import AgentEvent, Usage
 from core.agents.prompt import build_prompt
@@ -78,6 +79,13 @@ class Runner:
         self.stopping: int | None = None
         self.child: subprocess.Popen[bytes] | None = None
         self.acked: set[str] = set()
+        self.attempt: Attempt | None = None
+        """What lasts across the turns (`core.agents.attempt`); made by `run`."""
+
+    def used(self) -> Usage:
+        """The attempt's usage so far: every turn's, or its meter's."""
+        reported = self.spent.plus(self.adapter.usage)
+        return self.attempt.usage(reported) if self.attempt else reported
 
     # -- the protocol's side --------------------------------------------------------------
 
@@ -96,7 +104,7 @@ class Runner:
         }
         if tool:
             doc["tool_used"] = tool[:60]
-        used = self.spent.plus(self.adapter.usage)
+        used = self.used()
         if used.tokens_in or used.tokens_out or used.cost_usd:
             # Cumulative for the attempt: the host keeps the latest and checks budgets on it.
             doc["usage"] = {
@@ -149,24 +157,33 @@ class Runner:
     def turn(self, prompt: str, checkout: Path, session: str | None) -> int:
         """Run the agent once; its exit code (or 128 + a signal that stopped us)."""
         self.spent = self.spent.plus(self.adapter.usage)
+        assert self.attempt is not None
         extra = [a for a in self.profile.get("args") or [] if isinstance(a, str)]
-        self.adapter = adapter_for(self.agent, cwd=str(checkout), extra_args=extra)
+        self.adapter = adapter_for(self.agent, cwd=str(self.attempt.checkout),
+                                   extra_args=[*extra, *self.attempt.extra_args],
+                                   state_dir=self.attempt.state_dir)  # fmt: skip
         executable = list(self.profile.get("command") or DEFAULT_EXECUTABLES[self.agent])
         argv = self.adapter.argv(
             executable, prompt, model=self.profile.get("model"), session_id=session
         )
+        on_stdin = self.adapter.prompt_on_stdin
         try:
             self.child = subprocess.Popen(
-                argv, cwd=checkout, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                argv, cwd=self.attempt.checkout, env=self.attempt.env(),
+                stdin=subprocess.PIPE if on_stdin else subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=None,  # the agent's stderr is ours: the host keeps its end
             )  # fmt: skip
         except OSError as exc:
             print(f"runner: cannot start {argv[0]}: {exc.strerror or exc}", file=sys.stderr)
             return 127
+        if on_stdin:
+            threading.Thread(target=_feed, args=(self.child, prompt), daemon=True).start()
         assert self.child.stdout is not None
         self.read(self.child.stdout)
         code = self.child.wait()
         self.take(self.adapter.finish())
+        for name in self.attempt.tidy():
+            self.emit("message", f"removed {name}, which {self.adapter.name} left for itself")
         return 128 + self.stopping if self.stopping else code
 
     def read(self, stream: IO[bytes]) -> None:
@@ -210,6 +227,14 @@ class Runner:
     # -- the whole attempt ----------------------------------------------------------------
 
     def run(self, checkout: Path) -> int:
+        extra = [a for a in self.profile.get("args") or [] if isinstance(a, str)]
+        self.attempt = Attempt(self.agent, checkout, extra, os.environ)
+        try:
+            return self._run(checkout)
+        finally:
+            self.attempt.close()
+
+    def _run(self, checkout: Path) -> int:
         config = self.config
         prompt = build_prompt(config.dispatch, config.criteria, config.run_id, config.dispatch_file)
         self.emit("reading", f"starting {self.adapter.name}: {prompt.splitlines()[0][:300]}")
@@ -247,7 +272,7 @@ class Runner:
                                        base_commit=base, final_text=self.final_text)  # fmt: skip
         if self.session_id and "session_id" not in found:
             found["session_id"] = self.session_id
-        used = self.spent.plus(self.adapter.usage)
+        used = self.used()
         if used.tokens_in or used.tokens_out or used.cost_usd:
             found.setdefault(
                 "usage",
@@ -257,6 +282,17 @@ class Runner:
         body = json.dumps(found, indent=2)
         self.out.write(f"{OUTPUT_START}\n<completion>\n{body}\n</completion>\n{OUTPUT_END}\n")
         self.out.flush()
+
+
+def _feed(child: subprocess.Popen[bytes], prompt: str) -> None:
+    """Write the prompt to the agent's stdin and close it (on a thread: a prompt larger than
+    the pipe must not block the reading of the agent's output)."""
+    assert child.stdin is not None
+    try:
+        child.stdin.write(prompt.encode("utf-8", "replace"))
+        child.stdin.close()
+    except OSError:
+        pass  # it ended without reading: its exit says so
 
 
 def main(argv: Sequence[str] | None = None) -> int:
