@@ -1,6 +1,13 @@
 """Real agent programs for the tests, installed from their own package registry into their own
 directory under the repository's ``.agents/`` (ignored by git), once per version.
 
+OpenCode comes from npm the same way as Claude Code: ``opencode-ai`` with ``--ignore-scripts``,
+then its postinstall (``node postinstall.mjs``), which links the platform's binary (from the
+``opencode-linux-x64`` package npm installs beside it) over the package's placeholder; about
+360 MB. Aider comes from PyPI into a virtual environment of its own (``aider-chat`` pins its
+whole dependency tree): the environment is made without pip, and this interpreter's pip
+installs into it; about 700 MB, a minute or so.
+
 Claude Code comes from npm at a pinned version: ``npm install --ignore-scripts --prefix DIR``,
 then the package's own postinstall (``node install.cjs``) run explicitly, which puts the
 platform's native binary in place of the package's placeholder. Running it ourselves makes the
@@ -15,6 +22,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +32,10 @@ AGENTS_DIR = ROOT / ".agents"
 
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
 CLAUDE_CODE_VERSION = "2.1.197"
+OPENCODE_PACKAGE = "opencode-ai"
+OPENCODE_VERSION = "1.18.33"
+AIDER_PACKAGE = "aider-chat"
+AIDER_VERSION = "0.86.2"
 
 #: An install from an npm registry that answers takes seconds: this only stops a hung one.
 INSTALL_TIMEOUT_S = 600.0
@@ -58,8 +70,8 @@ def _version_of(executable: Path) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def _run(argv: list[str]) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+def _run(argv: list[str], timeout: float = INSTALL_TIMEOUT_S) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(
             f"{' '.join(argv)} failed with code {done.returncode}:\n{done.stdout}\n{done.stderr}"
@@ -88,5 +100,61 @@ def claude_code(version: str = CLAUDE_CODE_VERSION) -> Path:
         _run([node, str(package / "install.cjs")])
         found = _version_of(executable)
         if found is None or not found.startswith(version):
+            raise RuntimeError(f"{executable} --version says {found!r} after installing {version}")
+        return executable
+
+
+def opencode(version: str = OPENCODE_VERSION) -> Path:
+    """The ``opencode`` executable of OpenCode ``version``, installed here if it is not yet.
+
+    Raises `AgentUnavailable` when npm or node is not on this machine, RuntimeError when the
+    install fails.
+    """
+    npm, node = shutil.which("npm"), shutil.which("node")
+    if npm is None or node is None:
+        raise AgentUnavailable("npm and node are needed to install OpenCode from npm")
+    prefix = AGENTS_DIR / f"opencode-{version}"
+    executable = prefix / "node_modules" / ".bin" / "opencode"
+    with _locked(AGENTS_DIR / f"opencode-{version}.lock"):
+        found = _version_of(executable)
+        if found == version:
+            return executable
+        shutil.rmtree(prefix, ignore_errors=True)
+        _run([npm, "install", "--prefix", str(prefix), "--ignore-scripts", "--no-audit",
+              "--no-fund", "--loglevel=error", f"{OPENCODE_PACKAGE}@{version}"])  # fmt: skip
+        _run([node, str(prefix / "node_modules" / OPENCODE_PACKAGE / "postinstall.mjs")])
+        found = _version_of(executable)
+        if found != version:
+            raise RuntimeError(f"{executable} --version says {found!r} after installing {version}")
+        return executable
+
+
+def aider(version: str = AIDER_VERSION) -> Path:
+    """The ``aider`` executable of aider ``version``, installed here if it is not yet.
+
+    Raises `AgentUnavailable` when pip (or venv) is not available to this interpreter,
+    RuntimeError when the install fails.
+    """
+    python = sys.executable
+    try:
+        pip = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, timeout=60)
+        venv = subprocess.run([python, "-m", "venv", "-h"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AgentUnavailable(f"cannot ask {python} for pip: {exc}") from None
+    if pip.returncode != 0 or venv.returncode != 0:
+        raise AgentUnavailable("pip and venv are needed to install aider from PyPI")
+    prefix = AGENTS_DIR / f"aider-{version}"
+    executable = prefix / "bin" / "aider"
+    with _locked(AGENTS_DIR / f"aider-{version}.lock"):
+        found = _version_of(executable)
+        if found == f"aider {version}":
+            return executable
+        shutil.rmtree(prefix, ignore_errors=True)
+        _run([python, "-m", "venv", "--without-pip", str(prefix)])
+        _run([python, "-m", "pip", "--python", str(prefix / "bin" / "python"), "install",
+              "--quiet", "--disable-pip-version-check", f"{AIDER_PACKAGE}=={version}"],
+             timeout=3 * INSTALL_TIMEOUT_S)  # fmt: skip
+        found = _version_of(executable)
+        if found != f"aider {version}":
             raise RuntimeError(f"{executable} --version says {found!r} after installing {version}")
         return executable
