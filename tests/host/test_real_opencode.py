@@ -23,6 +23,7 @@ import pytest
 from core.intake import submit_dispatch
 from core.repos.claims import GIT_GATES
 from core.store.sqlite_store import SqliteStore
+from tests.agents.documented import documented_profile
 from tests.agents.real_agents import AgentUnavailable, opencode
 from tests.agents.scripted_chat import (
     FAILING_COMMAND,
@@ -69,51 +70,18 @@ def model() -> Iterator[tuple[str, Script]]:
         yield served
 
 
-def provider(url: str) -> str:
-    """OpenCode's configuration naming the scripted server as an OpenAI-compatible provider."""
-    return json.dumps({
-        "$schema": "https://opencode.ai/config.json",
-        "provider": {"scripted": {
-            "npm": "@ai-sdk/openai-compatible",
-            "name": "Scripted",
-            "options": {"baseURL": url, "apiKey": "test-key"},
-            "models": {"scripted-model": {"name": "Scripted model"}},
-        }},
-    })  # fmt: skip
-
-
 def configure(ws: Path, origin: Path, program: Path, url: str) -> None:
+    """The workspace's jarvis.toml: the profile docs/agents.md shows, and the repository."""
     home = ws / "agent-home"
     home.mkdir()
-    proxy = url.rsplit("/v1", 1)[0]
-    env = {
-        # The model service: all an operator's profile needs.
-        "OPENCODE_CONFIG_CONTENT": provider(url),
-        # The test's own: a home of its own (no user's settings or sessions), no fetch of the
-        # public model list, every other connection to the scripted server (which refuses it),
-        # and an author for the agent's commits.
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "OPENCODE_DISABLE_MODELS_FETCH": "1",
-        "HTTPS_PROXY": proxy,
-        "HTTP_PROXY": proxy,
-        "NO_PROXY": "127.0.0.1,localhost",
-        "GIT_AUTHOR_NAME": "Scripted Agent",
-        "GIT_AUTHOR_EMAIL": "agent@example.test",
-        "GIT_COMMITTER_NAME": "Scripted Agent",
-        "GIT_COMMITTER_EMAIL": "agent@example.test",
-    }
-    env_toml = ", ".join(f"{name} = {json.dumps(value)}" for name, value in env.items())
+    profile = documented_profile("opencode", program=program, server=url.rsplit("/v1", 1)[0],
+                                 home=home)  # fmt: skip
     (ws / "jarvis.toml").write_text(
-        '[workers]\ndefault = "opencode"\nconcurrency = 1\n'
-        f'[workers.opencode]\nagent = "opencode"\ncommand = ["{program}"]\n'
-        'model = "scripted/scripted-model"\n'
-        f"env = {{ {env_toml} }}\n"
-        f'[repos."{REPO}"]\npath = "{origin}"\n'
-        f"[timeouts]\nno_output_s = 120\nsteer_ack_s = {HANG_GUARD_S:g}\n"
+        profile
+        + '[workers]\ndefault = "opencode"\nconcurrency = 1\n'
+        + f'[repos."{REPO}"]\npath = "{origin}"\n'
+        # A delivered steer waits for the agent's turn to end, however slow the machine.
+        + f"[timeouts]\nno_output_s = 120\nsteer_ack_s = {HANG_GUARD_S:g}\n"
     )
 
 
