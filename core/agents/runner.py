@@ -4,8 +4,9 @@ The host starts this for a run whose lane has an agent profile (`core.host.worke
 speaks the worker protocol (docs/ipc.md) on the agent's behalf:
 
 - builds the agent's prompt from the dispatch and the criteria (`core.agents.prompt`) and runs
-  the agent non-interactively in the run's worktree, in this process's group (so the host's
-  signals reach it);
+  the agent non-interactively in the run's worktree, ``PWD`` saying so, in this process's group
+  (so the host's signals reach it), with what lasts across its turns (`core.agents.attempt`:
+  a folder outside the checkout, a usage meter where the agent's output leaves calls out);
 - reads the agent's machine-readable output a line at a time (a line is read up to
   `MAX_LINE_BYTES`; the rest of a longer one is skipped, not held), turns each into progress
   events through the agent's adapter (`core.agents.registry`), and copies it to its own stdout
