@@ -27,7 +27,7 @@ from typing import Any, Literal
 from core.authorization import dispatch_refusal
 from core.contracts.errors import FieldError
 from core.contracts.secrets_scan import mask_secrets, redact
-from core.host.refusals import record_reason, run_named_by
+from core.host.refusals import record_reason, run_named_by, target_named_by
 from core.intake import IntakeResult, PreparedDispatch, prepare_dispatch, submit_prepared
 from core.ipc.chat import read_message
 from core.ipc.files import quarantine, read_event
@@ -271,10 +271,12 @@ class Ingestor:
         data: bytes | None = None,
     ) -> Ingested:
         named = run_id or run_named_by(self.layout, path, data)
+        found = {"run_id": named, "target_jid": target_named_by(data)}
+        details = {key: value for key, value in found.items() if value}
         # The message may quote the file; it is kept and shown, so no secret goes in with it.
         message = mask_secrets(message)
         reason = quarantine(path, self.layout.errors_dir, lane=lane, code=code, message=message,
-                            details={"run_id": named} if named else None)  # fmt: skip
+                            details=details or None)  # fmt: skip
         if os.path.lexists(path):
             self._unmovable.add(path)  # its reason is written; do not write another every sweep
         record_reason(self.store, reason)

@@ -166,3 +166,42 @@ def test_the_coordinators_steer_reaches_a_running_run(
     (steer,) = rows(conn, "SELECT operator, message FROM steering_events")
     assert steer == {"operator": "andy-developer", "message": "Only touch src/server.ts"}
     assert refusals(ws) == []
+
+
+def blocks_of(ws: Path, lane: str) -> list[dict[str, Any]]:
+    try:
+        shown = json.loads((ws / "data" / "ipc" / lane / "worker_runs.json").read_text())
+    except (OSError, ValueError):
+        return []
+    found: list[dict[str, Any]] = shown["dispatch_blocks"]
+    return found
+
+
+def test_each_dispatch_block_names_its_target_as_nanoclaws_type_requires(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    andy.dispatch(documented_dispatch("task-5", branch="feature-x"), worker="jarvis-worker-2")
+    andy.steer("nobody-7", "stop")  # a steer of no run: it named no chat
+    andy.dispatch(documented_dispatch("task-6"))
+    with running_host(ws) as host:
+        wait_for_states(conn, {"task-6": "review_requested"}, HANG_GUARD_S, host=host)
+        andy.steer("task-6", "stop")  # too late: the chat it names is its run's
+        wait_until(lambda: len(blocks_of(ws, "andy-developer")) == 3, HANG_GUARD_S,
+                   "three dispatch blocks", host.log)  # fmt: skip
+    by_code = {b["reason_code"]: b for b in blocks_of(ws, "andy-developer")}
+    dispatch, steer = by_code["dispatch_invalid"], by_code["unknown_run"]
+    late = by_code["not_running"]
+    assert (late["target_jid"], late["target_folder"], late["run_id"]) == (
+        "jarvis-worker-1@nanoclaw", "jarvis-worker-1", "task-6"
+    )  # fmt: skip
+    # DispatchBlockSnapshotEntry (src/container-runner.ts): target_jid is required, in order.
+    assert list(dispatch) == ["timestamp", "source_group", "target_jid", "target_folder",
+                              "reason_code", "reason_text", "run_id"]  # fmt: skip
+    assert (dispatch["target_jid"], dispatch["target_folder"]) == (
+        "jarvis-worker-2@nanoclaw", "jarvis-worker-2"
+    )  # fmt: skip
+    assert dispatch["run_id"] == "task-5"
+    assert list(steer) == ["timestamp", "source_group", "target_jid", "reason_code",
+                           "reason_text", "run_id"]  # fmt: skip
+    assert steer["target_jid"] == "unknown" and steer["run_id"] == "nobody-7"
