@@ -418,9 +418,9 @@ class Ingestor:
         parsed = parse_message(data)
         if isinstance(parsed, list):
             raise _Refuse(parsed[0].code if parsed else "bad_message", _errors_text(parsed))
-        request = read_message(parsed.chatJid, parsed.text)
+        request = read_message(parsed.chatJid, parsed.text, event.lane)
         if request.refusal is not None:
-            raise _Refuse("not_a_dispatch", request.refusal)
+            raise _Refuse(request.code, request.refusal)
         if request.payload is not None:
             self._dispatch(tx, event.lane, request.payload, request.target)
         # Anything else is an ordinary chat message: nothing for the host to do.
@@ -459,7 +459,7 @@ def _dispatch_in(event: Event, data: bytes) -> tuple[dict[str, Any], str] | None
     elif event.kind == "message":
         message = parse_message(data)
         if not isinstance(message, list):
-            request = read_message(message.chatJid, message.text)
+            request = read_message(message.chatJid, message.text, event.lane)
             if request.payload is not None:
                 return request.payload, request.target or DEFAULT_TARGET
     return None

@@ -205,3 +205,24 @@ def test_each_dispatch_block_names_its_target_as_nanoclaws_type_requires(
     assert list(steer) == ["timestamp", "source_group", "target_jid", "reason_code",
                            "reason_text", "run_id"]  # fmt: skip
     assert steer["target_jid"] == "unknown" and steer["run_id"] == "nobody-7"
+
+
+@pytest.mark.parametrize("own_chat", ["120363000000000000@g.us", "andy-developer@nanoclaw"])
+def test_a_dispatch_to_the_coordinators_own_chat_is_blocked_as_nanoclaw_blocks_it(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, own_chat: str
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    # send_message without target_group_jid: the coordinator's own chat, its NanoClaw chat id
+    # (a WhatsApp group), or the one Jarvis names it by.
+    andy.send_message(js_compact(documented_dispatch("task-8")), own_chat)
+    with running_host(ws) as host:
+        (refused,) = wait_for_refusals(ws, 1)
+        wait_until(lambda: blocks_of(ws, "andy-developer"), HANG_GUARD_S,
+                   "the block in worker_runs.json", host.log)  # fmt: skip
+    assert rows(conn, "SELECT run_id FROM runs") == []
+    assert refused["code"] == "dispatch_to_own_chat"
+    assert "set target_group_jid to a worker's chat" in refused["message"]
+    (block,) = blocks_of(ws, "andy-developer")
+    assert (block["target_jid"], block["reason_code"], block["run_id"]) == (
+        own_chat, "dispatch_to_own_chat", "task-8"
+    )  # fmt: skip
