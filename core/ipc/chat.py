@@ -11,7 +11,9 @@ A dispatch the coordinator (``andy-developer``) sends to a chat that is no worke
 too, as NanoClaw's host blocks it ("dispatch payload to andy-developer chat blocked; set
 target_group_jid to jarvis-worker-*"): its ``send_message`` tool sends to the coordinator's own
 chat when no target is set, and the only other chats NanoClaw lets it write to are the workers'.
-Without this, such a dispatch would become a run on the default worker.
+Without this, such a dispatch would become a run on the default worker. A dispatch it sends to a
+worker's chat has its ``required_fields`` back-filled first, as NanoClaw's host does
+(`core.nanoclaw.required_fields`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from core.authorization import LEAD, is_worker_lane
+from core.nanoclaw.required_fields import backfill_required_fields
 from core.workspace import lane_problem
 
 #: The domain of NanoClaw's synthetic chat ids for its own lanes (``<lane>@nanoclaw``).
@@ -95,4 +98,6 @@ def read_message(chat_jid: str, text: str, source: str | None = None) -> ChatReq
             ),
             code="dispatch_to_own_chat",
         )
+    if payload is not None and source == LEAD and target is not None and is_worker_lane(target):
+        payload = backfill_required_fields(payload)  # NanoClaw's host does, before validating
     return ChatRequest(target, payload)

@@ -226,3 +226,46 @@ def test_a_dispatch_to_the_coordinators_own_chat_is_blocked_as_nanoclaw_blocks_i
     assert (block["target_jid"], block["reason_code"], block["run_id"]) == (
         own_chat, "dispatch_to_own_chat", "task-8"
     )  # fmt: skip
+
+
+def test_the_coordinators_missing_required_fields_are_filled_before_validation(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    sparse = {"required_fields": ["run_id", " branch ", "", "pr_skipped_reason"]}
+    andy.dispatch(documented_dispatch("task-9", output_contract=sparse))
+    andy.dispatch(documented_dispatch("task-10", output_contract={"required_fields": []}))
+    # What NanoClaw does not fill stays refused: no list at all, or a continue without
+    # session_id (NanoClaw never adds it).
+    andy.dispatch(documented_dispatch("task-11", output_contract={}))
+    andy.dispatch(documented_dispatch("task-12", context_intent="continue", session_id="s-1",
+                                      output_contract={"required_fields": ["run_id"]}))  # fmt: skip
+    with running_host(ws) as host:
+        wait_for_states(conn, {"task-9": ENDS, "task-10": ENDS}, HANG_GUARD_S, host=host)
+        refused = wait_for_refusals(ws, 2)
+    stored = json.loads(run_row(conn, "task-9")["dispatch_json"])
+    assert stored["output_contract"]["required_fields"] == [
+        "run_id", "branch", "pr_skipped_reason", "commit_sha", "files_changed", "test_result",
+        "risk",
+    ]  # fmt: skip
+    stored = json.loads(run_row(conn, "task-10")["dispatch_json"])
+    assert stored["output_contract"]["required_fields"][-1] == "pr_url"
+    assert {r["details"]["run_id"]: r["code"] for r in refused} == {
+        "task-11": "dispatch_invalid", "task-12": "dispatch_invalid"
+    }  # fmt: skip
+    assert "session_id" in [r for r in refused if r["details"]["run_id"] == "task-12"][0][
+        "message"
+    ]
+
+
+def test_a_dispatch_that_is_not_the_coordinators_keeps_its_list_as_given(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    sparse = {"required_fields": ["run_id", "branch", "pr_url"]}
+    Coordinator(ws / "data" / "ipc", lane="main").dispatch(
+        documented_dispatch("task-13", output_contract=sparse)
+    )
+    with running_host(ws):
+        (refused,) = wait_for_refusals(ws, 1)
+    assert refused["code"] == "dispatch_invalid" and "commit_sha" in refused["message"]
+    assert rows(conn, "SELECT run_id FROM runs") == []
