@@ -250,12 +250,11 @@ def test_the_coordinators_missing_required_fields_are_filled_before_validation(
     ]  # fmt: skip
     stored = json.loads(run_row(conn, "task-10")["dispatch_json"])
     assert stored["output_contract"]["required_fields"][-1] == "pr_url"
-    assert {r["details"]["run_id"]: r["code"] for r in refused} == {
+    by_run = {r["details"]["run_id"]: r for r in refused}
+    assert {run_id: r["code"] for run_id, r in by_run.items()} == {
         "task-11": "dispatch_invalid", "task-12": "dispatch_invalid"
     }  # fmt: skip
-    assert "session_id" in [r for r in refused if r["details"]["run_id"] == "task-12"][0][
-        "message"
-    ]
+    assert "session_id" in by_run["task-12"]["message"]
 
 
 def test_a_dispatch_that_is_not_the_coordinators_keeps_its_list_as_given(

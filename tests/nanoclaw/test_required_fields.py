@@ -15,8 +15,9 @@ BASE = ["run_id", "branch", "commit_sha", "files_changed", "test_result", "risk"
 
 
 def with_fields(fields: Any) -> dict[str, Any]:
-    return documented_dispatch("task-1", output_contract={"required_fields": fields,
-                                                          "browser_evidence_required": False})
+    return documented_dispatch(
+        "task-1", output_contract={"required_fields": fields, "browser_evidence_required": False}
+    )
 
 
 @pytest.mark.parametrize(
