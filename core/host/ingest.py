@@ -271,9 +271,11 @@ class Ingestor:
         data: bytes | None = None,
     ) -> Ingested:
         named = run_id or run_named_by(self.layout, path, data)
-        found = {"run_id": named, "target_jid": target_named_by(data)}
+        target = target_named_by(data)
+        # The message may quote the file, and the target is the lane's text; both are kept and
+        # shown, so no secret goes in with them.
+        found = {"run_id": named, "target_jid": mask_secrets(target) if target else None}
         details = {key: value for key, value in found.items() if value}
-        # The message may quote the file; it is kept and shown, so no secret goes in with it.
         message = mask_secrets(message)
         reason = quarantine(path, self.layout.errors_dir, lane=lane, code=code, message=message,
                             details=details or None)  # fmt: skip

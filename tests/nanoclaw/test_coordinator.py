@@ -207,9 +207,16 @@ def test_each_dispatch_block_names_its_target_as_nanoclaws_type_requires(
     assert steer["target_jid"] == "unknown" and steer["run_id"] == "nobody-7"
 
 
-@pytest.mark.parametrize("own_chat", ["120363000000000000@g.us", "andy-developer@nanoclaw"])
+@pytest.mark.parametrize(
+    ("own_chat", "shown"),
+    [
+        ("120363000000000000@g.us", "120363000000000000@g.us"),
+        ("andy-developer@nanoclaw", "andy-developer@nanoclaw"),
+        ("ghp_" + "a1B2" * 9 + "@g.us", "ghp_****@g.us"),  # a lane's text: no secret kept
+    ],
+)
 def test_a_dispatch_to_the_coordinators_own_chat_is_blocked_as_nanoclaw_blocks_it(
-    ws: Path, store: SqliteStore, conn: sqlite3.Connection, own_chat: str
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, own_chat: str, shown: str
 ) -> None:
     andy = Coordinator(ws / "data" / "ipc")
     # send_message without target_group_jid: the coordinator's own chat, its NanoClaw chat id
@@ -224,7 +231,7 @@ def test_a_dispatch_to_the_coordinators_own_chat_is_blocked_as_nanoclaw_blocks_i
     assert "set target_group_jid to a worker's chat" in refused["message"]
     (block,) = blocks_of(ws, "andy-developer")
     assert (block["target_jid"], block["reason_code"], block["run_id"]) == (
-        own_chat, "dispatch_to_own_chat", "task-8"
+        shown, "dispatch_to_own_chat", "task-8"
     )  # fmt: skip
 
 
