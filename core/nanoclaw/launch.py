@@ -6,6 +6,9 @@ profile's command is a container (``docker run …``, ``podman run …``, Apple'
 …``), the host adds, right after ``run`` (so options of the profile's own that follow win):
 
 - ``-v <data/ipc/<lane>>:/workspace/ipc`` and ``-v <the run's worktree>:/workspace/group``;
+  a worktree whose path holds a ``:`` (the option's separator; a run id such as ``nc:run:a8``)
+  is mounted through a link named after the run id with every such character percent-encoded
+  (`mount_source`), so the id itself stays as it is everywhere else;
 - ``-v <git dir>:<git dir>``: the repository's git directory at its own path, since a linked
   worktree's ``.git`` file points there (commits are written into it);
 - ``--user <uid>:<gid> -e HOME=/home/node`` when the host's user is neither root nor 1000 (the
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.contracts.names import run_ref_part
 from core.nanoclaw.container_input import (
     DEFAULT_ASSISTANT,
     container_input,
@@ -49,6 +53,8 @@ CLOSE = "_close"
 CLOSE_GRACE_S = 15.0
 #: The uid of the ``node`` user in NanoClaw's images.
 IMAGE_UID = 1000
+#: The workspace folder holding the links a container mounts for checkouts it cannot name.
+MOUNTS = "mounts"
 
 
 class LaunchError(ValueError):
@@ -108,6 +114,29 @@ def _mount(source: Path | str, target: str) -> list[str]:
     return ["-v", f"{source}:{target}"]
 
 
+def mount_source(checkout: Path, run_id: str, mounts_dir: Path | None) -> Path:
+    """What a container mounts as ``/workspace/group``: the checkout, or, when its path holds
+    a ``:`` (which ``-v`` takes for its separator), a link to it in ``mounts_dir`` named
+    `run_ref_part` of the run id (``nc:run:a8`` → ``nc%3Arun%3Aa8``).
+
+    That name is stable (the run's every attempt mounts the same path) and never shared (the
+    encoding is one to one, and an id that needs none has no link). The link is made anew
+    each time, so one left by an earlier attempt, or pointing elsewhere, is replaced.
+
+    Raises:
+        OSError: the link cannot be made.
+    """
+    if mounts_dir is None or ":" not in str(checkout):
+        return checkout
+    mounts_dir.mkdir(exist_ok=True)
+    alias = mounts_dir / run_ref_part(run_id)
+    temp = mounts_dir / f".{alias.name}.{os.getpid()}.tmp"
+    temp.unlink(missing_ok=True)
+    os.symlink(checkout.absolute(), temp)
+    os.replace(temp, alias)  # a folder there (not the host's) fails, and the start with it
+    return alias
+
+
 def container_options(
     runtime: str,
     *,
@@ -116,9 +145,12 @@ def container_options(
     env_names: Sequence[str],
     uid: int,
     gid: int,
+    group_source: Path | None = None,
 ) -> list[str]:
-    """The options the host adds after ``run`` (see the module docstring)."""
-    options = [*_mount(ipc_dir, CONTAINER_IPC), *_mount(checkout, CONTAINER_GROUP)]
+    """The options the host adds after ``run`` (see the module docstring); ``group_source``
+    is what is mounted as ``/workspace/group`` when it is not the checkout (`mount_source`)."""
+    source = checkout if group_source is None else group_source
+    options = [*_mount(ipc_dir, CONTAINER_IPC), *_mount(source, CONTAINER_GROUP)]
     git_dir = git_dir_of(checkout)
     if git_dir is not None:
         options += _mount(git_dir, str(git_dir))
@@ -143,12 +175,17 @@ def build_launch(
     host_env: Mapping[str, str],
     secret_names: Sequence[str] = (),
     assistant_name: str | None = None,
+    mounts_dir: Path | None = None,
 ) -> Launch:
     """The command, environment and stdin of a run's runner.
+
+    ``mounts_dir`` is where the link to a checkout whose path holds a ``:`` is made
+    (`mount_source`); without it such a checkout cannot be mounted.
 
     Raises:
         LaunchError: a container command without a ``run`` word, or a path that cannot be
             mounted.
+        OSError: the link to the checkout cannot be made.
     """
     argv = list(command)
     env: dict[str, str] = {}
@@ -166,6 +203,7 @@ def build_launch(
             env_names=sorted(profile_env),
             uid=os.getuid(),
             gid=os.getgid(),
+            group_source=mount_source(checkout, run_id, mounts_dir),
         )
         argv[at + 1 : at + 1] = options
         workdir = CONTAINER_GROUP

@@ -34,3 +34,10 @@ USAGE_UNREADABLE = """
         -- figures are unknown (core/host/budgets.py).
         ALTER TABLE run_usage ADD COLUMN unreadable TEXT;
 """
+
+REFUSAL_TARGET = """
+        -- The chat a refused file addressed (a message's chatJid, <lane>@nanoclaw for a
+        -- dispatch task's target or a steered run's lane); NULL when it named none. NanoClaw's
+        -- dispatch blocks, which a lane reads in worker_runs.json, require it.
+        ALTER TABLE quarantined_files ADD COLUMN target_jid TEXT;
+"""
