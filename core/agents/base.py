@@ -247,6 +247,14 @@ class LineAdapter(ABC):
             error=why,
         )
 
+    def resuming(self, earlier: LineAdapter) -> None:
+        """This adapter reads a resumed session whose earlier turns ``earlier`` read.
+
+        An agent whose figures are the session's running totals (Codex's ``turn.completed``)
+        reports the earlier turns' tokens again; overridden there to go on from ``earlier``'s
+        totals, so they count once."""
+        return None
+
     def _set_session(self, session_id: object) -> None:
         if isinstance(session_id, str) and session_id.strip():
             self._session = one_line(session_id, 200)

@@ -37,6 +37,7 @@ from core.agents.compose import compose_completion
 from core.agents.events import AgentEvent, Usage
 from core.agents.prompt import build_prompt
 from core.agents.registry import adapter_for
+from core.agents.unattended import unattended_args
 from core.contracts.completion import extract_completion
 from core.host.worker_profiles import DEFAULT_EXECUTABLES
 from core.ipc.worker_env import (
@@ -150,7 +151,11 @@ class Runner:
         """Run the agent once; its exit code (or 128 + a signal that stopped us)."""
         self.spent = self.spent.plus(self.adapter.usage)
         extra = [a for a in self.profile.get("args") or [] if isinstance(a, str)]
-        self.adapter = adapter_for(self.agent, cwd=str(checkout), extra_args=extra)
+        extra = [*unattended_args(self.agent, checkout, extra, os.environ), *extra]
+        earlier, self.adapter = self.adapter, adapter_for(self.agent, cwd=str(checkout),
+                                                          extra_args=extra)  # fmt: skip
+        if session:
+            self.adapter.resuming(earlier)
         executable = list(self.profile.get("command") or DEFAULT_EXECUTABLES[self.agent])
         argv = self.adapter.argv(
             executable, prompt, model=self.profile.get("model"), session_id=session

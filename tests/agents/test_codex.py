@@ -80,7 +80,7 @@ def test_an_error_run_ends_with_the_failed_turn() -> None:
             "github/search_issues",
         ),
         ("error", f"error: {reconnect}", None),
-        ("error", "warning: model rerouted: gpt-5-codex -> gpt-5 (HighRiskCyberActivity)", None),
+        ("message", "warning: model rerouted: gpt-5-codex -> gpt-5 (HighRiskCyberActivity)", None),
         ("error", f"turn failed: {failed}", None),
     ]
     assert events[-1].error == failed
@@ -140,6 +140,7 @@ def test_argv_new_and_resumed() -> None:
         "codex",
         "exec",
         "--json",
+        "--skip-git-repo-check",
         "--model=gpt-5-codex",
         "--sandbox",
         "workspace-write",
@@ -150,8 +151,52 @@ def test_argv_new_and_resumed() -> None:
         "codex",
         "exec",
         "--json",
+        "--skip-git-repo-check",
         "resume",
         "--",
         "0199a213",
         "go on",
     ]
+
+
+#: What codex 0.171.0 prints when its model is not in its own catalogue (a local model service's
+#: name): a warning, and the run goes on.
+UNKNOWN_MODEL = (
+    "Model metadata for `scripted-model` not found. Defaulting to fallback metadata; this can "
+    "degrade performance and cause issues."
+)
+
+
+def test_a_warning_item_is_shown_as_a_warning_not_stored_as_an_error() -> None:
+    adapter = CodexAdapter()
+    item = {"id": "item_0", "type": "error", "message": UNKNOWN_MODEL}
+    line = json.dumps({"type": "item.completed", "item": item}).encode()
+    (event,) = adapter.parse_line(line)
+    assert (event.phase, event.error) == ("message", None)
+    assert event.summary == f"warning: {UNKNOWN_MODEL}"
+
+
+def turn_completed(tokens_in: int, tokens_out: int) -> bytes:
+    usage = {"input_tokens": tokens_in, "cached_input_tokens": 0, "output_tokens": tokens_out}
+    return json.dumps({"type": "turn.completed", "usage": usage}).encode()
+
+
+def test_a_resumed_thread_counts_only_the_tokens_of_its_new_turn() -> None:
+    # codex 0.171.0, as run live: the first process's turn used 4,500 tokens in, and the
+    # resumed process's turn.completed says 6,000: the thread's total, not the turn's.
+    first = CodexAdapter()
+    first.parse_line(json.dumps({"type": "thread.started", "thread_id": "t-1"}).encode())
+    first.parse_line(turn_completed(4_500, 270))
+    resumed = CodexAdapter()
+    resumed.resuming(first)
+    events = resumed.parse_line(turn_completed(6_000, 360))
+    assert (resumed.usage.tokens_in, resumed.usage.tokens_out) == (1_500, 90)
+    assert total_usage(events) == resumed.usage
+    assert first.usage.plus(resumed.usage).tokens_in == 6_000
+
+
+def test_argv_never_stops_outside_a_git_repository() -> None:
+    # A run on no configured repository gets an empty checkout: codex refuses to work in a
+    # folder that is not a repository unless told it may.
+    argv = CodexAdapter().argv(["codex"], "go", session_id="t-1")
+    assert argv.index("--skip-git-repo-check") < argv.index("resume")

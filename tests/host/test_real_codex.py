@@ -1,0 +1,301 @@
+"""Codex itself as a worker, end to end: the real program (0.171.0, installed from npm into the
+repository's ``.agents/`` by tests/agents/real_agents.py), run by the real host and the runner
+against a scripted Responses API server on 127.0.0.1 (tests/agents/scripted_responses.py), with
+the profile docs/agents.md shows: the agent, its program, its model and the settings pointing it
+at its model service. Every flag it needs to work unattended is Jarvis's to add.
+
+The agent applies a patch in the run's worktree, runs a command that fails, commits with its
+shell tool and ends with the completion block, the sha read back from its own tool output; the
+run reaches review with the git gates passed, the tokens the server served are what Jarvis
+recorded, and approving merges the branch. A steer sent while the agent works reaches it at its
+next turn, by the runner resuming its thread, and the resumed turn's tokens count once.
+
+Nothing leaves the machine: the agent's proxy is the scripted server too, which keeps every
+tunnel asked for, and the test checks there was none. Skipped only where npm is not installed;
+a failed install is an error, not a skip.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.agents.prompt import build_prompt
+from core.agents.unattended import codex_args
+from core.criteria import run_criteria
+from core.intake import submit_dispatch
+from core.repos.claims import GIT_GATES
+from core.store.sqlite_store import SqliteStore
+from tests.agents.real_agents import AgentUnavailable, codex
+from tests.agents.scripted_model import FILE_NAME, FILE_TEXT, STEER_REPLY
+from tests.agents.scripted_responses import (
+    FAILING_COMMAND,
+    Script,
+    last_user_text,
+    scripted_responses,
+    steered,
+    user_texts,
+)
+from tests.core.store_helpers import dispatch_doc
+from tests.gitrepo import make_repo, run_git
+from tests.host.hostkit import (
+    cli,
+    describe_runs,
+    rows,
+    run_row,
+    running_host,
+    wait_for_states,
+    wait_until,
+)
+from tests.processes import HANG_GUARD_S
+
+pytestmark = pytest.mark.slow
+
+REPO = "acme-labs/fleet-engine"
+ENDS = {"review_requested", "failed_contract", "failed"}
+#: A model outside codex's own catalogue, as a local model service's would be.
+MODEL = "scripted-model"
+#: A task whose every byte must reach the model as written: quotes, a backslash, a tab,
+#: blank lines, text that is not ASCII, and JSON.
+TASK = (
+    'Add src/retry.py with a "retry" helper.\n\n'
+    '\tKeep C:\\temp out of it; naïve → fine; {"run_id": "r1"}\n'
+    "- and a line that starts as an option would."
+)
+#: What keeps codex from calling home (analytics, plugin and app catalogues) in the test: its
+#: own configuration file, in a home of its own. The profile does not need it.
+QUIET_CONFIG = "[analytics]\nenabled = false\n[features]\nplugins = false\napps = false\n"
+
+
+@pytest.fixture(scope="session")
+def program() -> Path:
+    try:
+        return codex()
+    except AgentUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
+def model() -> Iterator[tuple[str, Script]]:
+    with scripted_responses() as served:
+        yield served
+
+
+def profile_toml(program: Path, url: str) -> str:
+    """The ``[workers.codex]`` profile of docs/agents.md, pointed at ``url``."""
+    provider = f'{{ name = "local", base_url = "{url}", env_key = "LOCAL_MODEL_KEY" }}'
+    return (
+        f'[workers.codex]\nagent = "codex"\ncommand = ["{program}"]\nmodel = "{MODEL}"\n'
+        f"args = ['-c', 'model_provider=\"local\"', '-c', 'model_providers.local={provider}']\n"
+    )
+
+
+def agent_env(ws: Path, url: str) -> dict[str, str]:
+    """The agent's environment: its key, and what keeps the test apart from the machine's
+    user (a home of its own), from its network (the proxy) and from its temporary folder
+    (codex refuses to make its helper programs under the temporary folder, and pytest's
+    folders are all under /tmp)."""
+    home = ws / "agent-home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(QUIET_CONFIG)
+    (ws / "agent-tmp").mkdir()
+    proxy = url.removesuffix("/v1")
+    return {
+        "LOCAL_MODEL_KEY": "test-key",
+        "HOME": str(home),
+        "CODEX_HOME": str(home / ".codex"),
+        "TMPDIR": str(ws / "agent-tmp"),
+        "HTTPS_PROXY": proxy,
+        "HTTP_PROXY": proxy,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "GIT_AUTHOR_NAME": "Scripted Agent",
+        "GIT_AUTHOR_EMAIL": "agent@example.test",
+        "GIT_COMMITTER_NAME": "Scripted Agent",
+        "GIT_COMMITTER_EMAIL": "agent@example.test",
+    }
+
+
+def configure(ws: Path, origin: Path, program: Path, url: str) -> None:
+    env_toml = ", ".join(f'{name} = "{value}"' for name, value in agent_env(ws, url).items())
+    (ws / "jarvis.toml").write_text(
+        '[workers]\ndefault = "codex"\nconcurrency = 1\n'
+        + profile_toml(program, url)
+        + f"env = {{ {env_toml} }}\n"
+        f'[repos."{REPO}"]\npath = "{origin}"\n'
+        # A delivered steer waits for the agent's turn to end, however slow the machine.
+        f"[timeouts]\nno_output_s = 120\nsteer_ack_s = {HANG_GUARD_S:g}\n"
+    )
+
+
+def submit(store: SqliteStore, run_id: str) -> None:
+    doc = dispatch_doc(run_id, input=TASK, branch=f"jarvis-{run_id}")
+    result = submit_dispatch(store, doc, source_lane="main", target_lane="jarvis-worker-1",
+                             actor="test")  # fmt: skip
+    assert result.outcome == "enqueued", result.to_json()
+
+
+def stream_lines(ws: Path, run_id: str) -> list[dict[str, Any]]:
+    """Codex's JSON lines in the run's log (the runner copies them there)."""
+    found: list[dict[str, Any]] = []
+    for line in (ws / "logs" / run_id / "attempt-1" / "stdout.log").read_text().splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("type"), str):
+            found.append(doc)
+    return found
+
+
+def completion_of(ws: Path, run_id: str) -> dict[str, Any]:
+    out = (ws / "logs" / run_id / "attempt-1" / "stdout.log").read_text()
+    found: dict[str, Any] = json.loads(
+        out.rsplit("<completion>", 1)[1].split("</completion>", 1)[0]
+    )
+    return found
+
+
+def progress(conn: sqlite3.Connection, run_id: str) -> list[tuple[str, str, str | None]]:
+    found = rows(conn, "SELECT phase, summary, tool_used FROM progress_events WHERE run_id = ? "
+                       "ORDER BY attempt, seq", [run_id])  # fmt: skip
+    return [(r["phase"], r["summary"], r["tool_used"]) for r in found]
+
+
+def test_codex_patches_commits_reaches_review_and_is_merged_against_a_scripted_model(
+    ws: Path,
+    store: SqliteStore,
+    conn: sqlite3.Connection,
+    tmp_path: Path,
+    program: Path,
+    model: tuple[str, Script],
+) -> None:
+    url, script = model
+    origin = make_repo(tmp_path / "origin.git", {"README.md": "# engine\n"}, bare=True)
+    configure(ws, origin, program, url)
+    submit(store, "r1")
+
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": ENDS}, HANG_GUARD_S, host=host)
+        assert run_row(conn, "r1")["state"] == "review_requested", describe_runs(conn, host)
+
+    # Asked four times (patch, a look that fails, commit, finish), and nothing else left.
+    assert len(script.main_requests) == 4, [r.path for r in script.requests]
+    assert script.tunnels == []
+    # The prompt reached the model byte for byte as the runner built it.
+    run = run_row(conn, "r1")
+    built = build_prompt(json.loads(run["dispatch_json"]), run_criteria.criteria_of(run), "r1")
+    assert user_texts(script.main_requests[0].body)[-1] == built
+    assert TASK in built
+    gates = {g["name"]: g for g in rows(conn, "SELECT * FROM gate_results WHERE run_id='r1'")}
+    assert all(gates[name]["status"] == "passed" for name in GIT_GATES), gates
+    # The agent's commit is on the run's branch in the configured repository, with its file.
+    head = run_git(origin, "rev-parse", "jarvis-r1")
+    assert run["commit_sha"] == head
+    assert run_git(origin, "show", f"jarvis-r1:{FILE_NAME}") == FILE_TEXT.strip()
+    assert run_git(origin, "log", "-1", "--format=%an", "jarvis-r1") == "Scripted Agent"
+    steps = progress(conn, "r1")
+    assert ("editing", f"add {FILE_NAME}", "file_change") in steps, steps
+    assert any(p == "committing" and s.startswith("ran (exit 0)") for p, s, _ in steps), steps
+    # The command that exited 1 is shown failed; the unknown model is a warning, no error.
+    assert (
+        "tool", f"failed (exit 1): {FAILING_COMMAND}", "command_execution"
+    ) in steps, steps  # fmt: skip
+    warnings = [s for p, s, _ in steps if s.startswith("warning: Model metadata")]
+    assert len(warnings) == 1 and not [p for p, _, _ in steps if p == "error"], steps
+    completion = completion_of(ws, "r1")
+    assert completion["commit_sha"] == head and "derived" not in completion, completion
+    # The tokens the server served are what Jarvis recorded.
+    code, shown = cli(ws, "show", "r1")
+    assert code == 0, shown
+    usage = shown["run"]["usage"]
+    assert (usage["tokens_in"], usage["tokens_out"]) == script.tokens, usage
+
+    code, approved = cli(ws, "approve", "r1")
+    assert code == 0 and approved["ok"], approved
+    assert run_git(origin, "rev-parse", "main") == head
+
+
+def test_a_steer_reaches_codex_by_resuming_its_thread_and_its_tokens_count_once(
+    ws: Path,
+    store: SqliteStore,
+    conn: sqlite3.Connection,
+    tmp_path: Path,
+    program: Path,
+    model: tuple[str, Script],
+) -> None:
+    url, script = model
+    origin = make_repo(tmp_path / "origin.git", {"README.md": "# engine\n"}, bare=True)
+    configure(ws, origin, program, url)
+    steer = "Also name the helper in the module docstring."
+    # The agent's first call to the model waits at the server: the agent is mid-turn.
+    first = script.hold(0)
+    submit(store, "r1")
+
+    def steer_status() -> list[str]:
+        return [s["status"] for s in rows(conn, "SELECT status FROM steering_events "
+                                                "WHERE run_id = 'r1'")]  # fmt: skip
+
+    with running_host(ws) as host:
+        wait_until(first.arrived.is_set, HANG_GUARD_S, "the agent's first model call", host.log)
+        code, sent = cli(ws, "steer", "r1", steer)
+        assert code == 0, sent
+        wait_until(lambda: steer_status() == ["delivered"], HANG_GUARD_S,
+                   "the steer's delivery", lambda: f"{steer_status()}\n{host.log()}")  # fmt: skip
+        first.released.set()
+        wait_for_states(conn, {"r1": ENDS}, HANG_GUARD_S, host=host)
+        assert run_row(conn, "r1")["state"] == "review_requested", describe_runs(conn, host)
+
+    # Four calls for the task, then one for the steer, which none of the first four saw.
+    main = script.main_requests
+    assert len(main) == 5, [(r.path, last_user_text(r.body)[:80]) for r in script.requests]
+    assert not any(steer in json.dumps(r.body) for r in main[:4])
+    assert steered(main[4].body) and last_user_text(main[4].body) == steer
+    assert script.tunnels == []
+    assert steer_status() == ["acked"]
+    found = [s for p, s, _ in progress(conn, "r1") if p == "steering"]
+    assert [s.endswith(f"acknowledged: {steer}") for s in found] == [True], found
+    # The second process resumed the first one's thread.
+    threads = [d["thread_id"] for d in stream_lines(ws, "r1") if d["type"] == "thread.started"]
+    assert len(threads) == 2 and threads[0] == threads[1], threads
+    gates = {g["name"]: g for g in rows(conn, "SELECT * FROM gate_results WHERE run_id='r1'")}
+    assert all(gates[name]["status"] == "passed" for name in GIT_GATES), gates
+    completion = completion_of(ws, "r1")
+    assert completion["commit_sha"] == run_git(origin, "rev-parse", "jarvis-r1"), completion
+    answers = [d for d in stream_lines(ws, "r1") if d["type"] == "item.completed"
+               and d["item"]["type"] == "agent_message"]  # fmt: skip
+    assert answers[-1]["item"]["text"].startswith(STEER_REPLY), answers
+    # Both turns' tokens, each once: the resumed turn.completed is the thread's running total.
+    code, shown = cli(ws, "show", "r1")
+    assert code == 0, shown
+    usage = shown["run"]["usage"]
+    assert (usage["tokens_in"], usage["tokens_out"]) == script.tokens, usage
+
+
+def test_codex_commits_in_a_checkout_holding_its_own_git_directory(
+    tmp_path: Path, program: Path, model: tuple[str, Script]
+) -> None:
+    """The layout a run's own repository has (``<checkout>/.git``), which codex's
+    ``workspace-write`` keeps read only: with Jarvis's flags, the commit lands."""
+    url, script = model
+    origin = make_repo(tmp_path / "origin.git", {"README.md": "# engine\n"}, bare=True)
+    checkout = tmp_path / "checkout"
+    run_git(tmp_path, "clone", "-q", "--branch", "main", str(origin), str(checkout))
+    run_git(checkout, "checkout", "-q", "-b", "jarvis-r2")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"PATH": "/usr/bin:/bin", **agent_env(ws, url)}
+    provider = f'{{ name = "local", base_url = "{url}", env_key = "LOCAL_MODEL_KEY" }}'
+    argv = [str(program), "exec", "--json", "--skip-git-repo-check", f"--model={MODEL}",
+            *codex_args(checkout, [], "none"), "-c", 'model_provider="local"',
+            "-c", f"model_providers.local={provider}", "--", "Add the helper."]  # fmt: skip
+    done = subprocess.run(argv, cwd=checkout, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert run_git(checkout, "show", f"HEAD:{FILE_NAME}") == FILE_TEXT.strip(), done.stdout
+    assert len(script.main_requests) == 4
