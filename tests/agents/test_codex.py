@@ -200,3 +200,30 @@ def test_argv_never_stops_outside_a_git_repository() -> None:
     # folder that is not a repository unless told it may.
     argv = CodexAdapter().argv(["codex"], "go", session_id="t-1")
     assert argv.index("--skip-git-repo-check") < argv.index("resume")
+
+
+def test_a_live_turn_and_its_resumed_thread_as_codex_0_171_printed_them() -> None:
+    first = CodexAdapter(cwd=CWD)
+    events = run(first, lines_of(HERE / "live-turn.jsonl"))
+    look = "git rev-parse --verify --quiet refs/heads/no-such-branch"
+    commit = "git add -A && git commit -q -m 'Retry twice' && git rev-parse HEAD"
+    assert triples(events)[:9] == [
+        ("message", "session started", None),
+        ("message", f"warning: {UNKNOWN_MODEL}", None),
+        ("editing", "add src/retry.py", "file_change"),
+        ("tool", f"run: {look}", TOOL),
+        ("tool", f"failed (exit 1): {look}", TOOL),
+        ("committing", f"run: {commit}", TOOL),
+        ("committing", f"ran (exit 0): {commit}", TOOL),
+        ("message", "Committed the change.", None),
+        ("done", "turn completed", None),
+    ]
+    assert not [e for e in events if e.phase == "error"]
+    assert events[4].error == "exit 1"
+    assert (first.usage.tokens_in, first.usage.tokens_out) == (6_000, 360)
+    resumed = CodexAdapter(cwd=CWD)
+    resumed.resuming(first)
+    later = run(resumed, lines_of(HERE / "live-resumed.jsonl"))
+    assert resumed.session_id == first.session_id
+    assert (resumed.usage.tokens_in, resumed.usage.tokens_out) == (1_500, 90)
+    assert later[-1].final_text is not None and "<completion>" in later[-1].final_text
