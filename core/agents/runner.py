@@ -37,6 +37,7 @@ from core.agents.compose import compose_completion
 from core.agents.events import AgentEvent, Usage
 from core.agents.prompt import build_prompt
 from core.agents.registry import adapter_for
+from core.agents.spending import said, usage_doc
 from core.agents.unattended import unattended_args
 from core.contracts.completion import extract_completion
 from core.host.worker_profiles import DEFAULT_EXECUTABLES
@@ -49,6 +50,7 @@ from core.ipc.worker_env import (
     load_worker_config,
     write_json_atomic,
 )
+from core.prices import read_price
 
 #: A line of the agent's output longer than this is skipped past, not held in memory.
 MAX_LINE_BYTES = 1024 * 1024
@@ -79,6 +81,9 @@ class Runner:
         self.stopping: int | None = None
         self.child: subprocess.Popen[bytes] | None = None
         self.acked: set[str] = set()
+        self.price = read_price(os.environ)
+        self.reported = Usage()
+        """The usage the last progress event carried."""
 
     # -- the protocol's side --------------------------------------------------------------
 
@@ -97,14 +102,10 @@ class Runner:
         }
         if tool:
             doc["tool_used"] = tool[:60]
-        used = self.spent.plus(self.adapter.usage)
-        if used.tokens_in or used.tokens_out or used.cost_usd:
-            # Cumulative for the attempt: the host keeps the latest and checks budgets on it.
-            doc["usage"] = {
-                "tokens_in": used.tokens_in,
-                "tokens_out": used.tokens_out,
-                "cost_usd": float(used.cost_usd or 0.0),
-            }
+        # Cumulative for the attempt: the host keeps the largest and checks budgets on it.
+        self.reported = self.spent.plus(self.adapter.usage)
+        if (usage := usage_doc(self.reported, self.price)) is not None:
+            doc["usage"] = usage
         write_json_atomic(self.config.progress_dir / f"{self.last_ms}-{self.seq}.json", doc)
 
     def take(self, events: Sequence[AgentEvent]) -> None:
@@ -188,6 +189,8 @@ class Runner:
             self.out.write(line.decode("utf-8", "replace"))
             self.out.flush()
             self.take(self.adapter.parse_line(line))
+            if (used := self.spent.plus(self.adapter.usage)) != self.reported:
+                self.emit("usage", said(used))  # no event carried it: a budget may need it
 
     @staticmethod
     def _skip_rest(stream: IO[bytes]) -> None:
@@ -253,12 +256,10 @@ class Runner:
         if self.session_id and "session_id" not in found:
             found["session_id"] = self.session_id
         used = self.spent.plus(self.adapter.usage)
-        if used.tokens_in or used.tokens_out or used.cost_usd:
-            found.setdefault(
-                "usage",
-                {"tokens_in": used.tokens_in, "tokens_out": used.tokens_out,
-                 "cost_usd": used.cost_usd},
-            )  # fmt: skip
+        if (usage := usage_doc(used, self.price)) is not None:
+            if used.cost_usd is None and not usage.get("cost_computed"):
+                usage["cost_usd"] = None  # no cost reported, and none could be computed
+            found.setdefault("usage", usage)
         body = json.dumps(found, indent=2)
         self.out.write(f"{OUTPUT_START}\n<completion>\n{body}\n</completion>\n{OUTPUT_END}\n")
         self.out.flush()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from core.store.shared_ddl import HOSTS_TABLE, USAGE_UNREADABLE
+from core.store.shared_ddl import HOSTS_TABLE, USAGE_COST_COMPUTED, USAGE_UNREADABLE
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
@@ -267,4 +267,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0003_hosts", HOSTS_TABLE),
     # SQLite's 0014, the same text.
     ("0004_usage_unreadable", USAGE_UNREADABLE),
+    # SQLite's 0015, the same text.
+    ("0005_usage_cost_computed", USAGE_COST_COMPUTED),
 )

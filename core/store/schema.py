@@ -12,7 +12,7 @@ import sqlite3
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from core.store.shared_ddl import HOSTS_TABLE, USAGE_UNREADABLE
+from core.store.shared_ddl import HOSTS_TABLE, USAGE_COST_COMPUTED, USAGE_UNREADABLE
 
 MIGRATIONS = Migrations("jarvis")
 
@@ -497,6 +497,11 @@ def _hosts(db: Database) -> None:
 @MIGRATIONS(name="0014_usage_unreadable")
 def _usage_unreadable(db: Database) -> None:
     _run_script(db, USAGE_UNREADABLE)
+
+
+@MIGRATIONS(name="0015_usage_cost_computed")
+def _usage_cost_computed(db: Database) -> None:
+    _run_script(db, USAGE_COST_COMPUTED)
 
 
 def migrate(db: Database) -> None:

@@ -34,3 +34,9 @@ USAGE_UNREADABLE = """
         -- figures are unknown (core/host/budgets.py).
         ALTER TABLE run_usage ADD COLUMN unreadable TEXT;
 """
+
+USAGE_COST_COMPUTED = """
+        -- 1 when the attempt's cost was computed by Jarvis from its tokens and a price (its
+        -- agent reported none: docs/configuration.md, [prices]), 0 when the agent reported it.
+        ALTER TABLE run_usage ADD COLUMN cost_computed INTEGER NOT NULL DEFAULT 0;
+"""

@@ -70,6 +70,8 @@ TASK = (
 )
 #: What keeps codex from calling home (analytics, plugin and app catalogues) in the test: its
 #: own configuration file, in a home of its own. The profile does not need it.
+#: The price of `MODEL` in the test's jarvis.toml, US dollars per million tokens.
+PRICE_IN, PRICE_OUT = 1.25, 10.0
 QUIET_CONFIG = "[analytics]\nenabled = false\n[features]\nplugins = false\napps = false\n"
 
 
@@ -128,6 +130,8 @@ def configure(ws: Path, origin: Path, program: Path, url: str) -> None:
         + profile_toml(program, url)
         + f"env = {{ {env_toml} }}\n"
         f'[repos."{REPO}"]\npath = "{origin}"\n'
+        # Codex reports no cost: Jarvis prices its tokens.
+        f'[prices."{MODEL}"]\nin_per_mtok = {PRICE_IN}\nout_per_mtok = {PRICE_OUT}\n'
         # A delivered steer waits for the agent's turn to end, however slow the machine.
         f"[timeouts]\nno_output_s = 120\nsteer_ack_s = {HANG_GUARD_S:g}\n"
     )
@@ -215,6 +219,10 @@ def test_codex_patches_commits_reaches_review_and_is_merged_against_a_scripted_m
     assert code == 0, shown
     usage = shown["run"]["usage"]
     assert (usage["tokens_in"], usage["tokens_out"]) == script.tokens, usage
+    # Codex reports no cost: it was computed from the tokens and the price, and says so.
+    tokens_in, tokens_out = script.tokens
+    cost = (tokens_in * PRICE_IN + tokens_out * PRICE_OUT) / 1_000_000
+    assert usage["cost_computed"] is True and usage["cost_usd"] == pytest.approx(cost), usage
 
     code, approved = cli(ws, "approve", "r1")
     assert code == 0 and approved["ok"], approved
