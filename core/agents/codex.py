@@ -93,6 +93,14 @@ class CodexAdapter(JsonLinesAdapter):
         if isinstance(earlier, CodexAdapter):
             self._totals = dict(earlier._totals)
 
+    def session_totals(self, tokens_in: int, tokens_out: int, *, before: bool = False) -> None:
+        # The session file's totals are the thread's, as turn.completed's are: one count.
+        if before:
+            for key, total in (("in", tokens_in), ("out", tokens_out)):
+                self._totals[key] = max(self._totals.get(key, 0), total)
+        else:
+            self._add(self._tokens_since("in", tokens_in), self._tokens_since("out", tokens_out))
+
     # --- reading -------------------------------------------------------------------------------
 
     def _event(self, kind: str, doc: dict[str, Any]) -> list[AgentEvent]:

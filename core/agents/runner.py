@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from core.agents.codex_usage import RolloutUsage, rollout_for, take_totals
 from core.agents.compose import compose_completion
 from core.agents.events import AgentEvent, Usage
 from core.agents.prompt import build_prompt
@@ -82,6 +83,7 @@ class Runner:
         self.child: subprocess.Popen[bytes] | None = None
         self.acked: set[str] = set()
         self.price = read_price(os.environ)
+        self.rollout: RolloutUsage | None = None
         self.reported = Usage()
         """The usage the last progress event carried."""
 
@@ -157,6 +159,8 @@ class Runner:
                                                           extra_args=extra)  # fmt: skip
         if session:
             self.adapter.resuming(earlier)
+        self.rollout = rollout_for(self.agent, os.environ, session)  # Codex's per-call tokens
+        take_totals(self.rollout, self.adapter, first=True)
         executable = list(self.profile.get("command") or DEFAULT_EXECUTABLES[self.agent])
         argv = self.adapter.argv(
             executable, prompt, model=self.profile.get("model"), session_id=session
@@ -189,6 +193,7 @@ class Runner:
             self.out.write(line.decode("utf-8", "replace"))
             self.out.flush()
             self.take(self.adapter.parse_line(line))
+            take_totals(self.rollout, self.adapter)
             if (used := self.spent.plus(self.adapter.usage)) != self.reported:
                 self.emit("usage", said(used))  # no event carried it: a budget may need it
 

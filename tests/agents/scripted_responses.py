@@ -19,6 +19,8 @@ them, from a script, not a model. The agent's own conversation decides the step:
 A conversation whose last item is the user's own words after the agent has already answered is
 a resumed thread given a steer: it gets `STEER_REPLY` and the completion block again.
 
+An `endless <Script.endless>` script never finishes: each call asks for one more command.
+
 A request offering no tools (a title, a summary, a compaction) gets a short text. Every response
 reports fixed token counts, and `Script.tokens` totals what was served. A test can
 `Script.hold` a main request (the agent is then mid-turn) until it releases it. Given as the
@@ -74,6 +76,9 @@ class Script:
     requests: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     holds: dict[int, Hold] = field(default_factory=dict)
+    endless: bool = False
+    """Never end: every main request gets one more command to run, so the agent's turn goes
+    on until it is stopped."""
 
     def record(self, path: str, body: dict[str, Any]) -> Hold | None:
         """Keep the request; the hold it is under, if the test asked for one."""
@@ -126,6 +131,8 @@ class Script:
         cwd = _cwd(body)
         workdir = {"workdir": cwd} if cwd else {}
         step = len(outputs)
+        if self.endless:
+            return _call(f"call_step_{step}", {"cmd": f"echo step {step}", **workdir}), usage
         if step == 0:
             added = "".join(f"+{line}\n" for line in FILE_TEXT.splitlines())
             patch = f"*** Begin Patch\n*** Add File: {FILE_NAME}\n{added}*** End Patch"

@@ -36,6 +36,8 @@ from tests.agents.real_agents import AgentUnavailable, codex
 from tests.agents.scripted_model import FILE_NAME, FILE_TEXT, STEER_REPLY
 from tests.agents.scripted_responses import (
     FAILING_COMMAND,
+    INPUT_TOKENS,
+    OUTPUT_TOKENS,
     Script,
     last_user_text,
     scripted_responses,
@@ -283,6 +285,41 @@ def test_a_steer_reaches_codex_by_resuming_its_thread_and_its_tokens_count_once(
     assert code == 0, shown
     usage = shown["run"]["usage"]
     assert (usage["tokens_in"], usage["tokens_out"]) == script.tokens, usage
+
+
+def test_a_token_budget_stops_codex_mid_turn(
+    ws: Path,
+    store: SqliteStore,
+    conn: sqlite3.Connection,
+    tmp_path: Path,
+    program: Path,
+    model: tuple[str, Script],
+) -> None:
+    """Codex's own stream reports tokens only when its turn ends; its session file has them per
+    model call. A turn that never ends is stopped by the host's budget all the same."""
+    url, script = model
+    script.endless = True
+    origin = make_repo(tmp_path / "origin.git", {"README.md": "# engine\n"}, bare=True)
+    configure(ws, origin, program, url)
+    # The turn never ends: only the budget can stop it before the hard limit does.
+    toml = (
+        (ws / "jarvis.toml").read_text().replace("[timeouts]\n", "[timeouts]\nhard_limit_s = 60\n")
+    )
+    (ws / "jarvis.toml").write_text(toml + "[budgets]\nrun_tokens = 5000\n")
+    submit(store, "r1")
+
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": ENDS}, HANG_GUARD_S, host=host)
+    reason = run_row(conn, "r1")["state_reason"]
+    assert reason.startswith("budget_exceeded: ") and "over the run budget of 5,000" in reason
+    assert not [d for d in stream_lines(ws, "r1") if d["type"] == "turn.completed"]
+    # Whole calls were counted, each once: at least the four that crossed the budget, and no
+    # more than were served.
+    (used,) = rows(conn, "SELECT tokens_in, tokens_out FROM run_usage WHERE run_id = 'r1'")
+    calls = used["tokens_in"] // INPUT_TOKENS
+    assert used["tokens_in"] == INPUT_TOKENS * calls, used
+    assert used["tokens_out"] == OUTPUT_TOKENS * calls, used
+    assert 4 <= calls <= len(script.main_requests), (used, len(script.main_requests))
 
 
 def test_codex_commits_in_a_checkout_holding_its_own_git_directory(
