@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,13 +92,36 @@ def model() -> Iterator[tuple[str, Script]]:
         yield served
 
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "agents.md"
+#: Where the documented profile's model service is, replaced by the scripted server's.
+DOCUMENTED_URL = "http://127.0.0.1:8080/v1"
+
+
+def documented_profile() -> dict[str, Any]:
+    """The ``[workers.codex]`` profile docs/agents.md shows for Codex."""
+    text = DOCS.read_text().split("## Codex: its sandbox and its tokens", 1)[1]
+    block = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    found: dict[str, Any] = tomllib.loads(block)["workers"]["codex"]
+    return found
+
+
 def profile_toml(program: Path, url: str) -> str:
-    """The ``[workers.codex]`` profile of docs/agents.md, pointed at ``url``."""
-    provider = f'{{ name = "local", base_url = "{url}", env_key = "LOCAL_MODEL_KEY" }}'
+    """The documented profile, its program the installed one, pointed at ``url``: nothing
+    added, nothing left out (its ``env`` is the test's, with the key's variable)."""
+    profile = documented_profile()
+    args = [arg.replace(DOCUMENTED_URL, url) for arg in profile["args"]]
     return (
-        f'[workers.codex]\nagent = "codex"\ncommand = ["{program}"]\nmodel = "{MODEL}"\n'
-        f"args = ['-c', 'model_provider=\"local\"', '-c', 'model_providers.local={provider}']\n"
+        f'[workers.codex]\nagent = "{profile["agent"]}"\ncommand = ["{program}"]\n'
+        f'model = "{profile["model"]}"\nargs = {json.dumps(args)}\n'
     )
+
+
+def test_the_documented_profile_is_the_agent_its_program_model_and_model_service() -> None:
+    profile = documented_profile()
+    assert sorted(profile) == ["agent", "args", "command", "env", "model"]
+    assert (profile["agent"], profile["command"], profile["model"]) == ("codex", ["codex"], MODEL)
+    assert any(DOCUMENTED_URL in arg for arg in profile["args"])
+    assert list(profile["env"]) == ["LOCAL_MODEL_KEY"]
 
 
 def agent_env(ws: Path, url: str) -> dict[str, str]:
