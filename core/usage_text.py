@@ -21,8 +21,14 @@ def usage_line(usage: Mapping[str, Any] | None) -> str:
         return ""
     return (
         f"{tokens(int(usage['tokens_in']))} in · {tokens(int(usage['tokens_out']))} out · "
-        f"${float(usage['cost_usd']):.2f}"
+        f"{cost(usage)}"
     )
+
+
+def cost(usage: Mapping[str, Any]) -> str:
+    """``$0.42``, or ``≈$0.42`` when Jarvis computed the cost from the tokens and a price (the
+    agent reported none: ``cost_computed``)."""
+    return ("≈" if usage.get("cost_computed") else "") + dollars(float(usage["cost_usd"]))
 
 
 def dollars(cost: float) -> str:
@@ -37,4 +43,4 @@ def usage_brief(usage: Mapping[str, Any] | None) -> str:
         return ""
     used = int(usage["tokens_in"]) + int(usage["tokens_out"])
     unread = "?" if usage.get("unreadable") else ""  # some report could not be read
-    return f"{tokens(used)} · {dollars(float(usage['cost_usd']))}{unread}"
+    return f"{tokens(used)} · {cost(usage)}{unread}"

@@ -256,6 +256,21 @@ class LineAdapter(ABC):
             error=why,
         )
 
+    def resuming(self, earlier: LineAdapter) -> None:
+        """This adapter reads a resumed session whose earlier turns ``earlier`` read.
+
+        An agent whose figures are the session's running totals (Codex's ``turn.completed``)
+        reports the earlier turns' tokens again; overridden there to go on from ``earlier``'s
+        totals, so they count once."""
+        return None
+
+    def session_totals(self, tokens_in: int, tokens_out: int, *, before: bool = False) -> None:
+        """The session's running totals as a source beside the output reports them (Codex's
+        session file, `core.agents.codex_usage`): counted now, so a budget sees a turn's
+        tokens before it ends; with ``before``, what earlier turns used, not counted again.
+        Only agents whose output figures are such totals take them."""
+        return None
+
     def _set_session(self, session_id: object) -> None:
         if isinstance(session_id, str) and session_id.strip():
             self._session = one_line(session_id, 200)

@@ -35,10 +35,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from core.agents.attempt import Attempt
+from core.agents.codex_usage import RolloutUsage, rollout_for, take_totals
 from core.agents.compose import compose_completion
 from core.agents.events import AgentEvent, Usage
 from core.agents.prompt import build_prompt
 from core.agents.registry import adapter_for
+from core.agents.spending import said, usage_doc
+from core.agents.unattended import unattended_args
 from core.contracts.completion import extract_completion
 from core.host.worker_profiles import DEFAULT_EXECUTABLES
 from core.ipc.worker_env import (
@@ -50,6 +53,7 @@ from core.ipc.worker_env import (
     load_worker_config,
     write_json_atomic,
 )
+from core.prices import read_price
 
 #: A line of the agent's output longer than this is skipped past, not held in memory.
 MAX_LINE_BYTES = 1024 * 1024
@@ -82,6 +86,10 @@ class Runner:
         self.acked: set[str] = set()
         self.attempt: Attempt | None = None
         """What lasts across the turns (`core.agents.attempt`); made by `run`."""
+        self.price = read_price(os.environ)
+        self.rollout: RolloutUsage | None = None
+        self.reported = Usage()
+        """The usage the last progress event carried."""
 
     def used(self) -> Usage:
         """The attempt's usage so far: every turn's, or its meter's."""
@@ -105,14 +113,10 @@ class Runner:
         }
         if tool:
             doc["tool_used"] = tool[:60]
-        used = self.used()
-        if used.tokens_in or used.tokens_out or used.cost_usd:
-            # Cumulative for the attempt: the host keeps the latest and checks budgets on it.
-            doc["usage"] = {
-                "tokens_in": used.tokens_in,
-                "tokens_out": used.tokens_out,
-                "cost_usd": float(used.cost_usd or 0.0),
-            }
+        # Cumulative for the attempt: the host keeps the largest and checks budgets on it.
+        self.reported = self.used()
+        if (usage := usage_doc(self.reported, self.price)) is not None:
+            doc["usage"] = usage
         write_json_atomic(self.config.progress_dir / f"{self.last_ms}-{self.seq}.json", doc)
 
     def take(self, events: Sequence[AgentEvent]) -> None:
@@ -160,9 +164,15 @@ class Runner:
         self.spent = self.spent.plus(self.adapter.usage)
         assert self.attempt is not None
         extra = [a for a in self.profile.get("args") or [] if isinstance(a, str)]
-        self.adapter = adapter_for(self.agent, cwd=str(self.attempt.checkout),
-                                   extra_args=[*extra, *self.attempt.extra_args],
-                                   state_dir=self.attempt.state_dir)  # fmt: skip
+        extra = [*unattended_args(self.agent, self.attempt.checkout, extra, os.environ), *extra]
+        earlier, self.adapter = self.adapter, adapter_for(
+            self.agent, cwd=str(self.attempt.checkout),
+            extra_args=[*extra, *self.attempt.extra_args], state_dir=self.attempt.state_dir,
+        )  # fmt: skip
+        if session:
+            self.adapter.resuming(earlier)
+        self.rollout = rollout_for(self.agent, os.environ, session)  # Codex's per-call tokens
+        take_totals(self.rollout, self.adapter, first=True)
         executable = list(self.profile.get("command") or DEFAULT_EXECUTABLES[self.agent])
         argv = self.adapter.argv(
             executable, prompt, model=self.profile.get("model"), session_id=session
@@ -201,6 +211,9 @@ class Runner:
             self.out.write(line.decode("utf-8", "replace"))
             self.out.flush()
             self.take(self.adapter.parse_line(line))
+            take_totals(self.rollout, self.adapter)
+            if (used := self.used()) != self.reported:
+                self.emit("usage", said(used))  # no event carried it: a budget may need it
 
     @staticmethod
     def _skip_rest(stream: IO[bytes]) -> None:
@@ -274,12 +287,10 @@ class Runner:
         if self.session_id and "session_id" not in found:
             found["session_id"] = self.session_id
         used = self.used()
-        if used.tokens_in or used.tokens_out or used.cost_usd:
-            found.setdefault(
-                "usage",
-                {"tokens_in": used.tokens_in, "tokens_out": used.tokens_out,
-                 "cost_usd": used.cost_usd},
-            )  # fmt: skip
+        if (usage := usage_doc(used, self.price)) is not None:
+            if used.cost_usd is None and not usage.get("cost_computed"):
+                usage["cost_usd"] = None  # no cost reported, and none could be computed
+            found.setdefault("usage", usage)
         body = json.dumps(found, indent=2)
         self.out.write(f"{OUTPUT_START}\n<completion>\n{body}\n</completion>\n{OUTPUT_END}\n")
         self.out.flush()

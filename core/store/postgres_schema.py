@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from core.store.shared_ddl import HOSTS_TABLE, REFUSAL_TARGET, USAGE_UNREADABLE
+from core.store.shared_ddl import (
+    HOSTS_TABLE,
+    REFUSAL_TARGET,
+    USAGE_COST_COMPUTED,
+    USAGE_UNREADABLE,
+)
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
@@ -269,4 +274,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0004_usage_unreadable", USAGE_UNREADABLE),
     # SQLite's 0015, the same text.
     ("0005_refusal_target", REFUSAL_TARGET),
+    ("0006_usage_cost_computed", USAGE_COST_COMPUTED),
 )

@@ -41,3 +41,9 @@ REFUSAL_TARGET = """
         -- dispatch blocks, which a lane reads in worker_runs.json, require it.
         ALTER TABLE quarantined_files ADD COLUMN target_jid TEXT;
 """
+
+USAGE_COST_COMPUTED = """
+        -- 1 when the attempt's cost was computed by Jarvis from its tokens and a price (its
+        -- agent reported none: docs/configuration.md, [prices]), 0 when the agent reported it.
+        ALTER TABLE run_usage ADD COLUMN cost_computed INTEGER NOT NULL DEFAULT 0;
+"""

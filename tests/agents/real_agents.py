@@ -1,6 +1,13 @@
 """Real agent programs for the tests, installed from their own package registry into their own
 directory under the repository's ``.agents/`` (ignored by git), once per version.
 
+Claude Code comes from npm at a pinned version: ``npm install --ignore-scripts --prefix DIR``,
+then the package's own postinstall (``node install.cjs``) run explicitly, which puts the
+platform's native binary in place of the package's placeholder. Running it ourselves makes the
+result the same whatever npm's policy on install scripts is. The install is about 235 MB (one
+native binary) and takes seconds; a later session finds it in place and only checks
+``claude --version``. Parallel test workers take a file lock, so only one of them installs.
+
 OpenCode comes from npm the same way as Claude Code: ``opencode-ai`` with ``--ignore-scripts``,
 then its postinstall (``node postinstall.mjs``), which links the platform's binary (from the
 ``opencode-linux-x64`` package npm installs beside it) over the package's placeholder; about
@@ -8,12 +15,10 @@ then its postinstall (``node postinstall.mjs``), which links the platform's bina
 whole dependency tree): the environment is made without pip, and this interpreter's pip
 installs into it; about 700 MB, a minute or so.
 
-Claude Code comes from npm at a pinned version: ``npm install --ignore-scripts --prefix DIR``,
-then the package's own postinstall (``node install.cjs``) run explicitly, which puts the
-platform's native binary in place of the package's placeholder. Running it ourselves makes the
-result the same whatever npm's policy on install scripts is. The install is about 235 MB (one
-native binary) and takes seconds; a later session finds it in place and only checks
-``claude --version``. Parallel test workers take a file lock, so only one of them installs.
+Codex comes from npm the same way, at a pinned version: its package is a small launcher whose
+optional dependency (``@openai/codex-linux-x64``…, the same package at a version tagged with the
+platform) holds the native binary, which is what is run: ``vendor/<target>/bin/codex``, beside
+the ``codex-resources`` it finds from its own path. No install script is involved. About 420 MB.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ OPENCODE_PACKAGE = "opencode-ai"
 OPENCODE_VERSION = "1.18.33"
 AIDER_PACKAGE = "aider-chat"
 AIDER_VERSION = "0.86.2"
+CODEX_PACKAGE = "@openai/codex"
+CODEX_VERSION = "0.171.0"
 
 #: An install from an npm registry that answers takes seconds: this only stops a hung one.
 INSTALL_TIMEOUT_S = 600.0
@@ -158,3 +165,33 @@ def aider(version: str = AIDER_VERSION) -> Path:
         if found != f"aider {version}":
             raise RuntimeError(f"{executable} --version says {found!r} after installing {version}")
         return executable
+
+
+def codex(version: str = CODEX_VERSION) -> Path:
+    """The native ``codex`` executable of Codex ``version``, installed here if it is not yet.
+
+    Raises `AgentUnavailable` when npm is not on this machine, RuntimeError when the install
+    fails or holds no binary for this platform.
+    """
+    npm = shutil.which("npm")
+    if npm is None:
+        raise AgentUnavailable("npm is needed to install Codex from npm")
+    prefix = AGENTS_DIR / f"codex-{version}"
+    with _locked(AGENTS_DIR / f"codex-{version}.lock"):
+        found = _codex_binary(prefix)
+        if found is not None and (_version_of(found) or "").endswith(version):
+            return found
+        shutil.rmtree(prefix, ignore_errors=True)
+        _run([npm, "install", "--prefix", str(prefix), "--ignore-scripts", "--no-audit",
+              "--no-fund", "--loglevel=error", f"{CODEX_PACKAGE}@{version}"])  # fmt: skip
+        found = _codex_binary(prefix)
+        said = _version_of(found) if found is not None else None
+        if found is None or said is None or not said.endswith(version):
+            raise RuntimeError(f"no codex {version} binary under {prefix} (it says {said!r})")
+        return found
+
+
+def _codex_binary(prefix: Path) -> Path | None:
+    """The platform package's native binary (``@openai/codex-<platform>/vendor/<target>/bin``)."""
+    found = sorted((prefix / "node_modules" / "@openai").glob("codex-*/vendor/*/bin/codex"))
+    return found[0] if len(found) == 1 else None

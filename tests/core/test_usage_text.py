@@ -26,3 +26,11 @@ def test_the_run_tables_short_form_adds_tokens_in_and_out_and_keeps_the_cost_who
         "$0.00", "$12.30", "$99.99", "$100", "$1,235"
     ]  # fmt: skip
     assert len(usage_brief({"tokens_in": 999_000, "tokens_out": 900, "cost_usd": 99.99})) <= 15
+
+
+def test_a_computed_cost_is_shown_as_computed() -> None:
+    # Codex reports no cost: Jarvis priced its tokens ([prices]), and says the figure is its own.
+    computed = {"tokens_in": 30_000, "tokens_out": 1_000, "cost_usd": 0.0475, "cost_computed": True}
+    assert usage_line(computed) == "30.0k in · 1.0k out · ≈$0.05"
+    assert usage_brief(computed) == "31.0k · ≈$0.05"
+    assert "≈" not in usage_line({**computed, "cost_computed": False})

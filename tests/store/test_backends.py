@@ -120,7 +120,15 @@ def test_one_history_reads_back_the_same_from_both_backends(
     assert (
         pg.usage_by_run()
         == lite.usage_by_run()
-        == {"running-1": {"tokens_in": 100, "tokens_out": 20, "cost_usd": 0.25, "unreadable": None}}
+        == {
+            "running-1": {
+                "tokens_in": 100,
+                "tokens_out": 20,
+                "cost_usd": 0.25,
+                "cost_computed": False,
+                "unreadable": None,
+            }
+        }  # fmt: skip
     )
     refused = pg.lane_refusals("jarvis-worker-1", 5)
     assert comparable(refused) == comparable(lite.lane_refusals("jarvis-worker-1", 5))
@@ -182,5 +190,5 @@ def test_opening_again_applies_no_migration_twice(pg_url: str) -> None:
     assert again.get_run("r1") is not None
     names = [r["name"] for r in again.rows("SELECT name FROM jarvis_migrations ORDER BY name")]
     assert names == ["0001_initial", "0002_worked_time", "0003_hosts", "0004_usage_unreadable",
-                     "0005_refusal_target"]  # fmt: skip
+                     "0005_refusal_target", "0006_usage_cost_computed"]  # fmt: skip
     again.close()

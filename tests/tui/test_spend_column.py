@@ -97,3 +97,13 @@ async def test_no_spend_column_until_an_agent_reports_spending(tmp_path: Path) -
         assert "lane" not in header_line(runs)
         assert "1.5k · $0.02" in drawn(runs, "run-running")
         assert "jarvis-worker-1" not in drawn(runs, "run-running")
+
+
+async def test_a_computed_cost_is_shown_as_computed(usage_db: Path) -> None:
+    # Codex reports no cost: Jarvis priced its tokens, and the cell says the figure is its own.
+    used = Usage(tokens_in=2_000, tokens_out=100, cost_usd=0.0035, cost_computed=True)
+    report_usage(usage_db, "run-failed", 1, 1, used)
+    async with console_on(usage_db, "run-failed", size=ROOMY) as (app, pilot):
+        runs = table(app)
+        assert spend_cell(runs, "run-failed") == "2.1k · ≈$0.00"
+        assert "≈" not in spend_cell(runs, "run-running")
