@@ -141,8 +141,9 @@ def dispatch(args: argparse.Namespace) -> int:
     else:
         out = console()
         out.print(verdict_line(result.accepted, result.outcome, result.message))
-        if result.errors:
-            out.print(errors_table([e.to_json() for e in result.errors]))
+        # The sentence above already says what a field error repeating it would.
+        if further := result.further_errors:
+            out.print(errors_table([e.to_json() for e in further]))
     return 0 if result.accepted else 1
 
 
