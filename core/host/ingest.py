@@ -75,9 +75,9 @@ def _errors_text(errors: list[FieldError]) -> str:
 
 def _refusal_text(result: IntakeResult) -> str:
     """The refusal's sentence, then each field's problem: "invalid" alone tells a sender
-    nothing."""
-    others = [e for e in result.errors if e.message != result.message]
-    return " ".join(part for part in (result.message, _errors_text(others)) if part)
+    nothing; one that is the sentence itself (a duplicate's ``run_id``) is said once."""
+    further = _errors_text(result.further_errors)
+    return " ".join(part for part in (result.message, further) if part)
 
 
 class Ingestor:
@@ -445,11 +445,7 @@ class Ingestor:
             else submit_prepared(tx, prepared, actor=lane)
         )
         if not result.accepted:
-            # The sentence, then every field's problem: "invalid" alone tells the sender nothing.
-            detail = " ".join(
-                part for part in (result.message, _errors_text(result.errors)) if part
-            )
-            raise _Refuse(f"dispatch_{result.outcome}", detail)
+            raise _Refuse(f"dispatch_{result.outcome}", _refusal_text(result))
 
 
 def _dispatch_in(event: Event, data: bytes) -> tuple[dict[str, Any], str] | None:
