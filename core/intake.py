@@ -60,6 +60,12 @@ class IntakeResult:
     def accepted(self) -> bool:
         return self.outcome in ACCEPTED
 
+    @property
+    def further_errors(self) -> list[FieldError]:
+        """The field errors that say more than `message`: a duplicate's one error is its
+        sentence, which a reader shown both would read twice."""
+        return [e for e in self.errors if e.message != self.message]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "outcome": self.outcome,

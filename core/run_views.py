@@ -74,6 +74,8 @@ def run_detail(store: RunStore, run_id: str, *, events: int = 50) -> dict[str, A
     # restarts with each query of a NanoClaw worker); the latest attempt's last.
     recent = store.recent_events(run_id, events)
     detail["events"] = list(reversed(recent))
+    # How many there are in all, so a reader of the newest few knows how many it was not shown.
+    detail["events_count"] = store.event_count(run_id)
     detail["failures"] = store.failures_of(run_id)
     detail["audit"] = store.audit_of(run_id)
     latest = store.latest_verification(run_id)

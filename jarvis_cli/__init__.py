@@ -230,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("show", help="one run with its gates, steers, events and audit trail")
     p.add_argument("run_id", metavar="RUN_ID")
+    p.add_argument("--events", type=int, default=None, metavar="N",
+                   help="its newest N progress events (default 20, with --json 50)")  # fmt: skip
     _workspace_flags(p)
     p.set_defaults(handler="runs.show")
 

@@ -141,8 +141,9 @@ def dispatch(args: argparse.Namespace) -> int:
     else:
         out = console()
         out.print(verdict_line(result.accepted, result.outcome, result.message))
-        if result.errors:
-            out.print(errors_table([e.to_json() for e in result.errors]))
+        # The sentence above already says what a field error repeating it would.
+        if further := result.further_errors:
+            out.print(errors_table([e.to_json() for e in further]))
     return 0 if result.accepted else 1
 
 
@@ -208,8 +209,11 @@ def runs(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace) -> int:
+    from jarvis_cli.show_progress import events_wanted, progress_table
+
+    wanted = events_wanted(args)
     with open_store(args, access="read") as store:
-        detail = run_detail(store, args.run_id)
+        detail = run_detail(store, args.run_id, events=wanted)
     if detail is None:
         refusal = {"code": "not_found", "message": f"There is no run {args.run_id}."}
         if args.json:
@@ -271,6 +275,8 @@ def show(args: argparse.Namespace) -> int:
                            data(steer["operator"]), data(steer["created_at"]),
                            data(steer["message"]))  # fmt: skip
         out.print(steers)
+    if progress := progress_table(detail):
+        out.print(progress)
     audit = Table(title="audit", title_justify="left")
     for column in ("at", "who", "action", "from → to", "reason"):
         audit.add_column(column, overflow="fold")

@@ -1,4 +1,4 @@
-"""Aider: ``aider --message PROMPT --yes-always --no-pretty --no-stream``.
+"""Aider: ``aider --message-file FILE --yes-always --no-pretty --no-stream …``.
 
 Aider has no machine-readable output; this reads the plain lines it prints (Aider-AI/aider
 0.86, ``aider/coders/base_coder.py``, ``aider/repo.py``, ``aider/io.py``):
@@ -22,13 +22,23 @@ Aider has no machine-readable output; this reads the plain lines it prints (Aide
 Plain text cannot tell aider's own lines from a reply that prints the same words; this adapter
 takes such a line for aider's. ``final_text`` is the last reply: the unrecognised lines right
 before the last ``Tokens:`` report, at most `MAX_FINAL_CHARS` of their end.
+
+Aider has no sessions, but it can restore a chat from its history file into a new process
+(``--restore-chat-history``, ``coders/base_coder.py``): given a folder of its own
+(`LineAdapter.state_dir`), the adapter names a session, keeps that session's history and input
+files there (never in the checkout), and a turn given the session restores its chat. The
+prompt goes in a file there too (``--message-file``): aider writes its command line into the
+chat history, and a prompt of several lines given as ``--message=`` is read back from it, on
+restoring, as a reply of its own.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from collections import deque
 from collections.abc import Sequence
+from pathlib import Path
 from typing import ClassVar, Final
 
 from core.agents.base import MAX_FINAL_CHARS, LineAdapter
@@ -91,6 +101,20 @@ _OWN_START = re.compile(
 #: Aider's own lines are short (an error quoting a response body runs to a few kB); longer ones
 #: are reply text, and no pattern is tried on them.
 _OWN_LINE_CHARS: Final = 8_192
+#: What Jarvis always runs aider with, each for a reason:
+UNATTENDED: Final = (
+    "--yes-always",  # answer its questions (create a file, add one to the chat) with yes
+    "--no-pretty",  # plain lines, which the adapter reads
+    "--no-stream",  # each reply whole, with its usage
+    "--no-gitignore",  # else it adds .aider* to .gitignore, and leaves that uncommitted
+    "--no-check-update",  # no look-up of a newer release on PyPI
+    "--no-show-release-notes",  # a new release's first run offers them: a browser, with yes
+    "--no-analytics",  # never asks, sends nothing
+    "--no-show-model-warnings",  # a model it knows no limits of offers its docs: a browser
+    "--no-detect-urls",  # with yes to everything, each URL in a prompt is fetched into the chat
+)
+#: A session name the adapter made (and will take back): no path can hide in it.
+_SESSION = re.compile(r"aider-[0-9a-f]{16}")
 _ANSWERS = {"y": "yes", "n": "no", "a": "all", "s": "skip all", "d": "don't ask again"}
 _QUESTION_PHASES: Final[tuple[tuple[str, Phase], ...]] = (
     ("test errors", "testing"),
@@ -115,6 +139,8 @@ class AiderAdapter(LineAdapter):
     """Aider's plain output (see the module docstring for the lines it recognises)."""
 
     name: ClassVar[str] = "aider"
+    #: Its repo-map cache, made in the repository's top folder; the runner removes it.
+    own_files: ClassVar[tuple[str, ...]] = (".aider.tags.cache.v3", ".aider.tags.cache.v4")
 
     def __init__(self, *, cwd: str | None = None, extra_args: Sequence[str] = ()) -> None:
         super().__init__(cwd=cwd, extra_args=extra_args)
@@ -134,17 +160,38 @@ class AiderAdapter(LineAdapter):
         model: str | None = None,
         session_id: str | None = None,
     ) -> list[str]:
-        """``aider --message=PROMPT --yes-always --no-pretty --no-stream [--model=M]``.
+        """``aider --message-file=F UNATTENDED… --chat-history-file=H --input-history-file=I
+        [--restore-chat-history] [--model=M] …``, the files in `state_dir`.
 
-        ``--message=`` keeps a prompt starting with ``-`` the option's value. Aider has no
-        session ids: any ``session_id`` asks it to ``--restore-chat-history``, the chat history
-        it keeps in the working directory.
+        The prompt is the file's text as it is, except that a prompt starting with ``/`` or
+        ``!`` (which aider would run as one of its commands: ``!`` runs a shell) gets a space
+        in front. ``session_id``, a session this adapter named, restores that session's chat;
+        any other starts a new one. Writes the message file (the one file an adapter writes,
+        in the folder it was given). Without a `state_dir`: ``--message=PROMPT``, and aider's
+        files in its working directory, with no session to resume.
         """
-        argv = [*executable, f"--message={prompt}", "--yes-always", "--no-pretty", "--no-stream"]
+        if prompt[:1] in ("/", "!"):
+            prompt = " " + prompt
+        argv = [*executable]
+        if self.state_dir is None:
+            argv += [f"--message={prompt}", *UNATTENDED]
+        else:
+            resumed = session_id is not None and _SESSION.fullmatch(session_id) is not None
+            session = session_id if resumed and session_id else f"aider-{secrets.token_hex(8)}"
+            self._set_session(session)
+            folder = Path(self.state_dir)
+            message = folder / f"{session}.message.md"
+            message.write_text(prompt, encoding="utf-8", errors="replace")
+            argv += [
+                f"--message-file={message}",
+                *UNATTENDED,
+                f"--chat-history-file={folder / f'{session}.chat.history.md'}",
+                f"--input-history-file={folder / f'{session}.input.history'}",
+            ]
+            if resumed:
+                argv.append("--restore-chat-history")
         if model:
             argv.append(f"--model={model}")
-        if session_id:
-            argv.append("--restore-chat-history")
         argv.extend(self.extra_args)
         return argv
 

@@ -133,6 +133,12 @@ class LineAdapter(ABC):
     """What every adapter shares: the never-raising line guard, usage, the end of the stream."""
 
     name: ClassVar[str] = "agent"
+    #: Whether the prompt goes on the agent's stdin (then `argv` leaves it out): for an agent
+    #: whose command line cannot carry it byte for byte.
+    prompt_on_stdin: ClassVar[bool] = False
+    #: Files and folders the agent makes in its checkout for itself (caches), which the runner
+    #: removes after each turn unless they were there before.
+    own_files: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *, cwd: str | None = None, extra_args: Sequence[str] = ()) -> None:
         """Args:
@@ -142,6 +148,9 @@ class LineAdapter(ABC):
         """
         self.cwd = cwd
         self.extra_args = tuple(extra_args)
+        self.state_dir: str | None = None
+        """A folder outside the checkout, private to the attempt, where the agent may keep its
+        own files across turns (aider's chat history); set by `registry.adapter_for`."""
         self._usage = Usage()
         self._reported = Usage()
         self._totals: dict[str, float] = {}
@@ -246,6 +255,21 @@ class LineAdapter(ABC):
             final_text=clean_text(final_text),
             error=why,
         )
+
+    def resuming(self, earlier: LineAdapter) -> None:
+        """This adapter reads a resumed session whose earlier turns ``earlier`` read.
+
+        An agent whose figures are the session's running totals (Codex's ``turn.completed``)
+        reports the earlier turns' tokens again; overridden there to go on from ``earlier``'s
+        totals, so they count once."""
+        return None
+
+    def session_totals(self, tokens_in: int, tokens_out: int, *, before: bool = False) -> None:
+        """The session's running totals as a source beside the output reports them (Codex's
+        session file, `core.agents.codex_usage`): counted now, so a budget sees a turn's
+        tokens before it ends; with ``before``, what earlier turns used, not counted again.
+        Only agents whose output figures are such totals take them."""
+        return None
 
     def _set_session(self, session_id: object) -> None:
         if isinstance(session_id, str) and session_id.strip():

@@ -8,8 +8,9 @@ object per line, each with a ``type``:
   other subtypes (hooks, tasks, compaction) are not progress and are passed over;
 - ``assistant``: ``message.content`` is a list of blocks — ``text``, ``thinking``,
   ``redacted_thinking``, ``tool_use`` (``id``, ``name``, ``input``), ``server_tool_use`` — with
-  ``message.usage`` per API call (not summed here: several lines repeat one call's usage);
-  a top-level ``error`` names an API failure;
+  ``message.usage`` per API call, repeated on each line of one call (its ``message.id``): the
+  largest figures of each call are counted as they come, so a budget sees the turn's tokens
+  before it ends; a top-level ``error`` names an API failure;
 - ``user``: the tool results, ``message.content`` blocks of ``tool_result`` (``tool_use_id``,
   ``content``, ``is_error``);
 - ``result`` last: ``subtype`` (``success``, ``error_max_turns``, ``error_during_execution``,
@@ -17,7 +18,8 @@ object per line, each with a ``type``:
   strings on error subtypes), ``session_id``, ``num_turns``, ``duration_ms``,
   ``total_cost_usd`` and ``usage`` (``input_tokens``, ``output_tokens``,
   ``cache_read_input_tokens``, ``cache_creation_input_tokens``), taken as running totals for
-  the process;
+  the process: what they add to the calls already counted is added then (calls the stream did
+  not show, such as a title's);
 - ``stream_event``, ``rate_limit_event``, ``control_*`` and types this version does not know
   are passed over, as the SDK does.
 
@@ -32,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from core.agents.base import (
+    MAX_OPEN_TOOLS,
     JsonLinesAdapter,
     OpenTools,
     Shape,
@@ -77,6 +80,10 @@ class ClaudeCodeAdapter(JsonLinesAdapter):
     def __init__(self, *, cwd: str | None = None, extra_args: Sequence[str] = ()) -> None:
         super().__init__(cwd=cwd, extra_args=extra_args)
         self._tools = OpenTools()
+        self._calls: dict[str, tuple[int, int]] = {}
+        """The figures counted so far of each recent API call, by message id (bounded)."""
+        self._streamed = (0, 0)
+        """Tokens counted from the calls' own usage since the last ``result``."""
 
     def argv(
         self,
@@ -133,9 +140,31 @@ class ClaudeCodeAdapter(JsonLinesAdapter):
             return [self._emit("message", summary)]
         return []
 
+    def _call_usage(self, message: dict[str, Any]) -> None:
+        """Count an API call's tokens as its lines report them: once per call (its id), at the
+        largest figures any of its lines gave."""
+        usage = opt_dict(message, "usage", "assistant.message")
+        if not usage:
+            return
+        keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        now = (sum(count(usage.get(k)) or 0 for k in keys), count(usage.get("output_tokens")) or 0)
+        call = message.get("id")
+        before = (0, 0)
+        if isinstance(call, str):
+            call = call[:200]
+            before = self._calls.pop(call, (0, 0))
+            if len(self._calls) >= MAX_OPEN_TOOLS:
+                del self._calls[next(iter(self._calls))]
+            self._calls[call] = (max(before[0], now[0]), max(before[1], now[1]))
+            now = self._calls[call]
+        more_in, more_out = now[0] - before[0], now[1] - before[1]
+        self._streamed = (self._streamed[0] + more_in, self._streamed[1] + more_out)
+        self._add(more_in, more_out)
+
     def _assistant(self, doc: dict[str, Any]) -> list[AgentEvent]:
         message = need_dict(doc, "message", "assistant")
         content = opt_list(message, "content", "assistant.message") or []
+        self._call_usage(message)
         events: list[AgentEvent] = []
         error = doc.get("error")
         if isinstance(error, str) and error:
@@ -187,9 +216,11 @@ class ClaudeCodeAdapter(JsonLinesAdapter):
         ]
         tokens_in = None if inputs == [None] * 3 else sum(n or 0 for n in inputs)
         cost = dollars(doc.get("total_cost_usd"))
+        # The result's totals, less what the calls' own lines already counted since the last.
+        streamed, self._streamed = self._streamed, (0, 0)
         self._add(
-            self._tokens_since("in", tokens_in),
-            self._tokens_since("out", count(usage.get("output_tokens"))),
+            max(0, self._tokens_since("in", tokens_in) - streamed[0]),
+            max(0, self._tokens_since("out", count(usage.get("output_tokens"))) - streamed[1]),
             None if cost is None else self._since("cost", cost),
         )
         subtype = opt_str(doc, "subtype", "result") or "unknown"

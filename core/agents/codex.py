@@ -13,9 +13,14 @@ The format is ``ThreadEvent`` in codex-rs ``exec/src/exec_events.rs``, printed o
   (``query``), ``todo_list`` (``items``: ``text``, ``completed``), ``error`` (``message``);
 - ``turn.completed`` with ``usage`` (``input_tokens``, ``cached_input_tokens``,
   ``output_tokens``). The processor fills it from the thread's *total* token usage, so it is a
-  running total: ``input_tokens`` already counts the cached ones, and no cost is reported;
+  running total: ``input_tokens`` already counts the cached ones, and no cost is reported. A
+  resumed thread's total counts its earlier turns too (codex 0.171.0, run live), so an adapter
+  reading a resumed thread goes on from the earlier one's totals (`CodexAdapter.resuming`);
 - ``turn.failed`` (``error.message``) and ``error`` (``message``: a stream error; the turn may
-  still go on).
+  still go on);
+- an ``error`` *item* is "a non-fatal error surfaced as an item": a warning (a configuration
+  or deprecation notice, a rerouted model, ``Model metadata for `M` not found`` for a model
+  outside codex's catalogue), shown as one and not stored as an error.
 
 The first releases of this format (codex 0.4x) named the item kind ``item_type`` and the answer
 ``assistant_message``; both spellings are read.
@@ -28,6 +33,7 @@ from typing import Any, ClassVar
 
 from core.agents.base import (
     JsonLinesAdapter,
+    LineAdapter,
     need_dict,
     opt_dict,
     opt_list,
@@ -66,18 +72,34 @@ class CodexAdapter(JsonLinesAdapter):
         model: str | None = None,
         session_id: str | None = None,
     ) -> list[str]:
-        """``codex exec --json [--model=M] -- PROMPT``, or ``… resume -- SESSION PROMPT``.
+        """``codex exec --json --skip-git-repo-check [--model=M] -- PROMPT``, or ``… resume --
+        SESSION PROMPT``.
 
-        ``--json`` and ``--model`` are global options of ``exec``, so they precede the
-        ``resume`` subcommand; ``--`` keeps a prompt (or id) starting with ``-`` an argument.
+        ``--json``, ``--skip-git-repo-check`` and ``--model`` are global options of ``exec``, so
+        they precede the ``resume`` subcommand; ``--`` keeps a prompt (or id) starting with
+        ``-`` an argument. ``--skip-git-repo-check``: a run on no configured repository works in
+        an empty folder, where codex would otherwise refuse to start.
         """
-        argv = [*executable, "exec", "--json"]
+        argv = [*executable, "exec", "--json", "--skip-git-repo-check"]
         if model:
             argv.append(f"--model={model}")
         argv.extend(self.extra_args)
         if session_id:
             return [*argv, "resume", "--", session_id, prompt]
         return [*argv, "--", prompt]
+
+    def resuming(self, earlier: LineAdapter) -> None:
+        # The resumed thread's totals start where the earlier process's ended.
+        if isinstance(earlier, CodexAdapter):
+            self._totals = dict(earlier._totals)
+
+    def session_totals(self, tokens_in: int, tokens_out: int, *, before: bool = False) -> None:
+        # The session file's totals are the thread's, as turn.completed's are: one count.
+        if before:
+            for key, total in (("in", tokens_in), ("out", tokens_out)):
+                self._totals[key] = max(self._totals.get(key, 0), total)
+        else:
+            self._add(self._tokens_since("in", tokens_in), self._tokens_since("out", tokens_out))
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -151,7 +173,7 @@ class CodexAdapter(JsonLinesAdapter):
             return [self._emit("tool", f"agents: {tool}", "collab_tool_call")]
         if kind == "error" and completed:
             why = opt_str(item, "message", where) or "error"
-            return [self._emit("error", f"warning: {first_line(why)}", error=why)]
+            return [self._emit("message", f"warning: {first_line(why)}")]
         return []
 
     def _command(self, stage: str, item: dict[str, Any], where: str) -> list[AgentEvent]:

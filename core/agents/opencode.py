@@ -6,18 +6,21 @@ anomalyco/opencode, 2026): one JSON object per line, ``{"type", "timestamp" (ms)
 
 - ``step_start`` (``part``: a ``step-start`` part) when the model starts a step;
 - ``tool_use`` (``part``: a ``tool`` part — ``tool``, ``callID``, ``state`` with ``status``
-  completed or error, ``input``, ``output``/``error``, ``title``) once per finished tool call;
+  completed or error, ``input``, ``output``/``error``, ``title``, ``metadata``) once per
+  finished tool call. A ``bash`` call is ``completed`` whatever its command's exit code, which
+  is ``state.metadata.exit``: non-zero, the call failed;
 - ``text`` (``part.text``) and, with ``--thinking``, ``reasoning``, once a part is complete;
 - ``step_finish`` (``part``: ``reason`` — ``tool-calls`` while the step goes on, ``stop`` or
   another reason when it ends — ``cost`` in dollars and ``tokens``: ``input``, ``output``,
-  ``reasoning``, ``cache.read``, ``cache.write``), each for its own step;
+  ``reasoning``, ``cache.read``, ``cache.write``), each for its own step. A model whose price
+  the configuration does not give costs 0: that is no cost reported (None);
 - ``error`` (``error``: a named error, ``{name, data: {message}}``): the run exits 1;
 - ``done`` (``reason: "idle"``, ``rejected``: permissions refused) when the session is idle.
 
-Releases before ``done`` existed end with a ``step_finish`` whose reason is not
-``tool-calls``; that is taken as the end too. Tool names are opencode's own, lower case
-(``read``, ``edit``, ``write``, ``bash``, ``grep``, ``glob``, ``list``, ``todowrite``,
-``apply_patch``…), with camel-case inputs (``filePath``).
+Releases before ``done`` existed, and 1.18.33 (checked live), end with a ``step_finish``
+whose reason is not ``tool-calls``; that is taken as the end too. Tool names are opencode's
+own, lower case (``read``, ``edit``, ``write``, ``bash``, ``grep``, ``glob``, ``list``,
+``todowrite``, ``apply_patch``…), with camel-case inputs (``filePath``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class OpenCodeAdapter(JsonLinesAdapter):
     """OpenCode's ``run --format json`` output (see the module docstring for the format)."""
 
     name: ClassVar[str] = "opencode"
+    prompt_on_stdin: ClassVar[bool] = True
 
     def __init__(self, *, cwd: str | None = None, extra_args: Sequence[str] = ()) -> None:
         super().__init__(cwd=cwd, extra_args=extra_args)
@@ -63,19 +67,23 @@ class OpenCodeAdapter(JsonLinesAdapter):
         model: str | None = None,
         session_id: str | None = None,
     ) -> list[str]:
-        """``opencode run --format json [--model=P/M] [--session=S] -- PROMPT``.
+        """``opencode run --format json --title= [--model=P/M] [--session=S] …``; the prompt
+        goes on stdin (`prompt_on_stdin`).
 
-        The model is ``provider/model``. ``run`` joins its message words with spaces and
-        quotes a word that holds one, so the prompt arrives wrapped in double quotes; what
-        ``--`` is followed by is still the message, never an option.
+        ``run`` joins its message words with spaces and wraps each word holding one in double
+        quotes, escaping the quotes inside (``{\"run_id\": …}``), and yargs turns a word such
+        as ``2`` into a number, which stops it; a message read from stdin is taken as it is.
+        ``--title=`` names the session after the prompt's start: without it OpenCode asks the
+        model for a title, a call whose tokens it reports nowhere. The model is
+        ``provider/model``.
         """
-        argv = [*executable, "run", "--format", "json"]
+        argv = [*executable, "run", "--format", "json", "--title="]
         if model:
             argv.append(f"--model={model}")
         if session_id:
             argv.append(f"--session={session_id}")
         argv.extend(self.extra_args)
-        return [*argv, "--", prompt]
+        return argv
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -123,6 +131,12 @@ class OpenCodeAdapter(JsonLinesAdapter):
         if state.get("status") == "error":
             why = opt_str(state, "error", "tool_use.part.state") or "failed"
             return [self._emit(phase, f"failed: {summary}: {first_line(why)}", name, error=why)]
+        metadata = opt_dict(state, "metadata", "tool_use.part.state") or {}
+        exit_code = metadata.get("exit")
+        if type(exit_code) is int and exit_code != 0:
+            output = opt_str(state, "output", "tool_use.part.state") or ""
+            why = f"exit code {exit_code}" + (f": {first_line(output)}" if output.strip() else "")
+            return [self._emit(phase, f"failed: {summary}: {why}", name, error=why)]
         return [self._emit(phase, summary, name)]
 
     def _step_finish(self, part: dict[str, Any]) -> list[AgentEvent]:
@@ -134,7 +148,8 @@ class OpenCodeAdapter(JsonLinesAdapter):
             for figure in (tokens.get("input"), cached.get("read"), cached.get("write"))
         )
         tokens_out = (count(tokens.get("output")) or 0) + (count(tokens.get("reasoning")) or 0)
-        self._add(tokens_in, tokens_out, dollars(part.get("cost")))
+        cost = dollars(part.get("cost"))
+        self._add(tokens_in, tokens_out, cost or None)
         reason = opt_str(part, "reason", "step_finish.part")
         self._last_reason = reason
         if reason != "tool-calls":

@@ -21,9 +21,14 @@ ADAPTERS: Final[dict[str, type[LineAdapter]]] = {
 
 
 def adapter_for(
-    name: str, *, cwd: str | None = None, extra_args: Sequence[str] = ()
+    name: str,
+    *,
+    cwd: str | None = None,
+    extra_args: Sequence[str] = (),
+    state_dir: str | None = None,
 ) -> LineAdapter:
-    """A fresh adapter for the agent ``name`` (one per run: adapters keep a run's state).
+    """A fresh adapter for the agent ``name`` (one per turn: adapters keep a turn's state);
+    ``state_dir`` is the attempt's folder for the agent's own files (`LineAdapter.state_dir`).
 
     Raises:
         KeyError: ``name`` is not in `ADAPTERS`; the message lists the names that are.
@@ -32,4 +37,6 @@ def adapter_for(
         adapter = ADAPTERS[name]
     except KeyError:
         raise KeyError(f"unknown agent {name!r}; known: {', '.join(sorted(ADAPTERS))}") from None
-    return adapter(cwd=cwd, extra_args=extra_args)
+    made = adapter(cwd=cwd, extra_args=extra_args)
+    made.state_dir = state_dir
+    return made

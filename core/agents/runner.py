@@ -4,8 +4,9 @@ The host starts this for a run whose lane has an agent profile (`core.host.worke
 speaks the worker protocol (docs/ipc.md) on the agent's behalf:
 
 - builds the agent's prompt from the dispatch and the criteria (`core.agents.prompt`) and runs
-  the agent non-interactively in the run's worktree, in this process's group (so the host's
-  signals reach it);
+  the agent non-interactively in the run's worktree, ``PWD`` saying so, in this process's group
+  (so the host's signals reach it), with what lasts across its turns (`core.agents.attempt`:
+  a folder outside the checkout, a usage meter where the agent's output leaves calls out);
 - reads the agent's machine-readable output a line at a time (a line is read up to
   `MAX_LINE_BYTES`; the rest of a longer one is skipped, not held), turns each into progress
   events through the agent's adapter (`core.agents.registry`), and copies it to its own stdout
@@ -33,10 +34,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from core.agents.attempt import Attempt
+from core.agents.codex_usage import RolloutUsage, rollout_for, take_totals
 from core.agents.compose import compose_completion
 from core.agents.events import AgentEvent, Usage
 from core.agents.prompt import build_prompt
 from core.agents.registry import adapter_for
+from core.agents.spending import said, usage_doc
+from core.agents.unattended import unattended_args
 from core.contracts.completion import extract_completion
 from core.host.worker_profiles import DEFAULT_EXECUTABLES
 from core.ipc.worker_env import (
@@ -48,6 +53,7 @@ from core.ipc.worker_env import (
     load_worker_config,
     write_json_atomic,
 )
+from core.prices import read_price
 
 #: A line of the agent's output longer than this is skipped past, not held in memory.
 MAX_LINE_BYTES = 1024 * 1024
@@ -78,6 +84,17 @@ class Runner:
         self.stopping: int | None = None
         self.child: subprocess.Popen[bytes] | None = None
         self.acked: set[str] = set()
+        self.attempt: Attempt | None = None
+        """What lasts across the turns (`core.agents.attempt`); made by `run`."""
+        self.price = read_price(os.environ)
+        self.rollout: RolloutUsage | None = None
+        self.reported = Usage()
+        """The usage the last progress event carried."""
+
+    def used(self) -> Usage:
+        """The attempt's usage so far: every turn's, or its meter's."""
+        reported = self.spent.plus(self.adapter.usage)
+        return self.attempt.usage(reported) if self.attempt else reported
 
     # -- the protocol's side --------------------------------------------------------------
 
@@ -96,14 +113,10 @@ class Runner:
         }
         if tool:
             doc["tool_used"] = tool[:60]
-        used = self.spent.plus(self.adapter.usage)
-        if used.tokens_in or used.tokens_out or used.cost_usd:
-            # Cumulative for the attempt: the host keeps the latest and checks budgets on it.
-            doc["usage"] = {
-                "tokens_in": used.tokens_in,
-                "tokens_out": used.tokens_out,
-                "cost_usd": float(used.cost_usd or 0.0),
-            }
+        # Cumulative for the attempt: the host keeps the largest and checks budgets on it.
+        self.reported = self.used()
+        if (usage := usage_doc(self.reported, self.price)) is not None:
+            doc["usage"] = usage
         write_json_atomic(self.config.progress_dir / f"{self.last_ms}-{self.seq}.json", doc)
 
     def take(self, events: Sequence[AgentEvent]) -> None:
@@ -149,24 +162,39 @@ class Runner:
     def turn(self, prompt: str, checkout: Path, session: str | None) -> int:
         """Run the agent once; its exit code (or 128 + a signal that stopped us)."""
         self.spent = self.spent.plus(self.adapter.usage)
+        assert self.attempt is not None
         extra = [a for a in self.profile.get("args") or [] if isinstance(a, str)]
-        self.adapter = adapter_for(self.agent, cwd=str(checkout), extra_args=extra)
+        extra = [*unattended_args(self.agent, self.attempt.checkout, extra, os.environ), *extra]
+        earlier, self.adapter = self.adapter, adapter_for(
+            self.agent, cwd=str(self.attempt.checkout),
+            extra_args=[*extra, *self.attempt.extra_args], state_dir=self.attempt.state_dir,
+        )  # fmt: skip
+        if session:
+            self.adapter.resuming(earlier)
+        self.rollout = rollout_for(self.agent, os.environ, session)  # Codex's per-call tokens
+        take_totals(self.rollout, self.adapter, first=True)
         executable = list(self.profile.get("command") or DEFAULT_EXECUTABLES[self.agent])
         argv = self.adapter.argv(
             executable, prompt, model=self.profile.get("model"), session_id=session
         )
+        on_stdin = self.adapter.prompt_on_stdin
         try:
             self.child = subprocess.Popen(
-                argv, cwd=checkout, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                argv, cwd=self.attempt.checkout, env=self.attempt.env(),
+                stdin=subprocess.PIPE if on_stdin else subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=None,  # the agent's stderr is ours: the host keeps its end
             )  # fmt: skip
         except OSError as exc:
             print(f"runner: cannot start {argv[0]}: {exc.strerror or exc}", file=sys.stderr)
             return 127
+        if on_stdin:
+            threading.Thread(target=_feed, args=(self.child, prompt), daemon=True).start()
         assert self.child.stdout is not None
         self.read(self.child.stdout)
         code = self.child.wait()
         self.take(self.adapter.finish())
+        for name in self.attempt.tidy():
+            self.emit("message", f"removed {name}, which {self.adapter.name} left for itself")
         return 128 + self.stopping if self.stopping else code
 
     def read(self, stream: IO[bytes]) -> None:
@@ -183,6 +211,9 @@ class Runner:
             self.out.write(line.decode("utf-8", "replace"))
             self.out.flush()
             self.take(self.adapter.parse_line(line))
+            take_totals(self.rollout, self.adapter)
+            if (used := self.used()) != self.reported:
+                self.emit("usage", said(used))  # no event carried it: a budget may need it
 
     @staticmethod
     def _skip_rest(stream: IO[bytes]) -> None:
@@ -210,6 +241,14 @@ class Runner:
     # -- the whole attempt ----------------------------------------------------------------
 
     def run(self, checkout: Path) -> int:
+        extra = [a for a in self.profile.get("args") or [] if isinstance(a, str)]
+        self.attempt = Attempt(self.agent, checkout, extra, os.environ)
+        try:
+            return self._run(checkout)
+        finally:
+            self.attempt.close()
+
+    def _run(self, checkout: Path) -> int:
         config = self.config
         prompt = build_prompt(config.dispatch, config.criteria, config.run_id, config.dispatch_file)
         self.emit("reading", f"starting {self.adapter.name}: {prompt.splitlines()[0][:300]}")
@@ -247,16 +286,25 @@ class Runner:
                                        base_commit=base, final_text=self.final_text)  # fmt: skip
         if self.session_id and "session_id" not in found:
             found["session_id"] = self.session_id
-        used = self.spent.plus(self.adapter.usage)
-        if used.tokens_in or used.tokens_out or used.cost_usd:
-            found.setdefault(
-                "usage",
-                {"tokens_in": used.tokens_in, "tokens_out": used.tokens_out,
-                 "cost_usd": used.cost_usd},
-            )  # fmt: skip
+        used = self.used()
+        if (usage := usage_doc(used, self.price)) is not None:
+            if used.cost_usd is None and not usage.get("cost_computed"):
+                usage["cost_usd"] = None  # no cost reported, and none could be computed
+            found.setdefault("usage", usage)
         body = json.dumps(found, indent=2)
         self.out.write(f"{OUTPUT_START}\n<completion>\n{body}\n</completion>\n{OUTPUT_END}\n")
         self.out.flush()
+
+
+def _feed(child: subprocess.Popen[bytes], prompt: str) -> None:
+    """Write the prompt to the agent's stdin and close it (on a thread: a prompt larger than
+    the pipe must not block the reading of the agent's output)."""
+    assert child.stdin is not None
+    try:
+        child.stdin.write(prompt.encode("utf-8", "replace"))
+        child.stdin.close()
+    except OSError:
+        pass  # it ended without reading: its exit says so
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -44,6 +44,7 @@ from core.host.worker_profiles import (
     profile_name_problem,
 )
 from core.ipc.inplace import WRITE_GRACE_S
+from core.prices import PRICE_ENV, Price, price_env, price_of
 
 POLL_ENV = "JARVIS_POLL"
 CONFIG_NAME = "jarvis.toml"
@@ -348,6 +349,10 @@ class HostConfig(BaseModel):
         default_factory=dict
     )
     """``[lanes."NAME"]``: which worker profile works each lane."""
+    prices: dict[Annotated[str, Field(min_length=1, max_length=200)], Price] = Field(
+        default_factory=dict
+    )
+    """``[prices."MODEL"]``: what a model's tokens cost, over `core.prices.DEFAULT_PRICES`."""
 
     @model_validator(mode="after")
     def _lanes_name_profiles(self) -> HostConfig:
@@ -410,7 +415,11 @@ class HostConfig(BaseModel):
         name, profile = found
         # Not its env: those values (an API key, say) reach the agent as themselves, once.
         doc = {"name": name, **profile.model_dump(exclude={"env"})}
-        return {**profile.env, "JARVIS_WORKER_PROFILE": json.dumps(doc, sort_keys=True)}
+        env = {**profile.env, "JARVIS_WORKER_PROFILE": json.dumps(doc, sort_keys=True)}
+        price = price_of(profile.model, self.prices)
+        if profile.model and price is not None:
+            env[PRICE_ENV] = price_env(profile.model, price)
+        return env
 
     def verify_policy(self) -> VerifyPolicy:
         """How acceptance criteria are verified: ``[criteria]``, and whether a command not

@@ -62,6 +62,7 @@ from core.moves import NotHeld, host_move, worked
 from core.nanoclaw.frames import FrameDecoder
 from core.nanoclaw.launch import (
     CLOSE_GRACE_S,
+    MOUNTS,
     Launch,
     LaunchError,
     build_launch,
@@ -832,6 +833,7 @@ class Host:
             secret_names=profile.secrets,
             assistant_name=profile.assistant_name,
             shared=[objects_dir(worktree.repo_dir)] if worktree is not None else [],
+            mounts_dir=self.workspace.root / MOUNTS,
         )
 
     def _end_nanoclaw(self, worker: WorkerProcess, now: float) -> None:

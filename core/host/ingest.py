@@ -27,7 +27,7 @@ from typing import Any, Literal
 from core.authorization import dispatch_refusal
 from core.contracts.errors import FieldError
 from core.contracts.secrets_scan import mask_secrets, redact
-from core.host.refusals import record_reason, run_named_by
+from core.host.refusals import record_reason, run_named_by, target_named_by
 from core.intake import IntakeResult, PreparedDispatch, prepare_dispatch, submit_prepared
 from core.ipc.chat import read_message
 from core.ipc.files import quarantine, read_event
@@ -75,9 +75,9 @@ def _errors_text(errors: list[FieldError]) -> str:
 
 def _refusal_text(result: IntakeResult) -> str:
     """The refusal's sentence, then each field's problem: "invalid" alone tells a sender
-    nothing."""
-    others = [e for e in result.errors if e.message != result.message]
-    return " ".join(part for part in (result.message, _errors_text(others)) if part)
+    nothing; one that is the sentence itself (a duplicate's ``run_id``) is said once."""
+    further = _errors_text(result.further_errors)
+    return " ".join(part for part in (result.message, further) if part)
 
 
 class Ingestor:
@@ -271,10 +271,14 @@ class Ingestor:
         data: bytes | None = None,
     ) -> Ingested:
         named = run_id or run_named_by(self.layout, path, data)
-        # The message may quote the file; it is kept and shown, so no secret goes in with it.
+        target = target_named_by(data)
+        # The message may quote the file, and the target is the lane's text; both are kept and
+        # shown, so no secret goes in with them.
+        found = {"run_id": named, "target_jid": mask_secrets(target) if target else None}
+        details = {key: value for key, value in found.items() if value}
         message = mask_secrets(message)
         reason = quarantine(path, self.layout.errors_dir, lane=lane, code=code, message=message,
-                            details={"run_id": named} if named else None)  # fmt: skip
+                            details=details or None)  # fmt: skip
         if os.path.lexists(path):
             self._unmovable.add(path)  # its reason is written; do not write another every sweep
         record_reason(self.store, reason)
@@ -416,9 +420,9 @@ class Ingestor:
         parsed = parse_message(data)
         if isinstance(parsed, list):
             raise _Refuse(parsed[0].code if parsed else "bad_message", _errors_text(parsed))
-        request = read_message(parsed.chatJid, parsed.text)
+        request = read_message(parsed.chatJid, parsed.text, event.lane)
         if request.refusal is not None:
-            raise _Refuse("not_a_dispatch", request.refusal)
+            raise _Refuse(request.code, request.refusal)
         if request.payload is not None:
             self._dispatch(tx, event.lane, request.payload, request.target)
         # Anything else is an ordinary chat message: nothing for the host to do.
@@ -441,11 +445,7 @@ class Ingestor:
             else submit_prepared(tx, prepared, actor=lane)
         )
         if not result.accepted:
-            # The sentence, then every field's problem: "invalid" alone tells the sender nothing.
-            detail = " ".join(
-                part for part in (result.message, _errors_text(result.errors)) if part
-            )
-            raise _Refuse(f"dispatch_{result.outcome}", detail)
+            raise _Refuse(f"dispatch_{result.outcome}", _refusal_text(result))
 
 
 def _dispatch_in(event: Event, data: bytes) -> tuple[dict[str, Any], str] | None:
@@ -457,7 +457,7 @@ def _dispatch_in(event: Event, data: bytes) -> tuple[dict[str, Any], str] | None
     elif event.kind == "message":
         message = parse_message(data)
         if not isinstance(message, list):
-            request = read_message(message.chatJid, message.text)
+            request = read_message(message.chatJid, message.text, event.lane)
             if request.payload is not None:
                 return request.payload, request.target or DEFAULT_TARGET
     return None

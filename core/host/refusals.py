@@ -5,7 +5,10 @@ moved where (docs/ipc.md). This module copies it into the store, where `jarvis s
 errors`, `jarvis runs` and the console read it. A refusal is tied to a run when that run exists
 and the file named it: by its path (``progress/<run_id>/``, ``steer/<run_id>.acked.json``) or,
 read defensively, by its content (``run_id``, a dispatch task's ``payload.run_id``, a message
-whose ``text`` is a dispatch). The name is kept as ``named_run`` either way.
+whose ``text`` is a dispatch). The name is kept as ``named_run`` either way. The chat the file
+addressed is kept too (``target_jid``: a message's ``chatJid``, a dispatch task's target lane
+as ``<lane>@nanoclaw``, else the lane of the run it named), since NanoClaw's dispatch blocks,
+which a lane reads in its ``worker_runs.json``, require one.
 
 Recording happens right after the file is moved. When the store cannot take it then (a full
 disk), the reason file is still there: `catch_up`, run when the host starts and when the store
@@ -22,15 +25,19 @@ from typing import Any
 
 from core.contracts.jsondoc import load_object
 from core.contracts.names import run_id_problem
+from core.ipc.chat import LANE_JID_DOMAIN
 from core.ipc.files import MAX_EVENT_BYTES, REASON_SUFFIX
 from core.ipc.layout import Event, IpcLayout
 from core.store.api import RunStore, RunTransaction
+from core.workspace import lane_problem
 
 log = logging.getLogger("jarvis.host")
 
 _REASON_MAX_BYTES = 256 * 1024
 _JOURNAL_MESSAGE = 300
 _CATCH_UP_BATCH = 500
+#: The longest chat id kept for a refusal: a longer one is no chat id NanoClaw makes.
+_TARGET_MAX = 256
 
 
 def run_named_by(layout: IpcLayout, path: Path, data: bytes | None) -> str | None:
@@ -57,6 +64,28 @@ def run_named_by(layout: IpcLayout, path: Path, data: bytes | None) -> str | Non
         if isinstance(candidate, str) and run_id_problem(candidate) is None:
             return candidate
     return None
+
+
+def target_named_by(data: bytes | None) -> str | None:
+    """The chat a refused file addressed, if its content names one (never raises): a
+    message's ``chatJid``, or a dispatch task's ``target`` lane as ``<lane>@nanoclaw``."""
+    if data is None:
+        return None
+    loaded = load_object(data, limit=MAX_EVENT_BYTES)
+    if not loaded.ok:
+        return None
+    document: dict[str, Any] = loaded.value
+    jid, target = document.get("chatJid"), document.get("target")
+    if isinstance(jid, str):
+        return _target(jid)
+    if document.get("type") == "dispatch" and isinstance(target, str):
+        return target + LANE_JID_DOMAIN if lane_problem(target) is None else None
+    return None
+
+
+def _target(value: Any) -> str | None:
+    ok = isinstance(value, str) and 0 < len(value) <= _TARGET_MAX
+    return value if ok else None
 
 
 def record_reason(store: RunStore, reason_path: Path) -> bool:
@@ -129,10 +158,16 @@ def _text(value: Any) -> str | None:
 
 def _insert(tx: RunTransaction, name: str, reason: Mapping[str, Any]) -> bool:
     details = reason.get("details")
-    named = _text(details.get("run_id")) if isinstance(details, Mapping) else None
+    if not isinstance(details, Mapping):
+        details = {}
+    named = _text(details.get("run_id"))
     if named is not None and run_id_problem(named) is not None:
         named = None
-    run_id = named if named is not None and tx.run_brief(named) is not None else None
+    brief = tx.run_brief(named) if named is not None else None
+    run_id = named if brief is not None else None
+    target = _target(details.get("target_jid"))
+    if target is None and brief is not None:
+        target = f"{brief['lane']}{LANE_JID_DOMAIN}"  # a steer: the chat of the run it named
     code = _text(reason.get("code")) or "unknown"
     message = _text(reason.get("message")) or ""
     lane = _text(reason.get("lane"))
@@ -148,6 +183,7 @@ def _insert(tx: RunTransaction, name: str, reason: Mapping[str, Any]) -> bool:
             "stored_as": _text(reason.get("stored_as")),
             "outcome": _text(reason.get("outcome")) or "unknown",
             "quarantined_at": _text(reason.get("quarantined_at")) or tx.now,
+            "target_jid": target,
         },
     )
     if inserted and run_id is not None:

@@ -97,6 +97,9 @@ class Usage(BaseModel):
     tokens_in: Annotated[int, Field(ge=0, le=USAGE_TOKENS_MAX)] = 0
     tokens_out: Annotated[int, Field(ge=0, le=USAGE_TOKENS_MAX)] = 0
     cost_usd: Annotated[float, Field(ge=0, le=USAGE_COST_MAX, allow_inf_nan=False)] = 0.0
+    cost_computed: bool = False
+    """Whether ``cost_usd`` was computed by Jarvis from the tokens and a price (the agent
+    reported no cost of its own), not reported by the agent."""
 
 
 def read_usage(raw: object) -> Usage | str:

@@ -10,6 +10,9 @@ profile's command is a container (``docker run …``, ``podman run …``, Apple'
   read-only, since the run's own repository borrows its objects from there (its
   ``objects/info/alternates``); for a checkout that is a linked worktree (as runs had before),
   ``-v <git dir>:<git dir>``, the repository's git directory its ``.git`` file points to;
+  a checkout whose path holds a ``:`` (the option's separator; a run id such as ``nc:run:a8``)
+  is mounted through a link named after the run id with every such character percent-encoded
+  (`mount_source`), so the id itself stays as it is everywhere else;
 - ``--user <uid>:<gid> -e HOME=/home/node`` when the host's user is neither root nor 1000 (the
   image's ``node`` user), as NanoClaw does, so files written in the mounts stay the host's;
 - ``-e NAME`` for every variable of the profile's ``env`` (the value reaches the container from
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.contracts.names import run_ref_part
 from core.nanoclaw.container_input import (
     DEFAULT_ASSISTANT,
     container_input,
@@ -51,6 +55,8 @@ CLOSE = "_close"
 CLOSE_GRACE_S = 15.0
 #: The uid of the ``node`` user in NanoClaw's images.
 IMAGE_UID = 1000
+#: The workspace folder holding the links a container mounts for checkouts it cannot name.
+MOUNTS = "mounts"
 
 
 class LaunchError(ValueError):
@@ -110,6 +116,29 @@ def _mount(source: Path | str, target: str, *, read_only: bool = False) -> list[
     return ["-v", f"{source}:{target}" + (":ro" if read_only else "")]
 
 
+def mount_source(checkout: Path, run_id: str, mounts_dir: Path | None) -> Path:
+    """What a container mounts as ``/workspace/group``: the checkout, or, when its path holds
+    a ``:`` (which ``-v`` takes for its separator), a link to it in ``mounts_dir`` named
+    `run_ref_part` of the run id (``nc:run:a8`` → ``nc%3Arun%3Aa8``).
+
+    That name is stable (the run's every attempt mounts the same path) and never shared (the
+    encoding is one to one, and an id that needs none has no link). The link is made anew
+    each time, so one left by an earlier attempt, or pointing elsewhere, is replaced.
+
+    Raises:
+        OSError: the link cannot be made.
+    """
+    if mounts_dir is None or ":" not in str(checkout):
+        return checkout
+    mounts_dir.mkdir(exist_ok=True)
+    alias = mounts_dir / run_ref_part(run_id)
+    temp = mounts_dir / f".{alias.name}.{os.getpid()}.tmp"
+    temp.unlink(missing_ok=True)
+    os.symlink(checkout.absolute(), temp)
+    os.replace(temp, alias)  # a folder there (not the host's) fails, and the start with it
+    return alias
+
+
 def container_options(
     runtime: str,
     *,
@@ -119,10 +148,13 @@ def container_options(
     uid: int,
     gid: int,
     shared: Sequence[Path] = (),
+    group_source: Path | None = None,
 ) -> list[str]:
     """The options the host adds after ``run`` (see the module docstring); ``shared`` are the
-    object stores the run's repository borrows, mounted read-only."""
-    options = [*_mount(ipc_dir, CONTAINER_IPC), *_mount(checkout, CONTAINER_GROUP)]
+    object stores the run's repository borrows, mounted read-only; ``group_source`` is what is
+    mounted as ``/workspace/group`` when it is not the checkout (`mount_source`)."""
+    source = checkout if group_source is None else group_source
+    options = [*_mount(ipc_dir, CONTAINER_IPC), *_mount(source, CONTAINER_GROUP)]
     git_dir = git_dir_of(checkout)
     if git_dir is not None:
         options += _mount(git_dir, str(git_dir))
@@ -150,13 +182,18 @@ def build_launch(
     secret_names: Sequence[str] = (),
     assistant_name: str | None = None,
     shared: Sequence[Path] = (),
+    mounts_dir: Path | None = None,
 ) -> Launch:
     """The command, environment and stdin of a run's runner (``shared``: the object stores
     its checkout's repository borrows, which a container gets read-only).
 
+    ``mounts_dir`` is where the link to a checkout whose path holds a ``:`` is made
+    (`mount_source`); without it such a checkout cannot be mounted.
+
     Raises:
         LaunchError: a container command without a ``run`` word, or a path that cannot be
             mounted.
+        OSError: the link to the checkout cannot be made.
     """
     argv = list(command)
     env: dict[str, str] = {}
@@ -175,6 +212,7 @@ def build_launch(
             uid=os.getuid(),
             gid=os.getgid(),
             shared=shared,
+            group_source=mount_source(checkout, run_id, mounts_dir),
         )
         argv[at + 1 : at + 1] = options
         workdir = CONTAINER_GROUP

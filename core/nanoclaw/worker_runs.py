@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from core.ipc.chat import lane_of_jid
 from core.ipc.layout import ERRORS, MESSAGES, TASKS, IpcLayout
 from core.lifecycle import RunState, stage_of
 from core.store.api import RunStore
@@ -46,6 +47,8 @@ CHECK_S = 1.0
 MAIN = "main"
 COORDINATOR = "andy-developer"
 WORKER_LANES = "jarvis-worker-%"
+#: A dispatch block's ``target_jid`` when the refused file named no chat.
+UNKNOWN_TARGET = "unknown"
 
 ROW_FIELDS = (
     "run_id", "group_folder", "status", "phase", "started_at", "completed_at", "retry_count",
@@ -149,20 +152,28 @@ def _runs(store: RunStore, lane: str, *, active: bool) -> list[Row]:
 def dispatch_blocks(store: RunStore, lane: str) -> list[dict[str, Any]]:
     """The lane's refused requests, newest first: files Jarvis quarantined from a lane's
     ``messages/`` or ``tasks/`` (where a dispatch arrives). ``main`` sees every lane's, the
-    coordinator and every other lane its own. NanoClaw's ``target_jid`` and ``target_folder``
-    are left out: a refused file may name no valid target."""
+    coordinator and every other lane its own.
+
+    Each has NanoClaw's keys in its order (``DispatchBlockSnapshotEntry``): ``target_jid``,
+    which NanoClaw requires, is the chat the file addressed, ``unknown`` when it named none
+    (an unreadable file, a steer of no run); ``target_folder`` the lane that chat id names,
+    when it names one; ``run_id`` when the file named a run."""
     found = store.lane_refusals(None if lane == MAIN else lane, LIMIT * 8)
     blocks: list[dict[str, Any]] = []
     for row in found:
         parts = Path(str(row["original_path"])).parts
         if not row["lane"] or len(parts) < 3 or parts[-2] not in (MESSAGES, TASKS):
             continue
+        target = row["target_jid"] or UNKNOWN_TARGET
         block = {
             "timestamp": row["quarantined_at"],
             "source_group": row["lane"],
-            "reason_code": row["code"],
-            "reason_text": row["message"],
+            "target_jid": target,
         }
+        folder = lane_of_jid(target)
+        if folder is not None:
+            block["target_folder"] = folder
+        block.update(reason_code=row["code"], reason_text=row["message"])
         if row["named_run"]:
             block["run_id"] = row["named_run"]
         blocks.append(block)

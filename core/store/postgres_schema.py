@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from core.store.shared_ddl import CONFINEMENT, HOSTS_TABLE, USAGE_UNREADABLE
+from core.store.shared_ddl import (
+    CONFINEMENT,
+    HOSTS_TABLE,
+    REFUSAL_TARGET,
+    USAGE_COST_COMPUTED,
+    USAGE_UNREADABLE,
+)
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
@@ -268,5 +274,9 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     # SQLite's 0014, the same text.
     ("0004_usage_unreadable", USAGE_UNREADABLE),
     # SQLite's 0015, the same text.
-    ("0005_confinement", CONFINEMENT),
+    ("0005_refusal_target", REFUSAL_TARGET),
+    # SQLite's 0016, the same text.
+    ("0006_usage_cost_computed", USAGE_COST_COMPUTED),
+    # SQLite's 0017, the same text.
+    ("0007_confinement", CONFINEMENT),
 )

@@ -10,6 +10,7 @@ from core.store.statements import Statements, Writes
 _FIELDS = (
     "run_id, named_run, lane, code, message, original_path, stored_as, outcome, quarantined_at"
 )
+_WRITTEN = (*_FIELDS.split(", "), "target_jid")
 
 
 class RefusalReads(Statements):
@@ -36,10 +37,11 @@ class RefusalReads(Statements):
 
     def lane_refusals(self, lane: str | None, limit: int) -> list[dict[str, Any]]:
         """Refused files found in ``lane``'s folder (every lane's when None), newest first:
-        ``quarantined_at``, ``lane``, ``code``, ``message``, ``named_run``, ``original_path``."""
+        ``quarantined_at``, ``lane``, ``code``, ``message``, ``named_run``, ``original_path``,
+        ``target_jid``."""
         where, params = ("WHERE lane = ? ", [lane]) if lane is not None else ("", [])
         return self.rows(
-            "SELECT quarantined_at, lane, code, message, named_run, original_path "
+            "SELECT quarantined_at, lane, code, message, named_run, original_path, target_jid "
             f"FROM quarantined_files {where}ORDER BY id DESC LIMIT ?",
             [*params, limit],
         )
@@ -69,12 +71,13 @@ class RefusalWrites(Writes):
     def record_refusal(self, reason_file: str, fields: dict[str, Any]) -> bool:
         """Record one refused file under its reason file's name, unless it already is; whether
         it was new. ``fields``: ``run_id``, ``named_run``, ``lane``, ``code``, ``message``,
-        ``original_path``, ``stored_as``, ``outcome``, ``quarantined_at``."""
+        ``original_path``, ``stored_as``, ``outcome``, ``quarantined_at``, and optionally
+        ``target_jid``."""
         return bool(
             self.execute(
                 "INSERT INTO quarantined_files (reason_file, run_id, named_run, lane, code, "
-                "message, original_path, stored_as, outcome, quarantined_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (reason_file) DO NOTHING",
-                [reason_file, *(fields[k] for k in _FIELDS.split(", "))],
+                "message, original_path, stored_as, outcome, quarantined_at, target_jid) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (reason_file) DO NOTHING",
+                [reason_file, *(fields.get(k) for k in _WRITTEN)],
             )
         )

@@ -12,7 +12,13 @@ import sqlite3
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from core.store.shared_ddl import CONFINEMENT, HOSTS_TABLE, USAGE_UNREADABLE
+from core.store.shared_ddl import (
+    CONFINEMENT,
+    HOSTS_TABLE,
+    REFUSAL_TARGET,
+    USAGE_COST_COMPUTED,
+    USAGE_UNREADABLE,
+)
 
 MIGRATIONS = Migrations("jarvis")
 
@@ -501,7 +507,17 @@ def _usage_unreadable(db: Database) -> None:
     _run_script(db, USAGE_UNREADABLE)
 
 
-@MIGRATIONS(name="0015_confinement")
+@MIGRATIONS(name="0015_refusal_target")
+def _refusal_target(db: Database) -> None:
+    _run_script(db, REFUSAL_TARGET)
+
+
+@MIGRATIONS(name="0016_usage_cost_computed")
+def _usage_cost_computed(db: Database) -> None:
+    _run_script(db, USAGE_COST_COMPUTED)
+
+
+@MIGRATIONS(name="0017_confinement")
 def _confinement(db: Database) -> None:
     _run_script(db, CONFINEMENT)
 

@@ -35,6 +35,19 @@ USAGE_UNREADABLE = """
         ALTER TABLE run_usage ADD COLUMN unreadable TEXT;
 """
 
+REFUSAL_TARGET = """
+        -- The chat a refused file addressed (a message's chatJid, <lane>@nanoclaw for a
+        -- dispatch task's target or a steered run's lane); NULL when it named none. NanoClaw's
+        -- dispatch blocks, which a lane reads in worker_runs.json, require it.
+        ALTER TABLE quarantined_files ADD COLUMN target_jid TEXT;
+"""
+
+USAGE_COST_COMPUTED = """
+        -- 1 when the attempt's cost was computed by Jarvis from its tokens and a price (its
+        -- agent reported none: docs/configuration.md, [prices]), 0 when the agent reported it.
+        ALTER TABLE run_usage ADD COLUMN cost_computed INTEGER NOT NULL DEFAULT 0;
+"""
+
 CONFINEMENT = """
         -- How the latest attempt's worker was confined: bwrap (Jarvis's bubblewrap sandbox) or
         -- none (it ran unconfined); NULL for runs started before.

@@ -28,6 +28,8 @@ class UsageFigures(Protocol):
     def tokens_out(self) -> int: ...
     @property
     def cost_usd(self) -> float: ...
+    @property
+    def cost_computed(self) -> bool: ...
 
 
 def _totals(row: dict[str, Any]) -> dict[str, Any]:
@@ -35,6 +37,7 @@ def _totals(row: dict[str, Any]) -> dict[str, Any]:
         "tokens_in": round(float(row["tokens_in"])),
         "tokens_out": round(float(row["tokens_out"])),
         "cost_usd": round(float(row["cost_usd"]), 6),
+        "cost_computed": bool(row.get("cost_computed")),
     }
 
 
@@ -71,7 +74,8 @@ class UsageReads(Statements):
                 return {}
             where = f"WHERE run_id IN ({', '.join('?' for _ in params)}) "
         rows = self.rows(
-            f"SELECT run_id, {_SUMS}, MAX(unreadable) AS unreadable FROM run_usage "
+            f"SELECT run_id, {_SUMS}, MAX(cost_computed) AS cost_computed, "
+            "MAX(unreadable) AS unreadable FROM run_usage "
             f"{where}GROUP BY run_id",
             params,
         )
@@ -84,7 +88,8 @@ class UsageReads(Statements):
             return {}
         marks = ", ".join("?" for _ in run_ids)
         rows = self.rows(
-            "SELECT u.run_id, u.tokens_in, u.tokens_out, u.cost_usd, u.unreadable "
+            "SELECT u.run_id, u.tokens_in, u.tokens_out, u.cost_usd, u.cost_computed, "
+            "u.unreadable "
             "FROM run_usage u "
             f"JOIN runs r ON r.run_id = u.run_id AND u.attempt = r.retry_count + 1 "
             f"WHERE u.run_id IN ({marks})",
@@ -94,7 +99,7 @@ class UsageReads(Statements):
 
     def workspace_usage(self) -> dict[str, Any]:
         """Every run's figures together, what could be read of them: the fleet's burn."""
-        row = self.rows(f"SELECT {_SUMS} FROM run_usage")[0]
+        row = self.rows(f"SELECT {_SUMS}, MAX(cost_computed) AS cost_computed FROM run_usage")[0]
         return _totals({key: value or 0 for key, value in row.items()})
 
     def workspace_worked(self) -> tuple[float, list[str]]:
@@ -121,20 +126,24 @@ class UsageWrites(Writes):
         at_utc: str = "",
         name: str = "",
     ) -> None:
-        """Take ``usage`` into the attempt's figures: each keeps the largest value reported.
+        """Take ``usage`` into the attempt's figures: each keeps the largest value reported,
+        and whether the cost was computed follows the cost that stands.
 
         ``seq``, ``at_utc`` and ``name`` record the report that arrived last (for people
         reading the row; they decide nothing).
         """
         self.execute(
             "INSERT INTO run_usage (run_id, attempt, seq, at_utc, name, tokens_in, tokens_out, "
-            "cost_usd, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "cost_usd, cost_computed, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (run_id, attempt) DO UPDATE SET "
             "seq = excluded.seq, at_utc = excluded.at_utc, name = excluded.name, "
-            f"{_larger('tokens_in')}, {_larger('tokens_out')}, {_larger('cost_usd')}, "
-            "updated_at = excluded.updated_at",
+            f"{_larger('tokens_in')}, {_larger('tokens_out')}, "
+            # Every SET reads the row as it was: the flag of the cost that stands.
+            "cost_computed = CASE WHEN excluded.cost_usd >= run_usage.cost_usd "
+            "THEN excluded.cost_computed ELSE run_usage.cost_computed END, "
+            f"{_larger('cost_usd')}, updated_at = excluded.updated_at",
             [run_id, attempt, seq, at_utc, name, usage.tokens_in, usage.tokens_out,
-             usage.cost_usd, self.now],
+             usage.cost_usd, int(usage.cost_computed), self.now],
         )  # fmt: skip
 
     def record_unreadable_usage(self, run_id: str, attempt: int, seq: int, why: str) -> None:

@@ -49,10 +49,15 @@ class ViewReads(Statements):
         """The run's newest ``limit`` progress events, newest first: an attempt's events in
         their order (time, then seq, then file name), the latest attempt's first."""
         return self.rows(
-            "SELECT seq, timestamp, phase, summary, tool_used FROM progress_events "
+            "SELECT attempt, seq, timestamp, phase, summary, tool_used FROM progress_events "
             "WHERE run_id = ? ORDER BY attempt DESC, at_utc DESC, seq DESC, name DESC LIMIT ?",
             [run_id, limit],
         )
+
+    def event_count(self, run_id: str) -> int:
+        """How many progress events the run has, over every attempt."""
+        found = self.rows("SELECT COUNT(*) AS n FROM progress_events WHERE run_id = ?", [run_id])
+        return int(found[0]["n"])
 
     def failures_of(self, run_id: str) -> list[dict[str, Any]]:
         return self.rows(

@@ -7,7 +7,10 @@ Behaviour from the prompt: ``FAKE:silent`` prints no completion (Jarvis composes
 git); ``FAKE:garbage`` mixes in unreadable lines and an escape sequence; a resumed session
 (``--resume ID``) answers the steer it was given in one short turn; ``FAKE:await-steer`` ends
 its first turn only once a steer file exists; ``FAKE:hugeline`` prints a 100 MiB line first;
-``FAKE:hang`` never ends its turn; ``FAKE:usage-overflow`` reports 2^63 - 1 input tokens.
+``FAKE:hang`` never ends its turn; ``FAKE:usage-overflow`` reports 2^63 - 1 input tokens;
+``FAKE:spend`` never ends its turn either, but goes on calling its model: every
+``FAKE_STREAM_INTERVAL_MS`` one more call (message ``msg_N``, 900 + N tokens in, 40 out, its
+usage repeated on each of the call's two lines, as Claude Code prints a message of two blocks).
 
 From the environment: ``FAKE_ARGV_FILE`` receives its command line; ``FAKE_STREAM_EVENTS=N``
 makes it read N files first, one ``Read`` tool use and its result every
@@ -60,6 +63,23 @@ def stream(session: str, count: int, interval_s: float) -> None:
             time.sleep(pause)
 
 
+def spend(session: str, interval_s: float) -> None:
+    """Model calls, one every ``interval_s``, until the process is stopped."""
+    n = 0
+    while True:
+        n += 1
+        message = {"id": f"msg_{n}", "usage": {"input_tokens": 900 + n, "output_tokens": 40}}
+        path = str(Path.cwd() / "src" / f"module_{n % 10}.py")
+        say({"type": "assistant", "session_id": session, "message": {**message, "content": [
+            {"type": "text", "text": f"Reading module {n}."}]}})  # fmt: skip
+        say({"type": "assistant", "session_id": session, "message": {**message, "content": [
+            {"type": "tool_use", "id": f"s{n}", "name": "Read",
+             "input": {"file_path": path}}]}})  # fmt: skip
+        say({"type": "user", "session_id": session, "message": {"content": [
+            {"type": "tool_result", "tool_use_id": f"s{n}", "content": "pass"}]}})  # fmt: skip
+        time.sleep(interval_s)
+
+
 def report_cpu() -> None:
     if os.environ.get("FAKE_CPU_FILE"):
         used = os.times()
@@ -84,6 +104,8 @@ def main(argv: list[str]) -> int:
              "result": f"Done as asked: {prompt[:80]}", "total_cost_usd": 0.001,
              "usage": {"input_tokens": 50, "output_tokens": 10}, "num_turns": 1})  # fmt: skip
         return 0
+    if "FAKE:spend" in prompt:
+        spend(session, float(os.environ.get("FAKE_STREAM_INTERVAL_MS") or 100) / 1000)
     if "FAKE:hang" in prompt:
         while True:  # an agent that never answers again: the host's no-output limit ends it
             time.sleep(1)

@@ -7,6 +7,18 @@ platform's native binary in place of the package's placeholder. Running it ourse
 result the same whatever npm's policy on install scripts is. The install is about 235 MB (one
 native binary) and takes seconds; a later session finds it in place and only checks
 ``claude --version``. Parallel test workers take a file lock, so only one of them installs.
+
+OpenCode comes from npm the same way as Claude Code: ``opencode-ai`` with ``--ignore-scripts``,
+then its postinstall (``node postinstall.mjs``), which links the platform's binary (from the
+``opencode-linux-x64`` package npm installs beside it) over the package's placeholder; about
+360 MB. Aider comes from PyPI into a virtual environment of its own (``aider-chat`` pins its
+whole dependency tree): the environment is made without pip, and this interpreter's pip
+installs into it; about 700 MB, a minute or so.
+
+Codex comes from npm the same way, at a pinned version: its package is a small launcher whose
+optional dependency (``@openai/codex-linux-x64``…, the same package at a version tagged with the
+platform) holds the native binary, which is what is run: ``vendor/<target>/bin/codex``, beside
+the ``codex-resources`` it finds from its own path. No install script is involved. About 420 MB.
 """
 
 from __future__ import annotations
@@ -15,6 +27,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +37,12 @@ AGENTS_DIR = ROOT / ".agents"
 
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
 CLAUDE_CODE_VERSION = "2.1.197"
+OPENCODE_PACKAGE = "opencode-ai"
+OPENCODE_VERSION = "1.18.33"
+AIDER_PACKAGE = "aider-chat"
+AIDER_VERSION = "0.86.2"
+CODEX_PACKAGE = "@openai/codex"
+CODEX_VERSION = "0.171.0"
 
 #: An install from an npm registry that answers takes seconds: this only stops a hung one.
 INSTALL_TIMEOUT_S = 600.0
@@ -58,8 +77,8 @@ def _version_of(executable: Path) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def _run(argv: list[str]) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+def _run(argv: list[str], timeout: float = INSTALL_TIMEOUT_S) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(
             f"{' '.join(argv)} failed with code {done.returncode}:\n{done.stdout}\n{done.stderr}"
@@ -90,3 +109,89 @@ def claude_code(version: str = CLAUDE_CODE_VERSION) -> Path:
         if found is None or not found.startswith(version):
             raise RuntimeError(f"{executable} --version says {found!r} after installing {version}")
         return executable
+
+
+def opencode(version: str = OPENCODE_VERSION) -> Path:
+    """The ``opencode`` executable of OpenCode ``version``, installed here if it is not yet.
+
+    Raises `AgentUnavailable` when npm or node is not on this machine, RuntimeError when the
+    install fails.
+    """
+    npm, node = shutil.which("npm"), shutil.which("node")
+    if npm is None or node is None:
+        raise AgentUnavailable("npm and node are needed to install OpenCode from npm")
+    prefix = AGENTS_DIR / f"opencode-{version}"
+    executable = prefix / "node_modules" / ".bin" / "opencode"
+    with _locked(AGENTS_DIR / f"opencode-{version}.lock"):
+        found = _version_of(executable)
+        if found == version:
+            return executable
+        shutil.rmtree(prefix, ignore_errors=True)
+        _run([npm, "install", "--prefix", str(prefix), "--ignore-scripts", "--no-audit",
+              "--no-fund", "--loglevel=error", f"{OPENCODE_PACKAGE}@{version}"])  # fmt: skip
+        _run([node, str(prefix / "node_modules" / OPENCODE_PACKAGE / "postinstall.mjs")])
+        found = _version_of(executable)
+        if found != version:
+            raise RuntimeError(f"{executable} --version says {found!r} after installing {version}")
+        return executable
+
+
+def aider(version: str = AIDER_VERSION) -> Path:
+    """The ``aider`` executable of aider ``version``, installed here if it is not yet.
+
+    Raises `AgentUnavailable` when pip (or venv) is not available to this interpreter,
+    RuntimeError when the install fails.
+    """
+    python = sys.executable
+    try:
+        pip = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, timeout=60)
+        venv = subprocess.run([python, "-m", "venv", "-h"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AgentUnavailable(f"cannot ask {python} for pip: {exc}") from None
+    if pip.returncode != 0 or venv.returncode != 0:
+        raise AgentUnavailable("pip and venv are needed to install aider from PyPI")
+    prefix = AGENTS_DIR / f"aider-{version}"
+    executable = prefix / "bin" / "aider"
+    with _locked(AGENTS_DIR / f"aider-{version}.lock"):
+        found = _version_of(executable)
+        if found == f"aider {version}":
+            return executable
+        shutil.rmtree(prefix, ignore_errors=True)
+        _run([python, "-m", "venv", "--without-pip", str(prefix)])
+        _run([python, "-m", "pip", "--python", str(prefix / "bin" / "python"), "install",
+              "--quiet", "--disable-pip-version-check", f"{AIDER_PACKAGE}=={version}"],
+             timeout=3 * INSTALL_TIMEOUT_S)  # fmt: skip
+        found = _version_of(executable)
+        if found != f"aider {version}":
+            raise RuntimeError(f"{executable} --version says {found!r} after installing {version}")
+        return executable
+
+
+def codex(version: str = CODEX_VERSION) -> Path:
+    """The native ``codex`` executable of Codex ``version``, installed here if it is not yet.
+
+    Raises `AgentUnavailable` when npm is not on this machine, RuntimeError when the install
+    fails or holds no binary for this platform.
+    """
+    npm = shutil.which("npm")
+    if npm is None:
+        raise AgentUnavailable("npm is needed to install Codex from npm")
+    prefix = AGENTS_DIR / f"codex-{version}"
+    with _locked(AGENTS_DIR / f"codex-{version}.lock"):
+        found = _codex_binary(prefix)
+        if found is not None and (_version_of(found) or "").endswith(version):
+            return found
+        shutil.rmtree(prefix, ignore_errors=True)
+        _run([npm, "install", "--prefix", str(prefix), "--ignore-scripts", "--no-audit",
+              "--no-fund", "--loglevel=error", f"{CODEX_PACKAGE}@{version}"])  # fmt: skip
+        found = _codex_binary(prefix)
+        said = _version_of(found) if found is not None else None
+        if found is None or said is None or not said.endswith(version):
+            raise RuntimeError(f"no codex {version} binary under {prefix} (it says {said!r})")
+        return found
+
+
+def _codex_binary(prefix: Path) -> Path | None:
+    """The platform package's native binary (``@openai/codex-<platform>/vendor/<target>/bin``)."""
+    found = sorted((prefix / "node_modules" / "@openai").glob("codex-*/vendor/*/bin/codex"))
+    return found[0] if len(found) == 1 else None

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from core.agents.aider import AiderAdapter
+from core.agents.aider import UNATTENDED, AiderAdapter
 from core.agents.events import total_usage
 from tests.agents.helpers import FIXTURES, lines_of, run, triples
 
@@ -180,17 +181,51 @@ def test_long_lines_are_reply_text_whatever_they_start_with() -> None:
     assert adapter.parse_line(b"Tokens: 1 sent, 1 received.")[0].summary.startswith("replied: Ap")
 
 
-def test_argv() -> None:
+def test_argv_without_a_folder_of_its_own() -> None:
     adapter = AiderAdapter(extra_args=["--auto-test", "--test-cmd", "pytest -q"])
     assert adapter.argv(["aider"], "-v please", model="sonnet", session_id="any") == [
         "aider",
         "--message=-v please",
-        "--yes-always",
-        "--no-pretty",
-        "--no-stream",
+        *UNATTENDED,
         "--model=sonnet",
-        "--restore-chat-history",
         "--auto-test",
         "--test-cmd",
         "pytest -q",
     ]
+    assert adapter.session_id is None  # nothing to restore a chat from
+
+
+def test_a_session_keeps_its_chat_and_prompt_outside_the_checkout(tmp_path: Path) -> None:
+    first = AiderAdapter(extra_args=["--auto-test"])
+    first.state_dir = str(tmp_path)
+    argv = first.argv(["aider"], "Line one.\nLine two.", model="openai/m", session_id=None)
+    session = first.session_id
+    assert session is not None and session.startswith("aider-")
+    files = {word.split("=", 1)[0]: word.split("=", 1)[1] for word in argv if "-file=" in word}
+    assert files == {
+        "--message-file": f"{tmp_path}/{session}.message.md",
+        "--chat-history-file": f"{tmp_path}/{session}.chat.history.md",
+        "--input-history-file": f"{tmp_path}/{session}.input.history",
+    }
+    assert Path(files["--message-file"]).read_text() == "Line one.\nLine two."
+    assert "--restore-chat-history" not in argv and argv[-2:] == ["--model=openai/m", "--auto-test"]
+    assert set(UNATTENDED) <= set(argv)
+    # Every event names the session, so the runner can resume it with a steer.
+    assert first.parse_line(b"Aider v0.86.2")[0].session_id == session
+
+    steered = AiderAdapter()
+    steered.state_dir = str(tmp_path)
+    argv = steered.argv(["aider"], "/docs first", model=None, session_id=session)
+    assert steered.session_id == session and "--restore-chat-history" in argv
+    assert f"--chat-history-file={tmp_path}/{session}.chat.history.md" in argv
+    # A leading / would be one of aider's commands (! a shell): it is sent as words.
+    assert Path(tmp_path / f"{session}.message.md").read_text() == " /docs first"
+
+
+@pytest.mark.parametrize("foreign", ["../../etc/passwd", "aider-../x", "ses_123", ""])
+def test_a_session_it_did_not_name_starts_a_new_chat(tmp_path: Path, foreign: str) -> None:
+    adapter = AiderAdapter()
+    adapter.state_dir = str(tmp_path)
+    argv = adapter.argv(["aider"], "go", session_id=foreign)
+    assert adapter.session_id != foreign and "--restore-chat-history" not in argv
+    assert sorted(p.parent for p in tmp_path.iterdir()) == [tmp_path]

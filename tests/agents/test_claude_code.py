@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.agents.claude_code import ClaudeCodeAdapter
-from core.agents.events import total_usage
+from core.agents.events import AgentEvent, total_usage
 from tests.agents.helpers import CWD, FIXTURES, lines_of, run, triples
 
 HERE = FIXTURES / "claude_code"
@@ -56,8 +56,12 @@ def test_a_successful_run_reads_searches_edits_tests_commits_and_finishes() -> N
     assert (adapter.usage.tokens_in, adapter.usage.tokens_out) == (216_335, 2_841)
     assert adapter.usage.cost_usd == pytest.approx(0.18734)
     assert total_usage(events) == adapter.usage
+    # The calls' tokens came with the calls; the result added what they did not show.
+    streamed = [e for e in events[:-1] if e.tokens_in]
+    assert streamed and streamed[0].tokens_in == 3 + 3_340 + 11_200
     done = events[-1]
-    assert (done.tokens_in, done.tokens_out, done.cost_usd) == (216_335, 2_841, 0.18734)
+    assert done.cost_usd == pytest.approx(0.18734)
+    assert sum(e.tokens_in or 0 for e in streamed) + (done.tokens_in or 0) == 216_335
     assert done.final_text is not None and done.final_text.startswith("Done. `jarvis runs")
     block = done.final_text.split("<completion>")[1].split("</completion>")[0]
     assert json.loads(block)["commit_sha"].startswith("9b1e2f4")
@@ -106,7 +110,9 @@ def test_a_malformed_run_reports_each_unreadable_line_once_and_no_result() -> No
     escapes = events[9].summary
     assert "WARNING" in escapes and "owned" not in escapes and "\\x07" in escapes
     assert adapter.usage == total_usage(events)
-    assert adapter.usage.tokens_in == 0 and adapter.usage.cost_usd is None
+    # No result came, but the call its stream showed was made: its tokens count (no cost).
+    assert (adapter.usage.tokens_in, adapter.usage.tokens_out) == (3 + 2_900 + 9_800, 40)
+    assert adapter.usage.cost_usd is None
 
 
 def test_an_api_failure_arrives_as_a_success_subtype_with_is_error() -> None:
@@ -183,3 +189,30 @@ def test_a_prompt_starting_with_a_slash_is_not_given_as_a_command() -> None:
     prompt = ClaudeCodeAdapter().argv(["claude"], "/docs first: name the helper")[-1]
     assert prompt == " /docs first: name the helper"
     assert ClaudeCodeAdapter().argv(["claude"], "docs/ first")[-1] == "docs/ first"
+
+
+def test_a_call_s_usage_counts_once_as_its_lines_report_it_and_the_result_tops_it_up() -> None:
+    adapter = ClaudeCodeAdapter()
+
+    def assistant(call: str, tokens_in: int, tokens_out: int, text: str) -> list[AgentEvent]:
+        message = {"id": call, "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+                   "content": [{"type": "text", "text": text}]}  # fmt: skip
+        return adapter.parse_line(json.dumps({"type": "assistant", "message": message}).encode())
+
+    events = assistant("msg_1", 1000, 1, "Reading.")  # streamed: output so far
+    events += assistant("msg_1", 1000, 80, "Reading more.")  # the same call, its final count
+    events += assistant("msg_2", 1200, 50, "Done.")
+    assert (adapter.usage.tokens_in, adapter.usage.tokens_out) == (2200, 130)
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "Done.",
+        "total_cost_usd": 0.02,
+        "usage": {"input_tokens": 2230, "output_tokens": 135},
+    }
+    events += adapter.parse_line(json.dumps(result).encode())  # fmt: skip
+    # The result's totals stand (a title call the stream never showed is in them), once.
+    assert (adapter.usage.tokens_in, adapter.usage.tokens_out) == (2230, 135)
+    assert [e.tokens_in for e in events] == [1000, None, 1200, 30]
+    assert total_usage(events) == adapter.usage

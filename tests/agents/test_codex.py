@@ -80,7 +80,7 @@ def test_an_error_run_ends_with_the_failed_turn() -> None:
             "github/search_issues",
         ),
         ("error", f"error: {reconnect}", None),
-        ("error", "warning: model rerouted: gpt-5-codex -> gpt-5 (HighRiskCyberActivity)", None),
+        ("message", "warning: model rerouted: gpt-5-codex -> gpt-5 (HighRiskCyberActivity)", None),
         ("error", f"turn failed: {failed}", None),
     ]
     assert events[-1].error == failed
@@ -140,6 +140,7 @@ def test_argv_new_and_resumed() -> None:
         "codex",
         "exec",
         "--json",
+        "--skip-git-repo-check",
         "--model=gpt-5-codex",
         "--sandbox",
         "workspace-write",
@@ -150,8 +151,79 @@ def test_argv_new_and_resumed() -> None:
         "codex",
         "exec",
         "--json",
+        "--skip-git-repo-check",
         "resume",
         "--",
         "0199a213",
         "go on",
     ]
+
+
+#: What codex 0.171.0 prints when its model is not in its own catalogue (a local model service's
+#: name): a warning, and the run goes on.
+UNKNOWN_MODEL = (
+    "Model metadata for `scripted-model` not found. Defaulting to fallback metadata; this can "
+    "degrade performance and cause issues."
+)
+
+
+def test_a_warning_item_is_shown_as_a_warning_not_stored_as_an_error() -> None:
+    adapter = CodexAdapter()
+    item = {"id": "item_0", "type": "error", "message": UNKNOWN_MODEL}
+    line = json.dumps({"type": "item.completed", "item": item}).encode()
+    (event,) = adapter.parse_line(line)
+    assert (event.phase, event.error) == ("message", None)
+    assert event.summary == f"warning: {UNKNOWN_MODEL}"
+
+
+def turn_completed(tokens_in: int, tokens_out: int) -> bytes:
+    usage = {"input_tokens": tokens_in, "cached_input_tokens": 0, "output_tokens": tokens_out}
+    return json.dumps({"type": "turn.completed", "usage": usage}).encode()
+
+
+def test_a_resumed_thread_counts_only_the_tokens_of_its_new_turn() -> None:
+    # codex 0.171.0, as run live: the first process's turn used 4,500 tokens in, and the
+    # resumed process's turn.completed says 6,000: the thread's total, not the turn's.
+    first = CodexAdapter()
+    first.parse_line(json.dumps({"type": "thread.started", "thread_id": "t-1"}).encode())
+    first.parse_line(turn_completed(4_500, 270))
+    resumed = CodexAdapter()
+    resumed.resuming(first)
+    events = resumed.parse_line(turn_completed(6_000, 360))
+    assert (resumed.usage.tokens_in, resumed.usage.tokens_out) == (1_500, 90)
+    assert total_usage(events) == resumed.usage
+    assert first.usage.plus(resumed.usage).tokens_in == 6_000
+
+
+def test_argv_never_stops_outside_a_git_repository() -> None:
+    # A run on no configured repository gets an empty checkout: codex refuses to work in a
+    # folder that is not a repository unless told it may.
+    argv = CodexAdapter().argv(["codex"], "go", session_id="t-1")
+    assert argv.index("--skip-git-repo-check") < argv.index("resume")
+
+
+def test_a_live_turn_and_its_resumed_thread_as_codex_0_171_printed_them() -> None:
+    first = CodexAdapter(cwd=CWD)
+    events = run(first, lines_of(HERE / "live-turn.jsonl"))
+    look = "git rev-parse --verify --quiet refs/heads/no-such-branch"
+    commit = "git add -A && git commit -q -m 'Retry twice' && git rev-parse HEAD"
+    assert triples(events)[:9] == [
+        ("message", "session started", None),
+        ("message", f"warning: {UNKNOWN_MODEL}", None),
+        ("editing", "add src/retry.py", "file_change"),
+        ("tool", f"run: {look}", TOOL),
+        ("tool", f"failed (exit 1): {look}", TOOL),
+        ("committing", f"run: {commit}", TOOL),
+        ("committing", f"ran (exit 0): {commit}", TOOL),
+        ("message", "Committed the change.", None),
+        ("done", "turn completed", None),
+    ]
+    assert not [e for e in events if e.phase == "error"]
+    assert events[4].error == "exit 1"
+    assert (first.usage.tokens_in, first.usage.tokens_out) == (6_000, 360)
+    resumed = CodexAdapter(cwd=CWD)
+    resumed.resuming(first)
+    later = run(resumed, lines_of(HERE / "live-resumed.jsonl"))
+    assert resumed.session_id == first.session_id
+    assert (resumed.usage.tokens_in, resumed.usage.tokens_out) == (1_500, 90)
+    assert later[-1].final_text is not None and "<completion>" in later[-1].final_text

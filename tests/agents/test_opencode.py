@@ -124,10 +124,55 @@ def test_argv() -> None:
         "run",
         "--format",
         "json",
+        "--title=",
         "--model=anthropic/claude-sonnet-4-5",
         "--session=ses_1",
         "--agent",
         "build",
-        "--",
-        "-x",
     ]
+
+
+def test_a_bash_call_that_exits_non_zero_is_a_failed_call() -> None:
+    # Recorded from opencode 1.18.33: a command's exit code is in state.metadata.exit, and the
+    # tool part itself is "completed" whatever the code.
+    adapter = OpenCodeAdapter(cwd=CWD)
+    events = run(adapter, lines_of(HERE / "live-bash-exit.jsonl"))
+    failing = "run: git show-ref --verify refs/heads/no-such-branch"
+    assert triples(events) == [
+        ("editing", "write src/retry.py", "write"),
+        (
+            "tool",
+            f"failed: {failing}: exit code 128: fatal: 'refs/heads/no-such-branch' - not a "
+            "valid ref",
+            "bash",
+        ),  # fmt: skip
+        (
+            "committing",
+            "run: git add -A && git commit -q -m 'Retry twice' && git rev-parse HEAD",
+            "bash",
+        ),  # fmt: skip
+        ("message", "Committed the change.", None),
+        ("done", "finished", None),
+    ]
+    assert events[1].error == "exit code 128: fatal: 'refs/heads/no-such-branch' - not a valid ref"
+    assert events[2].error is None
+
+
+def test_a_run_that_priced_nothing_reports_no_cost() -> None:
+    # A model whose price OpenCode's configuration does not give costs 0 on every step: that
+    # is no cost reported, which Jarvis then computes from its own price table.
+    adapter = OpenCodeAdapter(cwd=CWD)
+    run(adapter, lines_of(HERE / "live-bash-exit.jsonl"))
+    assert (adapter.usage.tokens_in, adapter.usage.tokens_out) == (4 * 1200, 4 * 80)
+    assert adapter.usage.cost_usd is None
+
+
+def test_the_prompt_goes_on_stdin_and_the_title_is_not_asked_of_the_model() -> None:
+    # `run` joins its message words with spaces and wraps any word holding one in quotes,
+    # escaping its own quotes; a word yargs takes for a number stops it. On stdin the message
+    # is taken as it is. `--title=` names the session after the prompt, so OpenCode makes no
+    # model call of its own to title it (a call whose tokens it reports nowhere).
+    adapter = OpenCodeAdapter()
+    assert adapter.prompt_on_stdin
+    argv = adapter.argv(["opencode"], 'Say "hi" 2', model="p/m", session_id=None)
+    assert argv == ["opencode", "run", "--format", "json", "--title=", "--model=p/m"]

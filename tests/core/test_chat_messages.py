@@ -63,3 +63,16 @@ def test_a_message_to_a_worker_without_a_dispatch_is_refused_and_other_chat_is_n
     assert chat.target is None and chat.payload is None and chat.refusal is None
     taken = read_message("jarvis-worker-1@nanoclaw", json.dumps(DISPATCH))
     assert taken.target == "jarvis-worker-1" and taken.payload == DISPATCH
+
+
+def test_only_the_coordinators_dispatch_to_a_chat_no_worker_owns_is_blocked() -> None:
+    text = json.dumps(DISPATCH)
+    for chat in ("120363000000000000@g.us", "andy-developer@nanoclaw"):
+        blocked = read_message(chat, text, "andy-developer")
+        assert blocked.payload is None and blocked.code == "dispatch_to_own_chat"
+    assert read_message("jarvis-worker-2@nanoclaw", text, "andy-developer").payload == DISPATCH
+    # Another lane's dispatch to a chat of no lane keeps going to the default worker (ipc.md).
+    assert read_message("120363000000000000@g.us", text, "main").payload == DISPATCH
+    # The coordinator's plain chat to its own chat is nothing for the host.
+    plain = read_message("120363000000000000@g.us", "on it", "andy-developer")
+    assert plain.payload is None and plain.refusal is None

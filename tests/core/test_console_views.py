@@ -97,7 +97,8 @@ def test_table_rows_carry_what_each_runs_agent_spent_over_every_attempt(
     some = {row["run_id"]: row for row in table_rows(store, ["r-spent", "r-silent"])}
     assert every == some
     assert every["r-spent"]["usage"] == {
-        "tokens_in": 1500, "tokens_out": 250, "cost_usd": 0.03, "unreadable": None
+        "tokens_in": 1500, "tokens_out": 250, "cost_usd": 0.03, "cost_computed": False,
+        "unreadable": None,
     }  # fmt: skip
     assert every["r-silent"]["usage"] is None  # its agent reported nothing
 

@@ -74,7 +74,8 @@ def test_an_agent_run_reaches_review_with_git_checked_gates_and_its_usage(
     assert ("editing", "Edit") in phases and ("committing", "Bash") in phases
     code, shown = cli(ws, "show", "r1")
     assert shown["run"]["usage"] == {
-        "tokens_in": 2700, "tokens_out": 400, "cost_usd": 0.0123, "unreadable": None
+        "tokens_in": 2700, "tokens_out": 400, "cost_usd": 0.0123, "cost_computed": False,
+        "unreadable": None,
     }  # fmt: skip
     # The profile's model, args and environment reached the agent; the prompt came last.
     argv = json.loads((ws / "records" / "argv.json").read_text())

@@ -95,7 +95,8 @@ def test_usage_is_summed_over_attempts_and_a_workspace_over_budget_starts_nothin
         wait_for_states(conn, {"r1": "failed_contract"}, HANG_GUARD_S, host=host)
         code, shown = cli(ws, "show", "r1")
         assert shown["run"]["usage"] == {
-            "tokens_in": 2400, "tokens_out": 600, "cost_usd": 0.03, "unreadable": None
+            "tokens_in": 2400, "tokens_out": 600, "cost_usd": 0.03, "cost_computed": False,
+            "unreadable": None,
         }  # fmt: skip
         assert cli(ws, "retry", "r1")[0] == 0
         # The second attempt crosses the workspace's budget half-way: it is stopped.

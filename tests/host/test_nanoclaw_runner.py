@@ -140,6 +140,28 @@ def test_a_container_runner_finds_its_ipc_and_worktree_where_it_looks(
     assert "/workspace/group is a git worktree" in json.loads(record["stdin"])["prompt"]
 
 
+def test_a_run_id_holding_a_colon_starts_in_a_container_and_keeps_its_name(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
+) -> None:
+    configure(ws, origin, container=True)
+    doc = dispatch_doc("nc:run:a8", branch="jarvis-nc-run-a8", request_id="req-1")
+    result = submit_dispatch(store, doc, source_lane="main", target_lane=LANE, actor="test")
+    assert result.outcome == "enqueued", result.to_json()
+    with running_host(ws) as host:
+        wait_for_states(conn, {"nc:run:a8": "review_requested"}, HANG_GUARD_S, host=host)
+    argv = json.loads((ws / "argv.json").read_text())
+    alias = ws / "mounts" / "nc%3Arun%3Aa8"
+    assert argv[3:5] == ["-v", f"{alias}:/workspace/group"]
+    assert alias.resolve() == (ws / "checkouts" / "nc:run:a8").resolve()
+    record = json.loads((ws / "record.json").read_text())
+    assert json.loads(record["stdin"])["runId"] == "nc:run:a8"
+    # Its progress folder and its row keep the id as it is.
+    assert rows(conn, "SELECT 1 FROM progress_events WHERE run_id = 'nc:run:a8'")
+    assert run_row(conn, "nc:run:a8")["commit_sha"] == run_git(
+        origin, "rev-parse", "jarvis-nc-run-a8"
+    )
+
+
 def test_an_error_frame_fails_the_run_with_the_runners_words(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection, origin: Path
 ) -> None:

@@ -19,6 +19,7 @@ from core.host.config import (
     repo_name_problem,
 )
 from core.host.worker_profiles import LaneConfig, WorkerProfile
+from core.prices import Price
 from tests.conftest import ROOT
 
 GOOD = """\
@@ -191,7 +192,9 @@ def test_urls_are_told_from_paths(source: str, is_url: bool) -> None:
 def test_the_reference_documents_every_key_and_its_example_loads(tmp_path: Path) -> None:
     doc = (ROOT / "docs" / "configuration.md").read_text("utf-8")
     # Sections whose tables are keyed by a name: what each table holds.
-    tables: dict[str, type[BaseModel]] = {"repos": RepoConfig, "lanes": LaneConfig}
+    tables: dict[str, type[BaseModel]] = {
+        "repos": RepoConfig, "lanes": LaneConfig, "prices": Price
+    }  # fmt: skip
     for section, field in HostConfig.model_fields.items():
         assert f"[{section}" in doc, section
         model = tables.get(section, field.annotation)

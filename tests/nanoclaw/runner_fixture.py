@@ -16,7 +16,11 @@ agent, in the same formats:
   exits 0.
 
 Behaviour from the task: ``NC:error`` prints an error frame and exits 1 (as the runner does
-when its agent fails); ``NC:garbage`` adds broken frames and log around the good ones.
+when its agent fails); ``NC:garbage`` adds broken frames and log around the good ones;
+``NC:steer`` waits, after its first event, for a steer in ``<ipc>/steer/<runId>.json``, and takes
+it as the runner's ``checkForSteering`` does (at 0779be9): the ack ``{"steer_id","acked_at"}``
+written in place to ``<runId>.acked.json``, the steer file removed, the message a new query
+(its events numbered from 0 again, the first one quoting it).
 """
 
 from __future__ import annotations
@@ -83,6 +87,26 @@ def prompt_line(prompt: str, label: str) -> str:
     raise SystemExit(f"[agent-runner] the prompt has no {label!r} line")
 
 
+def take_steer(ipc: Path, run_id: str) -> str | None:
+    """Wait for the run's steer and take it, as ``checkForSteering`` does."""
+    steer = ipc / "steer" / f"{run_id}.json"
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            event = json.loads(steer.read_text("utf-8"))
+        except (OSError, ValueError):
+            time.sleep(0.05)
+            continue
+        ack = {"steer_id": event["steer_id"], "acked_at": iso_now()}
+        (ipc / "steer" / f"{run_id}.acked.json").write_text(
+            json.dumps(ack, separators=(",", ":")), "utf-8"
+        )
+        steer.unlink(missing_ok=True)
+        print(f"[agent-runner] Steering received (steer_id={event['steer_id']})", file=sys.stderr)
+        return str(event["message"])
+    return None
+
+
 def wait_for_close(ipc: Path) -> bool:
     close = ipc / "input" / "_close"
     deadline = time.monotonic() + CLOSE_WAIT_S
@@ -111,6 +135,13 @@ def main() -> int:
         output({"status": "error", "result": None, "error": error})
         return 1
     progress(ipc, task, seq, "thinking", "I'll add the retry to src/retry.py")
+    if "NC:steer" in prompt:
+        message = take_steer(ipc, str(task["runId"]))
+        if message is None:
+            output({"status": "error", "result": None, "error": "no steer came"})
+            return 1
+        # The steer is a new query: its events count from 0 again, the next one 1.
+        progress(ipc, task, 0, "thinking", f"Steered: {message}"[:100])
     Path("src").mkdir(exist_ok=True)
     Path("src/retry.py").write_text("RETRIES = 2\n")
     progress(ipc, task, seq + 1, "using Bash", "Tool: Bash", "Bash")

@@ -166,3 +166,112 @@ def test_the_coordinators_steer_reaches_a_running_run(
     (steer,) = rows(conn, "SELECT operator, message FROM steering_events")
     assert steer == {"operator": "andy-developer", "message": "Only touch src/server.ts"}
     assert refusals(ws) == []
+
+
+def blocks_of(ws: Path, lane: str) -> list[dict[str, Any]]:
+    try:
+        shown = json.loads((ws / "data" / "ipc" / lane / "worker_runs.json").read_text())
+    except (OSError, ValueError):
+        return []
+    found: list[dict[str, Any]] = shown["dispatch_blocks"]
+    return found
+
+
+def test_each_dispatch_block_names_its_target_as_nanoclaws_type_requires(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    andy.dispatch(documented_dispatch("task-5", branch="feature-x"), worker="jarvis-worker-2")
+    andy.steer("nobody-7", "stop")  # a steer of no run: it named no chat
+    andy.dispatch(documented_dispatch("task-6"))
+    with running_host(ws) as host:
+        wait_for_states(conn, {"task-6": "review_requested"}, HANG_GUARD_S, host=host)
+        andy.steer("task-6", "stop")  # too late: the chat it names is its run's
+        wait_until(lambda: len(blocks_of(ws, "andy-developer")) == 3, HANG_GUARD_S,
+                   "three dispatch blocks", host.log)  # fmt: skip
+    by_code = {b["reason_code"]: b for b in blocks_of(ws, "andy-developer")}
+    dispatch, steer = by_code["dispatch_invalid"], by_code["unknown_run"]
+    late = by_code["not_running"]
+    assert (late["target_jid"], late["target_folder"], late["run_id"]) == (
+        "jarvis-worker-1@nanoclaw", "jarvis-worker-1", "task-6"
+    )  # fmt: skip
+    # DispatchBlockSnapshotEntry (src/container-runner.ts): target_jid is required, in order.
+    assert list(dispatch) == ["timestamp", "source_group", "target_jid", "target_folder",
+                              "reason_code", "reason_text", "run_id"]  # fmt: skip
+    assert (dispatch["target_jid"], dispatch["target_folder"]) == (
+        "jarvis-worker-2@nanoclaw", "jarvis-worker-2"
+    )  # fmt: skip
+    assert dispatch["run_id"] == "task-5"
+    assert list(steer) == ["timestamp", "source_group", "target_jid", "reason_code",
+                           "reason_text", "run_id"]  # fmt: skip
+    assert steer["target_jid"] == "unknown" and steer["run_id"] == "nobody-7"
+
+
+@pytest.mark.parametrize(
+    ("own_chat", "shown"),
+    [
+        ("120363000000000000@g.us", "120363000000000000@g.us"),
+        ("andy-developer@nanoclaw", "andy-developer@nanoclaw"),
+        ("ghp_" + "a1B2" * 9 + "@g.us", "ghp_****@g.us"),  # a lane's text: no secret kept
+    ],
+)
+def test_a_dispatch_to_the_coordinators_own_chat_is_blocked_as_nanoclaw_blocks_it(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, own_chat: str, shown: str
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    # send_message without target_group_jid: the coordinator's own chat, its NanoClaw chat id
+    # (a WhatsApp group), or the one Jarvis names it by.
+    andy.send_message(js_compact(documented_dispatch("task-8")), own_chat)
+    with running_host(ws) as host:
+        (refused,) = wait_for_refusals(ws, 1)
+        wait_until(lambda: blocks_of(ws, "andy-developer"), HANG_GUARD_S,
+                   "the block in worker_runs.json", host.log)  # fmt: skip
+    assert rows(conn, "SELECT run_id FROM runs") == []
+    assert refused["code"] == "dispatch_to_own_chat"
+    assert "set target_group_jid to a worker's chat" in refused["message"]
+    (block,) = blocks_of(ws, "andy-developer")
+    assert (block["target_jid"], block["reason_code"], block["run_id"]) == (
+        shown, "dispatch_to_own_chat", "task-8"
+    )  # fmt: skip
+
+
+def test_the_coordinators_missing_required_fields_are_filled_before_validation(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    andy = Coordinator(ws / "data" / "ipc")
+    sparse = {"required_fields": ["run_id", " branch ", "", "pr_skipped_reason"]}
+    andy.dispatch(documented_dispatch("task-9", output_contract=sparse))
+    andy.dispatch(documented_dispatch("task-10", output_contract={"required_fields": []}))
+    # What NanoClaw does not fill stays refused: no list at all, or a continue without
+    # session_id (NanoClaw never adds it).
+    andy.dispatch(documented_dispatch("task-11", output_contract={}))
+    andy.dispatch(documented_dispatch("task-12", context_intent="continue", session_id="s-1",
+                                      output_contract={"required_fields": ["run_id"]}))  # fmt: skip
+    with running_host(ws) as host:
+        wait_for_states(conn, {"task-9": ENDS, "task-10": ENDS}, HANG_GUARD_S, host=host)
+        refused = wait_for_refusals(ws, 2)
+    stored = json.loads(run_row(conn, "task-9")["dispatch_json"])
+    assert stored["output_contract"]["required_fields"] == [
+        "run_id", "branch", "pr_skipped_reason", "commit_sha", "files_changed", "test_result",
+        "risk",
+    ]  # fmt: skip
+    stored = json.loads(run_row(conn, "task-10")["dispatch_json"])
+    assert stored["output_contract"]["required_fields"][-1] == "pr_url"
+    by_run = {r["details"]["run_id"]: r for r in refused}
+    assert {run_id: r["code"] for run_id, r in by_run.items()} == {
+        "task-11": "dispatch_invalid", "task-12": "dispatch_invalid"
+    }  # fmt: skip
+    assert "session_id" in by_run["task-12"]["message"]
+
+
+def test_a_dispatch_that_is_not_the_coordinators_keeps_its_list_as_given(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection
+) -> None:
+    sparse = {"required_fields": ["run_id", "branch", "pr_url"]}
+    Coordinator(ws / "data" / "ipc", lane="main").dispatch(
+        documented_dispatch("task-13", output_contract=sparse)
+    )
+    with running_host(ws):
+        (refused,) = wait_for_refusals(ws, 1)
+    assert refused["code"] == "dispatch_invalid" and "commit_sha" in refused["message"]
+    assert rows(conn, "SELECT run_id FROM runs") == []

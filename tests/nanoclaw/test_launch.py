@@ -169,6 +169,36 @@ def test_what_cannot_be_mounted_or_has_no_run_word_is_refused(tmp_path: Path) ->
         launch_of(odd, DOCKER, container=True)
 
 
+def test_a_run_id_holding_a_colon_is_mounted_from_a_name_the_container_takes(
+    tmp_path: Path,
+) -> None:
+    checkout = tmp_path / "checkouts" / "nc:run:a8"
+    checkout.mkdir(parents=True)
+    mounts = tmp_path / "mounts"
+    kw = {"run_id": "nc:run:a8", "checkout": checkout, "mounts_dir": mounts}
+    launch = launch_of(tmp_path, DOCKER, container=True, **kw)
+    alias = mounts / "nc%3Arun%3Aa8"
+    ipc = tmp_path / "ipc" / "jarvis-worker-1"
+    assert launch.argv[2:6] == ["-v", f"{ipc}:/workspace/ipc", "-v", f"{alias}:/workspace/group"]
+    assert alias.resolve() == checkout.resolve()
+    # The run id itself is unchanged wherever it is named: the runner's task, its prompt.
+    task = json.loads(launch.stdin)
+    assert task["runId"] == "nc:run:a8" and "Run ID: nc:run:a8" in task["prompt"]
+    # Stable: the next attempt mounts the same path, whatever was left there.
+    again = launch_of(tmp_path, DOCKER, container=True, **kw)
+    assert again.argv[2:6] == launch.argv[2:6] and alias.resolve() == checkout.resolve()
+    # Collision-free: an id that reads like the encoded one has a path of its own.
+    other = tmp_path / "checkouts" / "nc%3Arun%3Aa8:"
+    other.mkdir()
+    third = launch_of(tmp_path, DOCKER, container=True, run_id=other.name, checkout=other,
+                      mounts_dir=mounts)  # fmt: skip
+    assert third.argv[5] == f"{mounts / 'nc%253Arun%253Aa8%3A'}:/workspace/group"
+    assert alias.resolve() == checkout.resolve()
+    # A path without a ':' is mounted as it is.
+    plain = launch_of(tmp_path, DOCKER, container=True, mounts_dir=mounts)
+    assert plain.argv[5] == f"{tmp_path / 'checkout'}:/workspace/group"
+
+
 def test_containers_are_recognised_by_runtime_and_run_word() -> None:
     assert looks_like_container(DOCKER)
     assert looks_like_container(["/usr/bin/podman", "run", "img"])

@@ -144,21 +144,29 @@ def test_refused_requests_are_the_dispatch_blocks_of_their_lane(
 ) -> None:
     root = tmp_path / "data" / "ipc"
     with fleet.transaction() as tx:
-        for n, (lane, folder, run) in enumerate([
-            ("andy-developer", "messages", "w9"), ("andy-developer", "tasks", None),
-            ("jarvis-worker-1", "progress/r1", "r1"), ("team", "messages", None),
+        for n, (lane, folder, run, target) in enumerate([
+            ("andy-developer", "messages", "w9", "jarvis-worker-2@nanoclaw"),
+            ("andy-developer", "tasks", None, None),
+            ("jarvis-worker-1", "progress/r1", "r1", None), ("team", "messages", None, "x@g.us"),
         ]):  # fmt: skip
             tx.execute(
                 "INSERT INTO quarantined_files (reason_file, run_id, named_run, lane, code, "
-                "message, original_path, outcome, quarantined_at) VALUES (?, ?, ?, ?, ?, ?, ?, "
-                "'moved', ?)",
+                "message, original_path, outcome, quarantined_at, target_jid) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, 'moved', ?, ?)",
                 [f"r{n}.reason.json", None, run, lane, "invalid_dispatch",
-                 f"refused {n}", str(root / lane / folder / f"{n}.json"), tx.now],
+                 f"refused {n}", str(root / lane / folder / f"{n}.json"), tx.now, target],
             )  # fmt: skip
     andy = build(fleet, "andy-developer", owner="o")["dispatch_blocks"]
     assert [b["reason_text"] for b in andy] == ["refused 1", "refused 0"]
-    assert list(andy[1]) == ["timestamp", "source_group", "reason_code", "reason_text", "run_id"]
-    assert "run_id" not in andy[0] and andy[1]["source_group"] == "andy-developer"
+    assert list(andy[1]) == ["timestamp", "source_group", "target_jid", "target_folder",
+                             "reason_code", "reason_text", "run_id"]  # fmt: skip
+    assert (andy[1]["target_jid"], andy[1]["target_folder"]) == (
+        "jarvis-worker-2@nanoclaw", "jarvis-worker-2"
+    )  # fmt: skip
+    # A file that named no chat: NanoClaw's type requires one all the same.
+    assert list(andy[0]) == ["timestamp", "source_group", "target_jid", "reason_code",
+                             "reason_text"]  # fmt: skip
+    assert andy[0]["target_jid"] == "unknown" and andy[1]["source_group"] == "andy-developer"
     everything = build(fleet, "main", owner="o")["dispatch_blocks"]
     assert [b["reason_text"] for b in everything] == ["refused 3", "refused 1", "refused 0"]
     assert build(fleet, "jarvis-worker-1", owner="o")["dispatch_blocks"] == []

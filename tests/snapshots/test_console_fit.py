@@ -80,7 +80,7 @@ def test_a_toast_stays_under_a_dialog(snap_compare: SnapCompare, console: Jarvis
 
 @pytest.fixture
 def spending_console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
-    """`console`'s store, with what two runs' agents reported spending."""
+    """`console`'s store, with what three runs' agents reported spending."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "workspace").mkdir()
     db = build_usage_store(Path("workspace") / "jarvis.db")
@@ -95,4 +95,14 @@ def test_the_run_table_shows_what_each_run_spent(
     # gates panel); at 200 it stands where lane and task stood, blank for the runs whose agents
     # reported nothing.
     run_before = on_run("run-contract")
+    assert snap_compare(spending_console, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_run_that_spent_under_a_cent_says_how_much(
+    snap_compare: SnapCompare, spending_console: JarvisApp, size: tuple[int, int]
+) -> None:
+    # "$0.004" in its gates panel's "used" line (brought forward by g where the panels fold
+    # into tabs), never "$0.00": a cheap model's run is not a run that spent nothing.
+    run_before = on_run("run-review", "g")
     assert snap_compare(spending_console, terminal_size=size, run_before=run_before)

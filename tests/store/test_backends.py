@@ -69,7 +69,8 @@ def history(store: Any, layout: IpcLayout) -> None:
         assert tx.record_refusal("r.reason.json", {
             "run_id": "failed-1", "named_run": "failed-1", "lane": "jarvis-worker-1",
             "code": "not_json", "message": "not JSON", "original_path": "x.json",
-            "stored_as": None, "outcome": "moved", "quarantined_at": tx.now})  # fmt: skip
+            "stored_as": None, "outcome": "moved", "quarantined_at": tx.now,
+            "target_jid": "jarvis-worker-1@nanoclaw"})  # fmt: skip
     assert cancel(store, "queued-1", "op", "not needed").ok
     expire_steers(store, layout, ack_timeout_s=3600)
 
@@ -119,8 +120,19 @@ def test_one_history_reads_back_the_same_from_both_backends(
     assert (
         pg.usage_by_run()
         == lite.usage_by_run()
-        == {"running-1": {"tokens_in": 100, "tokens_out": 20, "cost_usd": 0.25, "unreadable": None}}
+        == {
+            "running-1": {
+                "tokens_in": 100,
+                "tokens_out": 20,
+                "cost_usd": 0.25,
+                "cost_computed": False,
+                "unreadable": None,
+            }
+        }  # fmt: skip
     )
+    refused = pg.lane_refusals("jarvis-worker-1", 5)
+    assert comparable(refused) == comparable(lite.lane_refusals("jarvis-worker-1", 5))
+    assert [r["target_jid"] for r in refused] == ["jarvis-worker-1@nanoclaw"]
     assert pg.last_seq() == lite.last_seq() > 0
     assert [e["kind"] for e in pg.journal_since(0)] == [e["kind"] for e in lite.journal_since(0)]
 
@@ -177,11 +189,6 @@ def test_opening_again_applies_no_migration_twice(pg_url: str) -> None:
     again = PostgresStore(pg_url)
     assert again.get_run("r1") is not None
     names = [r["name"] for r in again.rows("SELECT name FROM jarvis_migrations ORDER BY name")]
-    assert names == [
-        "0001_initial",
-        "0002_worked_time",
-        "0003_hosts",
-        "0004_usage_unreadable",
-        "0005_confinement",
-    ]
+    assert names == ["0001_initial", "0002_worked_time", "0003_hosts", "0004_usage_unreadable",
+                     "0005_refusal_target", "0006_usage_cost_computed", "0007_confinement"]  # fmt: skip
     again.close()

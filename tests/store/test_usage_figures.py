@@ -24,7 +24,8 @@ def test_each_figure_keeps_the_largest_report_in_any_order(any_store: RunStore) 
         with any_store.transaction() as tx:
             tx.record_usage("r1", 1, seq, usage, at_utc=at_utc, name=f"{seq}.json")
     assert any_store.run_usage("r1") == {
-        "tokens_in": 1000, "tokens_out": 80, "cost_usd": 50.0, "unreadable": None
+        "tokens_in": 1000, "tokens_out": 80, "cost_usd": 50.0, "cost_computed": False,
+        "unreadable": None,
     }  # fmt: skip
     assert any_store.attempt_usage(["r1"])["r1"]["cost_usd"] == 50.0
 
@@ -57,3 +58,31 @@ def test_sums_of_figures_past_64_bits_do_not_overflow(any_store: RunStore) -> No
     assert (any_store.run_usage("r1") or {})["tokens_in"] == 2**63
     assert any_store.usage_by_run()["r2"]["tokens_in"] == 2**62
     assert any_store.workspace_usage()["tokens_in"] == 3 * 2**62
+
+
+def test_a_computed_cost_is_kept_as_computed_and_said_so_in_every_sum(
+    any_store: RunStore,
+) -> None:
+    # An agent that reports no cost (Codex): the runner priced its tokens, and said so.
+    make_run(any_store, "r1", RunState.RUNNING)
+    make_run(any_store, "r2", RunState.RUNNING)
+    with any_store.transaction() as tx:
+        tx.record_usage("r1", 1, 1, Usage(tokens_in=1000, tokens_out=10, cost_usd=0.00135,
+                                          cost_computed=True))  # fmt: skip
+        tx.record_usage("r1", 1, 2, Usage(tokens_in=3000, tokens_out=30, cost_usd=0.00405,
+                                          cost_computed=True))  # fmt: skip
+        # An agent that reports its own cost.
+        tx.record_usage("r2", 1, 1, Usage(tokens_in=10, tokens_out=5, cost_usd=0.5))
+    assert any_store.run_usage("r1") == {
+        "tokens_in": 3000, "tokens_out": 30, "cost_usd": 0.00405, "cost_computed": True,
+        "unreadable": None,
+    }  # fmt: skip
+    assert (any_store.run_usage("r2") or {})["cost_computed"] is False
+    assert any_store.attempt_usage(["r1"])["r1"]["cost_computed"] in (1, True)
+    # A second attempt whose agent reported its cost: the run's total still holds a computed
+    # figure, so it is still shown as computed.
+    with any_store.transaction() as tx:
+        tx.record_usage("r1", 2, 1, Usage(tokens_in=5, tokens_out=5, cost_usd=1.0))
+    assert (any_store.run_usage("r1") or {})["cost_computed"] is True
+    # So is the workspace's, which sums it.
+    assert any_store.workspace_usage()["cost_computed"] is True

@@ -36,6 +36,7 @@ def test_the_feed_reads_the_burn_of_every_run(tmp_path: Path) -> None:
             tx.touch_run("r1", changes={}, kind="progress", payload={}, actor="test")
         later = feed.read(first.last_seq)
         assert later is not None and later.burn == {"tokens_in": 10, "tokens_out": 2,
-                                                    "cost_usd": 0.5}  # fmt: skip
+                                                    "cost_usd": 0.5,
+                                                    "cost_computed": False}  # fmt: skip
     finally:
         store.close()

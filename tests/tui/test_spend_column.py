@@ -48,6 +48,7 @@ async def test_each_run_shows_what_its_agent_spent_over_every_attempt(usage_db: 
         # The label stands over the figures, both flush right in the column.
         assert header.index("spent") + len("spent") == line.index(figures) + len(figures)
         assert "1.0k · $0.01" in drawn(runs, "run-running")
+        assert "3.6k · $0.004" in drawn(runs, "run-review")  # under a cent, not "$0.00"
         assert spend_cell(runs, "run-queued") == ""  # its agent reported nothing
         assert "$" not in drawn(runs, "run-queued")
         # The lane gave way to it; the last progress kept its room.
@@ -65,7 +66,7 @@ async def test_a_report_on_the_next_read_changes_only_that_runs_figure(usage_db:
         report_usage(usage_db, "run-failed", 1, 1, Usage(tokens_in=20, cost_usd=0.001))
         await pilot.press("f5")
         await wait_for(pilot, lambda: spend_cell(runs, "run-running") == "4.1k · $0.50")
-        assert spend_cell(runs, "run-failed") == "20 · $0.00"
+        assert spend_cell(runs, "run-failed") == "20 · $0.001"  # a tenth of a cent: not nothing
         assert "4.1k · $0.50" in drawn(runs, "run-running")
         for run_id in ("run-queued", "run-review", "run-contract", "run-done"):
             assert runs.get_row(run_id) is before[run_id]  # untouched runs keep their cells
@@ -97,3 +98,13 @@ async def test_no_spend_column_until_an_agent_reports_spending(tmp_path: Path) -
         assert "lane" not in header_line(runs)
         assert "1.5k · $0.02" in drawn(runs, "run-running")
         assert "jarvis-worker-1" not in drawn(runs, "run-running")
+
+
+async def test_a_computed_cost_is_shown_as_computed(usage_db: Path) -> None:
+    # Codex reports no cost: Jarvis priced its tokens, and the cell says the figure is its own.
+    used = Usage(tokens_in=2_000, tokens_out=100, cost_usd=0.0035, cost_computed=True)
+    report_usage(usage_db, "run-failed", 1, 1, used)
+    async with console_on(usage_db, "run-failed", size=ROOMY) as (app, pilot):
+        runs = table(app)
+        assert spend_cell(runs, "run-failed") == "2.1k · ≈$0.004"  # under a cent, said so
+        assert "≈" not in spend_cell(runs, "run-running")

@@ -23,6 +23,8 @@ SPENDING: dict[str, list[tuple[int, int, Usage]]] = {
     ],
     # "1.0k · $0.01"
     "run-running": [(1, 3, Usage(tokens_in=950, tokens_out=50, cost_usd=0.0123))],
+    # Under a cent, as a cheap model's whole run may be: "3.6k · $0.004", never "$0.00".
+    "run-review": [(1, 2, Usage(tokens_in=3_400, tokens_out=200, cost_usd=0.0042))],
 }
 
 
