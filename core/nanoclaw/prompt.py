@@ -76,7 +76,7 @@ def worker_prompt(
         task,
         "",
         "Branch execution rules:",
-        f"- {workdir} is a git worktree of {repo}, already checked out on branch {branch}: "
+        f"- {workdir} is a git checkout of {repo}, already checked out on branch {branch}: "
         "edit and commit there.",
         "- Do not switch branches, do not push.",
         "",

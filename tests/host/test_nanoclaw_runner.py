@@ -137,7 +137,7 @@ def test_a_container_runner_finds_its_ipc_and_worktree_where_it_looks(
     assert "FIXTURE_RECORD" in argv  # the profile's variables are passed in by name
     record = json.loads((ws / "records" / "record.json").read_text())
     assert (record["ipc"], record["cwd"], record["closed"]) == (str(ipc), str(checkout), True)
-    assert "/workspace/group is a git worktree" in json.loads(record["stdin"])["prompt"]
+    assert "/workspace/group is a git checkout" in json.loads(record["stdin"])["prompt"]
 
 
 def test_a_run_id_holding_a_colon_starts_in_a_container_and_keeps_its_name(
@@ -149,11 +149,11 @@ def test_a_run_id_holding_a_colon_starts_in_a_container_and_keeps_its_name(
     assert result.outcome == "enqueued", result.to_json()
     with running_host(ws) as host:
         wait_for_states(conn, {"nc:run:a8": "review_requested"}, HANG_GUARD_S, host=host)
-    argv = json.loads((ws / "argv.json").read_text())
+    argv = json.loads((ws / "records" / "argv.json").read_text())
     alias = ws / "mounts" / "nc%3Arun%3Aa8"
     assert argv[3:5] == ["-v", f"{alias}:/workspace/group"]
     assert alias.resolve() == (ws / "checkouts" / "nc:run:a8").resolve()
-    record = json.loads((ws / "record.json").read_text())
+    record = json.loads((ws / "records" / "record.json").read_text())
     assert json.loads(record["stdin"])["runId"] == "nc:run:a8"
     # Its progress folder and its row keep the id as it is.
     assert rows(conn, "SELECT 1 FROM progress_events WHERE run_id = 'nc:run:a8'")

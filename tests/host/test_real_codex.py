@@ -153,6 +153,9 @@ def configure(ws: Path, origin: Path, program: Path, url: str) -> None:
     env_toml = ", ".join(f'{name} = "{value}"' for name, value in agent_env(ws, url).items())
     (ws / "jarvis.toml").write_text(
         '[workers]\ndefault = "codex"\nconcurrency = 1\n'
+        # The test's home and temporary folder, which its environment names, are the agent's
+        # to write inside the sandbox too (docs/agents.md, Confinement).
+        f'writable = ["{ws / "agent-home"}", "{ws / "agent-tmp"}"]\n'
         + profile_toml(program, url)
         + f"env = {{ {env_toml} }}\n"
         f'[repos."{REPO}"]\npath = "{origin}"\n'

@@ -79,6 +79,9 @@ def configure(ws: Path, origin: Path, program: Path, url: str) -> None:
     (ws / "jarvis.toml").write_text(
         profile
         + '[workers]\ndefault = "opencode"\nconcurrency = 1\n'
+        # The test's home, which its environment names, is the agent's to write inside the
+        # sandbox too (docs/agents.md, Confinement).
+        + f'writable = ["{home}"]\n'
         + f'[repos."{REPO}"]\npath = "{origin}"\n'
         # A delivered steer waits for the agent's turn to end, however slow the machine.
         + f"[timeouts]\nno_output_s = 120\nsteer_ack_s = {HANG_GUARD_S:g}\n"

@@ -111,7 +111,7 @@ def test_the_prompt_is_laid_out_as_nanoclaws_host_lays_it_out() -> None:
     assert '- completion.run_id must exactly equal "r1".' in lines
     fields = lines[lines.index("Required completion fields:") + 1 :]
     assert fields == [f"- {f}" for f in doc["output_contract"]["required_fields"]]
-    assert "/workspace/group is a git worktree" in prompt
+    assert "/workspace/group is a git checkout" in prompt
 
 
 def test_absent_optional_fields_read_as_nanoclaw_prints_them() -> None:
@@ -137,7 +137,7 @@ def test_a_container_gets_its_mounts_after_run(tmp_path: Path) -> None:
     assert launch.argv[-4:] == DOCKER[-4:]  # the profile's own options come after, and win
     assert "-e" in launch.argv and "A_KEY" in launch.argv and "x" not in launch.argv
     assert launch.env == {}
-    assert "/workspace/group is a git worktree" in json.loads(launch.stdin)["prompt"]
+    assert "/workspace/group is a git checkout" in json.loads(launch.stdin)["prompt"]
 
 
 def test_a_container_runs_as_the_hosts_user_unless_root_or_the_images() -> None:
