@@ -86,6 +86,10 @@ def test_a_full_disk_is_waited_out_and_every_event_ingested_once(small_disk: Pat
     host = HostProcess(ws, log_dir=logs)
     try:
         host.wait_started()
+        # Holding the lock is not yet holding the workspace: a host whose start-up meets a full
+        # disk (its lease not yet registered) exits saying so. This round is about a host at work.
+        wait_until(lambda: f"host {host.pid} holds" in host.log(), WAIT_S,
+                   "the host to hold the workspace", host.log)  # fmt: skip
         # Round 1: the disk fills while files wait; the host waits too, then takes them in.
         os.kill(host.pid, signal.SIGSTOP)
         first = push(ws, range(1, FIRST + 1))
