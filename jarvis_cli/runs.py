@@ -229,7 +229,7 @@ def show(args: argparse.Namespace) -> int:
                             run_state_text(detail)))  # fmt: skip
     names = ("lane", "host", "source_lane", "task_type", "retry_count", "version", "state_reason",
              "override_reason", "overridden_by", "created_at", "updated_at",
-             "last_progress_summary", "commit_sha", "pr_url")  # fmt: skip
+             "last_progress_summary", "commit_sha", "pr_url", "sandbox")  # fmt: skip
     out.print(fields((name, detail[name]) for name in names if detail.get(name) not in (None, "")))
     if used := usage_line(detail.get("usage")):
         out.print(Text.assemble(("  used  ", "dim"), used))

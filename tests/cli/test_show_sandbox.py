@@ -38,6 +38,7 @@ def test_show_says_a_run_ran_unconfined(tmp_path: Path) -> None:
     assert jarvis("show", "r-free", "--json", "--workspace", ws).json()["run"]["sandbox"] == "none"
     boxed = jarvis("show", "r-boxed", "--workspace", ws)
     assert boxed.code == 0 and "unconfined" not in boxed.stdout, boxed.stdout
+    assert any(line.split() == ["sandbox", "bwrap"] for line in boxed.stdout.splitlines())
     assert jarvis("show", "r-boxed", "--json", "--workspace", ws).json()["run"]["sandbox"] == "bwrap"
 
 
