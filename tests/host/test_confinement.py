@@ -14,7 +14,9 @@ another run's checkout, the main repository's hooks, configuration and refs, ``~
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,15 @@ from core.repos.ref_moves import REF_GATE
 from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import dispatch_doc
 from tests.gitrepo import make_repo, run_git
-from tests.host.hostkit import cli, journal, rows, run_row, running_host, wait_for_states
+from tests.host.hostkit import (
+    cli,
+    dispatch,
+    journal,
+    rows,
+    run_row,
+    running_host,
+    wait_for_states,
+)
 from tests.processes import HANG_GUARD_S
 
 pytestmark = pytest.mark.slow
@@ -186,3 +196,37 @@ def test_unconfined_moving_main_to_its_commit_is_caught_and_reported(
     # Never a merge already done: the run cannot be approved at all.
     code, refused = cli(ws, "approve", "r1")
     assert code == 1 and refused["refusal"]["code"] == "illegal_transition"
+
+
+def test_where_bubblewrap_is_missing_the_host_says_so_and_each_run_records_it(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    # A machine without bwrap: the host's PATH holds git and nothing else (its interpreter's
+    # folder is added by the test kit, and holds no bwrap either).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(str(shutil.which("git")))
+    simworker = f'["{sys.executable}", "-m", "jarvis_sim.simworker"]'
+    (ws / "jarvis.toml").write_text(
+        f"[workers]\ncommand = {simworker}\n"
+        f'[workers.strict]\nagent = "command"\ncommand = {simworker}\nsandbox = "bwrap"\n'
+        '[lanes."jarvis-worker-2"]\nworker = "strict"\n'
+    )
+    dispatch(store, "loose")
+    dispatch(store, "strict", lane="jarvis-worker-2")
+    with running_host(ws, env={"PATH": str(bin_dir)}) as host:
+        wait_for_states(conn, {"loose": "review_requested", "strict": "failed"}, HANG_GUARD_S,
+                        host=host)  # fmt: skip
+        log = host.log()
+    missing = "bubblewrap is not installed (no bwrap on PATH)"
+    assert f"no sandbox: {missing}; workers run unconfined" in log
+    # The run that ran says it ran unconfined, and why.
+    assert run_row(conn, "loose")["sandbox"] == "none"
+    (worker,) = journal(conn, "loose", "worker")
+    assert worker["unconfined"] == missing
+    # A profile that asks for the sandbox never starts without it.
+    strict = run_row(conn, "strict")
+    assert strict["sandbox"] is None and journal(conn, "strict", "worker") == []
+    assert strict["state_reason"] == (
+        f'the worker did not start: the profile asks for sandbox = "bwrap", but {missing}'
+    )
