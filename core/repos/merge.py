@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from core.repos.claims import named
 from core.repos.git import JARVIS_IDENTITY, GitError, git, resolve_commit
+from core.repos.ref_moves import other_runs_pins
 from core.repos.view import pin
 from core.repos.worktrees import list_worktrees
 from core.text import inert
@@ -55,6 +56,13 @@ class MergeOutcome:
 
 def _refuse(code: str, note: str, conflicts: list[str] | None = None) -> MergeOutcome:
     return MergeOutcome(None, note, refused=code, conflicts=conflicts or [])
+
+
+def _others_work(repo: Path, run_id: str, head: str) -> bool:
+    """Whether ``head`` is reachable from what the host pinned for other runs."""
+    left = git(["rev-list", "--max-count=1", head, "--not", *other_runs_pins(run_id), "--"],
+               cwd=repo, check=False)  # fmt: skip
+    return left.code == 0 and not left.out.strip()
 
 
 def _is_ancestor(repo: Path, older: str, newer: str) -> bool:
@@ -134,6 +142,12 @@ def _merge(
     if _is_ancestor(repo, head, base_tip):
         if resolve_commit(repo, marker) == head:
             return MergeOutcome("already_merged", f"{branch} is already in {base}.", base_tip)
+        if _others_work(repo, run_id, head):
+            # Another run made the very same commits (deterministic workers can), and the host
+            # brought them in for it: in the base through Jarvis, not outside it.
+            _mark(repo, marker, head, run_id)
+            note = f"{branch} is already in {base}: another run's work holds the same commits."
+            return MergeOutcome("already_merged", note, base_tip)
         return _refuse(
             "moved_outside",
             f"{base} already holds {head[:12]}, the commit run {run_id} was checked at, but no "

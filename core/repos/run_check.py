@@ -57,7 +57,8 @@ def check_run(
             view.bring(main, check.head, pin(run_id, f"claimed-attempt-{attempt}"))
         if refs_at_start is not None:
             gates.append(ref_gate(main, refs_at_start, own=f"refs/heads/{branch}",
-                                  head=check.head, base_commit=base_commit))  # fmt: skip
+                                  head=check.head, base_commit=base_commit,
+                                  run_id=run_id))  # fmt: skip
     except GitError as exc:
         gates.append(GitGate(REF_GATE, "failed",
                              f"the run's commits could not be taken in: {exc}"))  # fmt: skip

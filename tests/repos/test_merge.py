@@ -107,11 +107,24 @@ def test_a_base_moved_to_the_runs_commit_outside_jarvis_is_never_already_merged(
     # A worker running unconfined moved main to its own commit while it ran.
     head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
     run_git(bare, "update-ref", "refs/heads/main", head)
+    run_git(bare, "update-ref", "refs/jarvis/r1/attempt-1", head)  # its own pin: not a pass
     outcome = merge(bare, head)
     assert (outcome.done, outcome.refused) == (None, "moved_outside")
     assert "no approval of the run merged it" in outcome.note
     assert git(["rev-parse", "--verify", "--quiet", "refs/jarvis/r1/merged"], cwd=bare,
                check=False).code != 0  # fmt: skip
+
+
+def test_a_base_holding_the_same_commits_another_run_brought_in_is_already_merged(
+    bare: Path, tmp_path: Path
+) -> None:
+    # Two runs made the very same commit (deterministic workers can); r0's was approved first.
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    run_git(bare, "update-ref", "refs/jarvis/r0/attempt-1", head)
+    assert merge(bare, head, run_id="r0", branch="jarvis-r1").done == "fast_forward"
+    outcome = merge(bare, head)
+    assert (outcome.done, outcome.refused) == ("already_merged", None)
+    assert "another run's work holds the same commits" in outcome.note
 
 
 def test_a_merge_commit_is_marked_too_so_approving_again_finds_it(
