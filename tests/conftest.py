@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 if "PYTEST_XDIST_WORKER" in os.environ:
     for _name in ("COLUMNS", "LINES"):
         os.environ.pop(_name, None)
+
+# A suite started in the background by a non-interactive shell (`./.ci/run &`) inherits SIGINT
+# and SIGQUIT ignored, and so would every process a test starts: a worker's trap for the
+# budget's SIGINT could never be set. `jarvis host` catches both itself, so its workers start
+# with the default; the tests give theirs the same.
+for _sig, _handler in (
+    (signal.SIGINT, signal.default_int_handler),
+    (signal.SIGQUIT, signal.SIG_DFL),
+):
+    if signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, _handler)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

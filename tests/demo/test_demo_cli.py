@@ -229,14 +229,15 @@ def test_jarvis_alone_opens_the_console(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def _verified_run(ws: Path) -> str | None:
-    """A live run whose three git gates all passed: real commits on a real worktree."""
+    """A live run whose git gates all passed: real commits in a real repository, its branch
+    brought into the demo's repository by the host (which it does only after every git gate)."""
     try:
         conn = sqlite3.connect(f"file:{ws / 'jarvis.db'}?mode=ro", uri=True, timeout=5)
         try:
             rows = conn.execute(
                 "SELECT run_id FROM gate_results WHERE name IN "
-                "('commit_exists', 'commit_on_branch', 'files_match_diff') AND status = 'passed' "
-                "GROUP BY run_id, attempt HAVING COUNT(*) = 3"
+                "('commit_exists', 'commit_on_branch', 'files_match_diff', 'secrets_in_diff', "
+                "'refs_unmoved') AND status = 'passed' GROUP BY run_id, attempt HAVING COUNT(*) = 5"
             ).fetchall()
         finally:
             conn.close()
