@@ -37,8 +37,7 @@ from core.lifecycle import (
     stage_of,
 )
 from core.moves import HOST, apply_move
-from core.store.api import RunStore, RunTransaction
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunStore, RunTransaction
 
 if TYPE_CHECKING:
     from core.criteria.runner import Supervision

@@ -30,8 +30,7 @@ from typing import Any
 from core.ipc.chat import lane_of_jid
 from core.ipc.layout import ERRORS, MESSAGES, TASKS, IpcLayout
 from core.lifecycle import RunState, stage_of
-from core.store.api import RunStore
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunStore
 from core.workspace import lane_problem
 
 log = logging.getLogger("jarvis.host")
