@@ -114,7 +114,7 @@ def _editable(
     run = tx.get_run(run_id)
     if run is None:
         return CriteriaChange(False, [], "not_found", f"There is no run {run_id}.", "run_id")
-    if run["state"] != RunState.QUEUED.value:
+    if run["state"] != RunState.QUEUED:
         return CriteriaChange(
             False,
             criteria_of(run),
