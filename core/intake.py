@@ -35,8 +35,7 @@ from core.lifecycle import RETRYABLE, Action, RunState, allowed_from
 from core.moves import apply_move
 from core.operator_actions import RETRY_CLEARS
 from core.run_views import run_summary
-from core.store.api import RunStore, RunTransaction
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunStore, RunTransaction
 from core.workspace import lane_problem
 
 if TYPE_CHECKING:

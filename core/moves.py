@@ -23,8 +23,7 @@ from core.lifecycle import (
     transition,
     verification_of,
 )
-from core.store.api import RunStore, RunTransaction
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunStore, RunTransaction
 
 HOST = "host"
 #: Moves that end the worker's attempt (its gates passed into verification included).

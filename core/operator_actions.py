@@ -32,8 +32,7 @@ from core.lifecycle import (
 from core.moves import apply_move
 from core.repos.approval import carry_out_merge
 from core.run_views import run_summary
-from core.store.api import RunStore, RunTransaction
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunStore, RunTransaction
 
 MAX_REASON = 2000
 MAX_STEER = 4000

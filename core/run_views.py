@@ -12,8 +12,7 @@ from typing import Any
 from core.lifecycle import NEEDS_HUMAN, RunState, stage_of
 from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
-from core.store.api import RunStore
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunStore
 from core.store.views import CHUNK
 
 SUMMARY_FIELDS = (

@@ -17,12 +17,10 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from core.lifecycle import Action, move_text
-from core.store.faults import database_errors
-from core.store.opening import StoreError, fault
+from core.store.errors import StoreError
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import usage_error, write_error
 
@@ -453,12 +451,9 @@ def run(argv: Sequence[str]) -> int:
     except UsageError as exc:
         return usage_error(exc.code, exc.message, as_json=as_json, lines=exc.lines)
     except StoreError as exc:
-        return usage_error(exc.code, exc.message, as_json=as_json)
-    except database_errors() as exc:
         # Every command that opens a store reports its faults with the store's path; this is
         # the last resort for one that escaped, still a sentence and an I/O error.
-        error = fault(exc, Path("jarvis.db"))
-        return usage_error(error.code, error.message, as_json=as_json)
+        return usage_error(exc.code, exc.message, as_json=as_json)
     except BrokenPipeError:
         # `jarvis ... | head` closing the pipe early is not an error worth a traceback.
         return 0

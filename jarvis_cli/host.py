@@ -13,9 +13,8 @@ from core.host.fleet import HostNameHeld, HostNameTaken
 from core.host.host import Host, HostFailed
 from core.host.launcher import HostStopError, stop_host
 from core.host.lock import HostLockHeld
-from core.store.faults import database_errors
-from core.store.location import shown, store_location
-from core.store.opening import StoreError, fault
+from core.store.errors import StoreError
+from core.store.location import store_location
 from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError, lane_problem
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import InertLogFormatter, emit_json, escape, write_error
@@ -57,10 +56,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         host.run()
     except StoreError as exc:
+        # The store refused, or a fault escaped the loop: the host cannot go on, and says why
+        # in a sentence.
         raise UsageError("host_unusable", exc.message) from None
-    except database_errors() as exc:
-        # A fault that escaped the loop: the host cannot go on, and says why in a sentence.
-        raise UsageError("host_unusable", fault(exc, shown(host.store_at)).message) from None
     except HostLockHeld as exc:
         if args.json:
             emit_json({"error": {"code": "host_running", "message": str(exc), "pid": exc.pid}})

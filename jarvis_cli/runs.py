@@ -26,10 +26,9 @@ from core.lifecycle import RunState
 from core.run_secrets import found_kinds
 from core.run_views import journal_entry, run_detail, run_summary
 from core.store.api import RunStore
-from core.store.faults import database_errors
+from core.store.errors import StoreError
 from core.store.location import open_store as open_at
 from core.store.location import store_location
-from core.store.opening import StoreError, fault
 from core.usage_text import usage_line
 from core.workspace import Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError, read_input
@@ -107,9 +106,8 @@ def open_store(args: argparse.Namespace, *, access: Access) -> Iterator[RunStore
         write_error(f"jarvis: created a new workspace store at {store.location}.")
     try:
         yield store
-    except database_errors() as exc:
-        error = fault(exc, store.path or store.location)
-        raise UsageError(error.code, error.message) from None
+    except StoreError as exc:
+        raise UsageError(exc.code, exc.message) from None
     finally:
         store.close()
 

@@ -16,8 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from core.run_views import quarantine_counts, quarantined_files
-from core.store.api import RunStore
-from core.store.sqlite_store import iso
+from core.store.api import RunStore, iso
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import console, emit_json, escape, quoted
 

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from core.host.launcher import START_TIMEOUT_S, HostLaunchError, LaunchedHost, ensure_host
+from core.store.errors import StoreError
 from core.store.location import ENV_VAR, is_postgres, open_store, store_location
-from core.store.opening import StoreError
 from core.workspace import Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import write_error

@@ -9,9 +9,13 @@ says. ``jarvis samples`` and the test suite both run this catalogue.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine is loaded only when a family of samples is run
+    from core.contracts.errors import ValidationReport
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -61,14 +65,23 @@ def _first_error(errors: list[dict[str, str]] | list[object]) -> str:
     return ""
 
 
+def _named_valid(
+    paths: Iterable[Path], family: str, validate: Callable[[bytes], ValidationReport]
+) -> Iterator[SampleCheck]:
+    """Samples named ``valid-…`` or ``invalid-…``, through a validator whose report names the
+    document's kind and its errors."""
+    for path in paths:
+        expected = path.name.split("-", 1)[0]
+        report = validate(path.read_bytes())
+        detail = report.kind if report.valid else f"{report.kind} — {report.errors[0].code}"
+        yield SampleCheck(path, family, expected, _validity(report.valid), detail)
+
+
 def _dispatches(root: Path) -> Iterator[SampleCheck]:
     from core.contracts.dispatch_kinds import validate_any_dispatch
 
-    for path in sorted((root / "dispatches").glob("*")):
-        expected = path.name.split("-", 1)[0]
-        report = validate_any_dispatch(path.read_bytes())
-        detail = report.kind if report.valid else f"{report.kind} — {report.errors[0].code}"
-        yield SampleCheck(path, "dispatch", expected, _validity(report.valid), detail)
+    paths = sorted((root / "dispatches").glob("*"))
+    return _named_valid(paths, "dispatch", validate_any_dispatch)
 
 
 def _completions(root: Path) -> Iterator[SampleCheck]:
@@ -105,11 +118,7 @@ def _openclaw(root: Path) -> Iterator[SampleCheck]:
 def _records(root: Path) -> Iterator[SampleCheck]:
     from core.contracts.records import validate_record
 
-    for path in sorted((root / "borisbot").glob("*.json")):
-        expected = path.name.split("-", 1)[0]
-        report = validate_record(path.read_bytes())
-        detail = report.kind if report.valid else f"{report.kind} — {report.errors[0].code}"
-        yield SampleCheck(path, "record", expected, _validity(report.valid), detail)
+    return _named_valid(sorted((root / "borisbot").glob("*.json")), "record", validate_record)
 
 
 def _planner(root: Path) -> Iterator[SampleCheck]:

@@ -23,126 +23,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Final
 
-FileStatus = Literal["added", "deleted", "modified", "renamed", "copied"]
+from core.contracts.diff_paths import header_value, split_git_header, strip_prefix, unquote_c
+from core.contracts.diff_shapes import AddedLine, DiffProblem, FileDiff, FileStatus, ParsedDiff
+
+#: The parser's results and the C-quoted path reader, named here as callers have always found them.
+__all__ = [
+    "AddedLine",
+    "DiffProblem",
+    "FileDiff",
+    "FileStatus",
+    "ParsedDiff",
+    "parse_diff",
+    "unquote_c",
+]
 
 _HUNK = re.compile(r"@@ -(\d{1,18})(?:,(\d{1,18}))? \+(\d{1,18})(?:,(\d{1,18}))? @@")
 _SIMILARITY = re.compile(r"(\d{1,3})%")
 _MODE = re.compile(r"[0-7]{6}")
 _BINARY_FILES = re.compile(r"Binary files (.+) and (.+) differ")
 
-_ESCAPES: Final = {
-    "a": 7,
-    "b": 8,
-    "t": 9,
-    "n": 10,
-    "v": 11,
-    "f": 12,
-    "r": 13,
-    '"': 34,
-    "\\": 92,
-}
 _PROBLEM_LIMIT: Final = 100
 """At most this many problems are kept; a garbage 20 MB file would otherwise yield millions."""
-
-
-@dataclass(frozen=True, slots=True)
-class AddedLine:
-    """One added line and where it lands in the new file."""
-
-    line: int
-    """1-based line number in the new version of the file."""
-    text: str
-    """The line without the leading ``+`` and without a line ending."""
-
-
-@dataclass(frozen=True, slots=True)
-class DiffProblem:
-    """Something in the patch that is not a well-formed diff."""
-
-    line: int
-    """1-based line number in the patch."""
-    code: str
-    """Stable snake_case identifier, e.g. ``truncated_hunk``."""
-    message: str
-    """One sentence for people."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"line": self.line, "code": self.code, "message": self.message}
-
-
-@dataclass(frozen=True, slots=True)
-class FileDiff:
-    """The change to one file."""
-
-    old_path: str | None
-    """Path before the change; None for an added file."""
-    new_path: str | None
-    """Path after the change; None for a deleted file."""
-    status: FileStatus
-    """added, deleted, modified, renamed or copied."""
-    additions: int
-    """Number of ``+`` lines in the file's hunks."""
-    deletions: int
-    """Number of ``-`` lines in the file's hunks."""
-    is_binary: bool
-    """True for ``Binary files ... differ`` and ``GIT binary patch``."""
-    old_mode: str | None
-    """File mode before (``old mode`` / ``deleted file mode``), e.g. ``100644``."""
-    new_mode: str | None
-    """File mode after (``new mode`` / ``new file mode``), e.g. ``100755``."""
-    similarity: int | None
-    """Rename or copy similarity in percent, when given."""
-    added_lines: tuple[AddedLine, ...]
-    """Every added line with its new-file line number."""
-
-    @property
-    def path(self) -> str:
-        """The path to show: the new path, or the old one for a deletion."""
-        return self.new_path or self.old_path or ""
-
-    @property
-    def paths(self) -> tuple[str, ...]:
-        """Every distinct path the change touches (both sides of a rename)."""
-        out: list[str] = []
-        for p in (self.old_path, self.new_path):
-            if p is not None and p not in out:
-                out.append(p)
-        return tuple(out)
-
-    @property
-    def mode_changed(self) -> bool:
-        """True when an existing file's mode changes (e.g. it becomes executable)."""
-        return (
-            self.old_mode is not None
-            and self.new_mode is not None
-            and self.old_mode != self.new_mode
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedDiff:
-    """A whole patch: its files and whatever could not be parsed."""
-
-    files: tuple[FileDiff, ...]
-    problems: tuple[DiffProblem, ...]
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    @property
-    def files_changed(self) -> int:
-        return len(self.files)
-
-    @property
-    def additions(self) -> int:
-        return sum(f.additions for f in self.files)
-
-    @property
-    def deletions(self) -> int:
-        return sum(f.deletions for f in self.files)
 
 
 @dataclass(slots=True)
@@ -171,90 +74,6 @@ class _Builder:
     additions: int = 0
     deletions: int = 0
     added: list[AddedLine] = field(default_factory=list)
-
-
-def unquote_c(text: str) -> tuple[str | None, int]:
-    """Decode a git C-style quoted path at the start of ``text``.
-
-    Returns:
-        The decoded path (octal escapes are UTF-8 bytes; undecodable bytes become U+FFFD) and the
-        index just past the closing quote, or ``(None, 0)`` when the quote is not closed.
-    """
-    if not text.startswith('"'):
-        return None, 0
-    out = bytearray()
-    i = 1
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            return out.decode("utf-8", "replace"), i + 1
-        if ch == "\\" and i + 1 < n:
-            nxt = text[i + 1]
-            if nxt in _ESCAPES:
-                out.append(_ESCAPES[nxt])
-                i += 2
-                continue
-            octal = text[i + 1 : i + 4]
-            if len(octal) == 3 and all(c in "01234567" for c in octal) and int(octal, 8) < 256:
-                out.append(int(octal, 8))
-                i += 4
-                continue
-            out.append(ord("\\"))
-            i += 1
-            continue
-        out.extend(ch.encode("utf-8", "surrogatepass"))
-        i += 1
-    return None, 0
-
-
-def _strip_prefix(path: str | None, prefix: str) -> str | None:
-    if path is None:
-        return None
-    return path[len(prefix) :] if path.startswith(prefix) else path
-
-
-def _header_value(value: str) -> str | None:
-    """A path as written after ``rename from`` or ``---``: quoted, or the text up to a tab."""
-    if value.startswith('"'):
-        decoded, _ = unquote_c(value)
-        return decoded
-    # GNU diff puts a tab and a timestamp after the name; git adds nothing.
-    return value.split("\t", 1)[0].rstrip("\r")
-
-
-def _split_git_header(rest: str) -> tuple[str | None, str | None, bool]:
-    """The two paths of ``diff --git <a> <b>``, prefixes still on, and whether the split is sure.
-
-    Unquoted paths with spaces make the line ambiguous when the two paths differ; the other
-    headers (``rename from``, ``---``) then say which paths are meant.
-    """
-    if rest.startswith('"'):
-        a, end = unquote_c(rest)
-        if a is None:
-            return None, None, True
-        tail = rest[end:].lstrip(" ")
-        return a, (_header_value(tail) if tail else None), True
-    if rest.endswith('"'):
-        idx = rest.rfind(' "')
-        if idx < 0:
-            return None, None, True
-        b, _ = unquote_c(rest[idx + 1 :])
-        return rest[:idx], b, True
-    n = len(rest)
-    if n % 2 == 1:
-        half = n // 2
-        a, b = rest[:half], rest[half + 1 :]
-        # Same path on both sides (the usual case) settles where a path with spaces splits.
-        if rest[half] == " " and (a == b or (a[:2] == "a/" and b[:2] == "b/" and a[2:] == b[2:])):
-            return a, b, True
-    sure = rest.count(" ") == 1
-    idx = rest.find(" b/")
-    if idx < 0:
-        idx = rest.find(" ")
-    if idx < 0:
-        return rest or None, None, True
-    return rest[:idx], rest[idx + 1 :], sure
 
 
 class _Parser:
@@ -351,14 +170,14 @@ class _Parser:
 
     def start_git(self, line_no: int, rest: str) -> None:
         self.finish(line_no)
-        a, b, sure = _split_git_header(rest)
+        a, b, sure = split_git_header(rest)
         if a is None or b is None:
             self.problem(line_no, "bad_file_header", "A 'diff --git' line does not name two paths.")
         self.cur = _Builder(
             git=True,
             start_line=line_no,
-            header_old=_strip_prefix(a, "a/"),
-            header_new=_strip_prefix(b, "b/"),
+            header_old=strip_prefix(a, "a/"),
+            header_new=strip_prefix(b, "b/"),
             header_sure=sure,
         )
 
@@ -441,13 +260,13 @@ class _Parser:
             cur.new_file = True
             cur.new_mode = self.mode(line_no, line[14:])
         elif line.startswith("rename from "):
-            cur.rename_from = _header_value(line[12:])
+            cur.rename_from = header_value(line[12:])
         elif line.startswith("rename to "):
-            cur.rename_to = _header_value(line[10:])
+            cur.rename_to = header_value(line[10:])
         elif line.startswith("copy from "):
-            cur.copy_from = _header_value(line[10:])
+            cur.copy_from = header_value(line[10:])
         elif line.startswith("copy to "):
-            cur.copy_to = _header_value(line[8:])
+            cur.copy_to = header_value(line[8:])
         elif line.startswith(("similarity index ", "dissimilarity index ")):
             m = _SIMILARITY.fullmatch(line.split(" ", 2)[2].strip())
             if m is not None and line.startswith("similarity"):
@@ -481,8 +300,8 @@ class _Parser:
         builder = _Builder(git=False, start_line=line_no, is_binary=True)
         builder.minus_dev_null = a == "/dev/null"
         builder.plus_dev_null = b == "/dev/null"
-        builder.minus_path = _strip_prefix(a, "a/")
-        builder.plus_path = _strip_prefix(b, "b/")
+        builder.minus_path = strip_prefix(a, "a/")
+        builder.plus_path = strip_prefix(b, "b/")
         self.cur = builder
         self.finish(line_no)
 
@@ -493,12 +312,12 @@ class _Parser:
             cur = _Builder(git=False, start_line=line_no)
             self.cur = cur
         cur.saw_minus_plus = True
-        old = _header_value(minus)
-        new = _header_value(plus)
+        old = header_value(minus)
+        new = header_value(plus)
         cur.minus_dev_null = old == "/dev/null"
         cur.plus_dev_null = new == "/dev/null"
-        cur.minus_path = None if cur.minus_dev_null else _strip_prefix(old, "a/")
-        cur.plus_path = None if cur.plus_dev_null else _strip_prefix(new, "b/")
+        cur.minus_path = None if cur.minus_dev_null else strip_prefix(old, "a/")
+        cur.plus_path = None if cur.plus_dev_null else strip_prefix(new, "b/")
 
     def run(self, lines: list[str]) -> None:
         i = 0

@@ -33,7 +33,7 @@ from pydantic_core import PydanticCustomError
 from core.contracts.errors import ROOT, FieldError, sorted_errors, type_name
 from core.contracts.jsondoc import decode_text, loads_strict
 from core.contracts.pydantic_errors import from_validation_error
-from core.contracts.records import LLM_OUTPUT_INVALID, NonBlank
+from core.contracts.record_models import LLM_OUTPUT_INVALID, NonBlank
 
 PLANNER_SCHEMA_VERSION_KEY = "planner_schema_version"
 PLANNER_V1 = "planner.v1"

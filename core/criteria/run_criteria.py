@@ -37,8 +37,7 @@ from core.lifecycle import (
     stage_of,
 )
 from core.moves import HOST, apply_move
-from core.store.api import RunStore, RunTransaction
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunStore, RunTransaction
 
 if TYPE_CHECKING:
     from core.criteria.runner import Supervision
@@ -115,7 +114,7 @@ def _editable(
     run = tx.get_run(run_id)
     if run is None:
         return CriteriaChange(False, [], "not_found", f"There is no run {run_id}.", "run_id")
-    if run["state"] != RunState.QUEUED.value:
+    if run["state"] != RunState.QUEUED:
         return CriteriaChange(
             False,
             criteria_of(run),

@@ -74,8 +74,8 @@ from core.nanoclaw.worker_runs import WorkerRunsWriter
 from core.repos.view import objects_dir
 from core.repos.worktrees import Worktree
 from core.store.api import RunStore
+from core.store.errors import QueryError, StoreError
 from core.store.location import open_store, store_location
-from core.store.opening import StoreError
 from core.text import inert
 from core.worker_logs import attempt_dir
 from core.workspace import Workspace, lane_problem
@@ -257,7 +257,9 @@ class Host:
             # A bug, not a fault to wait out (`_step`): the host stops, and says so, rather than
             # stay up with a live lease and a loop that does nothing.
             log.critical("host %d stops: its loop failed: %s", os.getpid(), exc, exc_info=True)
-            if io_fault(exc) is not None or isinstance(exc, StoreError):
+            if io_fault(exc) is not None or (
+                isinstance(exc, StoreError) and not isinstance(exc, QueryError)
+            ):
                 raise  # the store's: the command says which fault, in its words
             raise HostFailed(f"the host's loop failed ({type(exc).__name__}: {exc})") from exc
         finally:

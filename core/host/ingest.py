@@ -254,7 +254,7 @@ class Ingestor:
 
         Raises:
             QuarantineError: the errors folder cannot be written.
-            sqlite3.Error: the refusal could not be recorded (`refusals.catch_up` does it later).
+            StoreError: the refusal could not be recorded (`refusals.catch_up` does it later).
         """
         if path in self._unmovable:
             return Ingested("ignored")

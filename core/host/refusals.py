@@ -92,7 +92,7 @@ def record_reason(store: RunStore, reason_path: Path) -> bool:
     """Copy one reason file into the store; False when it was recorded already or unreadable.
 
     Raises:
-        sqlite3.Error: the store failed (a full disk, say); `catch_up` records it later.
+        StoreError: the store failed (a full disk, say); `catch_up` records it later.
     """
     reason = _read_reason(reason_path)
     if reason is None:

@@ -30,8 +30,7 @@ from typing import Any
 from core.ipc.chat import lane_of_jid
 from core.ipc.layout import ERRORS, MESSAGES, TASKS, IpcLayout
 from core.lifecycle import RunState, stage_of
-from core.store.api import RunStore
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunStore
 from core.workspace import lane_problem
 
 log = logging.getLogger("jarvis.host")
@@ -63,7 +62,7 @@ ROW_FIELDS = (
 ACTIVE = (RunState.QUEUED.value, RunState.RUNNING.value, RunState.REVIEW_REQUESTED.value)
 #: Jarvis state → NanoClaw status (the same words; ``failed_timeout`` has no Jarvis state).
 STATUS = {state.value: state.value for state in RunState}
-_FAILED = (RunState.FAILED.value, RunState.FAILED_CONTRACT.value)
+_FAILED = (RunState.FAILED, RunState.FAILED_CONTRACT)
 _COPIED = (
     "dispatch_repo", "dispatch_branch", "context_intent", "parent_run_id", "dispatch_session_id",
     "selected_session_id", "effective_session_id", "session_selection_source",
@@ -88,9 +87,9 @@ def phase_of(run: Mapping[str, Any]) -> str:
     verifies its acceptance criteria; any other state → ``terminal``.
     """
     state = run["state"]
-    if state == RunState.QUEUED.value:
+    if state == RunState.QUEUED:
         return "queued"
-    if state != RunState.RUNNING.value:
+    if state != RunState.RUNNING:
         return "terminal"
     if stage_of(run) is not RunState.RUNNING:
         return "completion_validating"  # a stage of verification
@@ -118,7 +117,9 @@ def row_of(run: Mapping[str, Any], *, owner: str) -> dict[str, Any]:
         "status": STATUS.get(state, state),
         "phase": phase_of(run),
         "started_at": run.get("started_at") or run.get("created_at"),
-        "completed_at": None if state in ACTIVE[:2] else run.get("finished_at"),
+        "completed_at": None
+        if state in (RunState.QUEUED, RunState.RUNNING)
+        else run.get("finished_at"),
         "retry_count": int(run.get("retry_count") or 0),
         "result_summary": reason,
         "error_details": (
@@ -129,7 +130,7 @@ def row_of(run: Mapping[str, Any], *, owner: str) -> dict[str, Any]:
     }
     for name in _COPIED:
         doc[name] = run.get(name)
-    running = state == RunState.RUNNING.value
+    running = state == RunState.RUNNING
     doc.update(
         last_heartbeat_at=run.get("last_progress_at"),
         active_container_name=None,

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.repos.merge import MergeOutcome, merge_branch
-from core.store.api import RunTransaction
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunTransaction
 
 
 def carry_out_merge(

@@ -10,8 +10,7 @@ from typing import Any
 from core.lifecycle import RunState
 from core.repos.claims import ClaimCheck
 from core.repos.worktrees import Worktree
-from core.store.api import RunStore, RunTransaction
-from core.store.sqlite_store import iso
+from core.store.api import RunStore, RunTransaction, iso
 
 
 def record_worktree(

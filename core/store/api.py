@@ -14,8 +14,9 @@ outside this package (tests/core/test_sql_lives_in_the_store.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,20 @@ from core.store.verification import VerificationReads, VerificationWrites
 from core.store.views import ViewReads
 
 Row = dict[str, Any]
+"""A row as every backend returns it: column name to value."""
+
+Clock = Callable[[], datetime]
+"""Where a store reads the time (tests pass their own)."""
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    """``moment`` as the store writes times: UTC, to the millisecond, ``Z`` — text that sorts
+    as time does, on every backend."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class RunTransaction(
@@ -112,4 +127,4 @@ class RunStore(
         """Refuse a damaged store (StoreError)."""
 
 
-__all__ = ["Row", "RunStore", "RunTransaction"]
+__all__ = ["Clock", "Row", "RunStore", "RunTransaction", "iso", "utc_now"]

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.store.location import is_postgres
+from core.store.urls import is_postgres
 
 if TYPE_CHECKING:  # psycopg is an optional extra: loaded only for a PostgreSQL store
     from psycopg import Connection

@@ -5,14 +5,22 @@ there is room. A caller that took it for a bad input would refuse good data (the
 quarantine valid progress for it). `store_fault` recognises the SQLite and PostgreSQL errors that
 are about the store itself (a lost connection to a database server among them), so callers wait
 them out instead, and anything else is left to the caller's own judgement (a constraint, an
-oversized value, a bug).
+oversized value, a bug). `fault` makes the store's error for a driver's exception, the one
+every backend raises in its place (`core.store.errors`).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from dataclasses import dataclass
+from pathlib import Path
+
+from core.store.errors import QueryError, StoreError
+
+#: What a damaged store's sentence tells the operator to do.
+RESTORE = "keep a copy of the file and restore it from a backup (stop any host on it first)"
 
 #: SQLite's primary result codes that describe the store, not the statement, by stable name.
 _KINDS: dict[int, str] = {
@@ -60,7 +68,11 @@ class StoreFault:
 
 
 def database_errors() -> tuple[type[BaseException], ...]:
-    """The exception classes of every backend that is loaded, for an ``except`` clause."""
+    """The exception classes of every backend that is loaded.
+
+    No longer for callers' ``except`` clauses: the backends raise `StoreError` in their place.
+    Kept importable until every caller catches `StoreError` alone.
+    """
     loaded: tuple[type[BaseException], ...] = (sqlite3.Error,)
     psycopg = sys.modules.get("psycopg")
     if psycopg is not None:
@@ -150,3 +162,77 @@ def _one(exc: BaseException) -> StoreFault | None:
         if text in lowered:
             return StoreFault(kind, message)
     return None
+
+
+def fault(exc: BaseException, path: Path | str) -> StoreError:
+    """The `StoreError` for a database error raised while opening or using the store at ``path``
+    (an SQLite file, or a database URL as shown: its password masked).
+
+    Never a verdict on what the caller was doing: a full disk is a full disk, whatever the
+    document being stored. Which fault it is comes from `store_fault`, the one classifier the
+    host shares; an error that is no fault of the store is a `QueryError`. Every backend raises
+    what this returns, from the driver's exception, wherever its driver raised one.
+    """
+    found = store_fault(exc)
+    detail = (found.message if found else str(exc)) or type(exc).__name__
+    kind = found.kind if found is not None else None
+    # SQLite says "disk I/O error" when a full disk stops it growing its shared-memory index or
+    # log rather than the database: the free space tells the two apart.
+    if kind == "unreachable":
+        return StoreError(
+            "store_unreachable",
+            f"Cannot reach the store {path} ({detail}); check that its server is up and "
+            "reachable from here.",
+            path,
+        )
+    if kind == "full" or (kind == "io_error" and isinstance(path, Path) and disk_is_full(path)):
+        return StoreError(
+            "disk_full",
+            f"The disk holding the store {path} is full: it could not be written. "
+            "Free some space and try again.",
+            path,
+        )
+    if kind == "locked":
+        return StoreError(
+            "store_busy",
+            f"The store {path} stayed locked by another process for longer than the busy "
+            "timeout; try again.",
+            path,
+        )
+    if kind == "read_only":
+        return StoreError(
+            "store_read_only",
+            f"The store {path} cannot be written: it or its directory is read-only for this "
+            f"user ({detail}).",
+            path,
+        )
+    if kind == "corrupt":
+        return StoreError(
+            "store_corrupt",
+            f"The store {path} is damaged or not an SQLite database ({detail}): {RESTORE}.",
+            path,
+        )
+    if kind == "cannot_open":
+        return StoreError(
+            "store_unreadable", f"The store {path} cannot be opened ({detail}).", path
+        )
+    if kind in ("io_error", "no_memory"):
+        return StoreError(
+            "store_io_error",
+            f"Reading or writing the store {path} failed ({detail}); check the disk.",
+            path,
+        )
+    return QueryError("store_unusable", f"The store {path} cannot be used ({detail}).", path)
+
+
+#: Less free space than this on the store's file system counts as a full disk.
+FULL_BELOW_BYTES = 1024 * 1024
+
+
+def disk_is_full(path: Path) -> bool:
+    """Whether the file system holding ``path`` has (almost) no space left for this user."""
+    try:
+        info = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return info.f_bavail * info.f_frsize < FULL_BELOW_BYTES

@@ -11,51 +11,36 @@ A name is a ``postgresql://`` (or ``postgres://``) URL, or the path of an SQLite
 of ``jarvis.toml`` is read here, so a command that only reads runs does not fail on a mistake
 elsewhere in the file (the host validates all of it).
 
-A URL may carry a password: `masked` is the form every message, log line and ``--json``
-field shows.
+A URL may carry a password: `masked` (`core.store.urls`) is the form every message, log line
+and ``--json`` field shows.
+
+This is the one module that imports the backends (`open_store`), each only when a store of
+its kind is opened; the backends import nothing of it.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import tomllib
-from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-from core.store.api import RunStore
-from core.store.opening import StoreError
+from core.store.api import Clock, RunStore
+from core.store.errors import StoreError
+from core.store.urls import SCHEMES, is_postgres, masked, shown
+
+__all__ = [
+    "ENV_VAR",
+    "SCHEMES",
+    "configured",
+    "is_postgres",
+    "masked",
+    "open_store",
+    "shown",
+    "store_location",
+]
 
 ENV_VAR = "JARVIS_DB"
-SCHEMES = ("postgresql://", "postgres://")
 _SQLITE = "sqlite:///"
-
-
-def is_postgres(location: str | Path) -> bool:
-    return isinstance(location, str) and location.startswith(SCHEMES)
-
-
-def masked(location: str | Path) -> str:
-    """``location`` fit to show: a URL's password (and any ``password=`` parameter) as ``***``."""
-    text = str(location)
-    if not is_postgres(text):
-        return text
-    parts = urlsplit(text)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        if ":" in user:
-            user = user.split(":", 1)[0] + ":***"
-        netloc = f"{user}@{host}"
-    query = re.sub(r"(?i)(password=)[^&]*", r"\1***", parts.query)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def shown(location: str | Path) -> str | Path:
-    """``location`` as messages name it: a file's path as is, a URL `masked`."""
-    return location if isinstance(location, Path) else masked(location)
 
 
 def configured(root: Path) -> str | None:
@@ -109,7 +94,7 @@ def store_location(root: Path, explicit: str | None = None) -> str | Path:
 def open_store(
     location: str | Path,
     *,
-    clock: Callable[[], datetime] | None = None,
+    clock: Clock | None = None,
     busy_timeout_s: float = 30.0,
     migrate: bool = True,
     create: bool = True,

@@ -34,126 +34,25 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from core.store.faults import store_fault
+from core.store.errors import CODES, LASTING, StoreError
+from core.store.faults import RESTORE, fault, store_fault
 from core.store.schema import MIGRATIONS, migrate
 
-#: Every code a `StoreError` carries, with what it means. Stable: scripts and docs use them.
-CODES = {
-    "no_workspace": "there is no store there (nothing was created)",
-    "store_empty": "jarvis.db is zero bytes: its history is missing",
-    "store_not_a_file": "a directory or other non-file is where jarvis.db should be",
-    "store_corrupt": "not an SQLite database, or damaged",
-    "store_too_new": "a newer jarvis migrated it",
-    "store_foreign": "an SQLite database, but not a Jarvis store",
-    "store_outdated": "needs a schema upgrade that a read-only open cannot make",
-    "store_unreadable": "cannot be opened (permissions, or a path that is not a directory)",
-    "disk_full": "the disk (or its quota) is full",
-    "store_busy": "another process held the write lock past the busy timeout",
-    "store_read_only": "the store or its directory is read-only for this user",
-    "store_io_error": "the operating system reported an I/O error",
-    "store_unreachable": "the database server cannot be reached, or refused the connection",
-    "store_config": "the store named (--db, JARVIS_DB, [store] url) is no store Jarvis can use",
-    "store_unusable": "any other failure of the database",
-}
-
-#: The codes no retry can cure: the file itself is wrong (damaged, emptied, foreign, too new)
-#: or gone. A reader that meets one stops; the passing faults (full, busy, I/O) are waited out.
-LASTING = frozenset(
-    {"no_workspace", "store_empty", "store_not_a_file", "store_corrupt", "store_too_new",
-     "store_foreign"}
-)  # fmt: skip
-
-#: What a damaged store's sentence tells the operator to do.
-_RESTORE = "keep a copy of the file and restore it from a backup (stop any host on it first)"
-
-
-class StoreError(Exception):
-    """The store cannot be opened or used; ``message`` says why in a sentence.
-
-    Attributes:
-        code: one of `CODES`.
-        message: the sentence for the operator.
-        path: the store's file, or its database URL (its password masked).
-    """
-
-    def __init__(self, code: str, message: str, path: Path | str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.path = path
-
-
-def fault(exc: BaseException, path: Path | str) -> StoreError:
-    """The `StoreError` for a database error raised while opening or using the store at ``path``
-    (an SQLite file, or a database URL as shown: its password masked).
-
-    Never a verdict on what the caller was doing: a full disk is a full disk, whatever the
-    document being stored. Which fault it is comes from `store_fault`, the one classifier the
-    host shares.
-    """
-    found = store_fault(exc)
-    detail = (found.message if found else str(exc)) or type(exc).__name__
-    kind = found.kind if found is not None else None
-    # SQLite says "disk I/O error" when a full disk stops it growing its shared-memory index or
-    # log rather than the database: the free space tells the two apart.
-    if kind == "unreachable":
-        return StoreError(
-            "store_unreachable",
-            f"Cannot reach the store {path} ({detail}); check that its server is up and "
-            "reachable from here.",
-            path,
-        )
-    if kind == "full" or (kind == "io_error" and isinstance(path, Path) and disk_is_full(path)):
-        return StoreError(
-            "disk_full",
-            f"The disk holding the store {path} is full: it could not be written. "
-            "Free some space and try again.",
-            path,
-        )
-    if kind == "locked":
-        return StoreError(
-            "store_busy",
-            f"The store {path} stayed locked by another process for longer than the busy "
-            "timeout; try again.",
-            path,
-        )
-    if kind == "read_only":
-        return StoreError(
-            "store_read_only",
-            f"The store {path} cannot be written: it or its directory is read-only for this "
-            f"user ({detail}).",
-            path,
-        )
-    if kind == "corrupt":
-        return StoreError(
-            "store_corrupt",
-            f"The store {path} is damaged or not an SQLite database ({detail}): {_RESTORE}.",
-            path,
-        )
-    if kind == "cannot_open":
-        return StoreError(
-            "store_unreadable", f"The store {path} cannot be opened ({detail}).", path
-        )
-    if kind in ("io_error", "no_memory"):
-        return StoreError(
-            "store_io_error",
-            f"Reading or writing the store {path} failed ({detail}); check the disk.",
-            path,
-        )
-    return StoreError("store_unusable", f"The store {path} cannot be used ({detail}).", path)
-
-
-#: Less free space than this on the store's file system counts as a full disk.
-FULL_BELOW_BYTES = 1024 * 1024
-
-
-def disk_is_full(path: Path) -> bool:
-    """Whether the file system holding ``path`` has (almost) no space left for this user."""
-    try:
-        info = os.statvfs(path.parent)
-    except OSError:
-        return False
-    return info.f_bavail * info.f_frsize < FULL_BELOW_BYTES
+#: The errors (and `fault`) stay importable from here, where they used to live, until every
+#: caller names core.store.errors and core.store.faults.
+__all__ = [
+    "CODES",
+    "LASTING",
+    "StoreError",
+    "check_schema",
+    "check_writable",
+    "connect",
+    "create_store",
+    "fault",
+    "needs_creating",
+    "quick_check",
+    "step_names",
+]
 
 
 def needs_creating(path: Path, *, create: bool) -> bool:
@@ -376,6 +275,6 @@ def quick_check(db: Database, path: Path) -> None:
         first = str(rows[0][0]) if rows else "no answer"
         raise StoreError(
             "store_corrupt",
-            f"The store {path} is damaged ({first}; {len(rows)} problem(s) found): {_RESTORE}.",
+            f"The store {path} is damaged ({first}; {len(rows)} problem(s) found): {RESTORE}.",
             path,
         )

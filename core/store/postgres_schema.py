@@ -5,6 +5,7 @@ as there, integers 64-bit), so every named read and write runs unchanged. What d
 PostgreSQL's own: identity columns where SQLite has rowids, a trigger function for the
 append-only journal, and ``steering_events.id`` (SQLite orders steers by ``rowid``). Applied
 steps are recorded in ``jarvis_migrations``; new steps are appended, never edited.
+tests/store/test_schemas_agree.py compares the two schemas after all their steps.
 """
 
 from __future__ import annotations

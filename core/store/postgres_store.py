@@ -27,16 +27,12 @@ from typing import Any, Final
 import psycopg
 from psycopg.rows import dict_row
 
-from core.store.api import RunStore, RunTransaction
-from core.store.location import masked
-from core.store.opening import StoreError, fault
+from core.store.api import Row, RunStore, RunTransaction, iso, utc_now
+from core.store.errors import StoreError
+from core.store.faults import fault
 from core.store.postgres_schema import MIGRATIONS
-from core.store.sqlite_store import (
-    Row,
-    iso,
-    utc_now,
-)
 from core.store.statements import bound
+from core.store.urls import masked
 
 #: What writers NOTIFY at each commit that journaled something: the newest sequence number.
 CHANNEL: Final = "jarvis_journal"
@@ -63,19 +59,38 @@ def _rows(cursor: psycopg.Cursor[dict[str, Any]]) -> list[Row]:
 
 
 class _Connected:
-    """``rows``/``execute`` over one psycopg connection."""
+    """``rows``/``execute`` over one psycopg connection, speaking the store's errors: psycopg's
+    become a `StoreError` (`fault`) as they leave the statement that raised them."""
 
     conn: psycopg.Connection[dict[str, Any]]
+    location: str
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
-        with self.conn.cursor() as cursor:
-            cursor.execute(_sql(sql), bound(params or []))
-            return _rows(cursor)
+        try:
+            with self.conn.cursor() as cursor:
+                cursor.execute(_sql(sql), bound(params or []))
+                return _rows(cursor)
+        except psycopg.Error as exc:
+            raise fault(exc, self.location) from exc
 
     def execute(self, sql: str, params: list[Any]) -> int:
-        with self.conn.cursor() as cursor:
-            cursor.execute(_sql(sql), bound(params))
-            return int(cursor.rowcount)
+        try:
+            with self.conn.cursor() as cursor:
+                cursor.execute(_sql(sql), bound(params))
+                return int(cursor.rowcount)
+        except psycopg.Error as exc:
+            raise fault(exc, self.location) from exc
+
+
+@contextmanager
+def translated(location: str) -> Iterator[None]:
+    """psycopg's errors raised inside as the store's (`fault`): for the statements a backend
+    runs around its callers' (BEGIN, COMMIT, SAVEPOINT, the lock) and for any caller of the
+    connection."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise fault(exc, location) from exc
 
 
 class PostgresTransaction(_Connected, RunTransaction):
@@ -85,13 +100,14 @@ class PostgresTransaction(_Connected, RunTransaction):
     newest_seq = 0
     """The newest journal entry this transaction wrote (0: none), announced at its commit."""
 
-    def __init__(self, conn: psycopg.Connection[dict[str, Any]], now: str) -> None:
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]], now: str, location: str) -> None:
         self.conn = conn
         self.now = now
+        self.location = location
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
-        with self.conn.transaction():
+        with translated(self.location), self.conn.transaction():
             yield
 
     def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
@@ -231,7 +247,7 @@ class PostgresStore(_Connected, RunStore):
         return pending
 
     def _migrate(self) -> None:
-        with self.conn.transaction():
+        with translated(self.location), self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
             self.conn.execute(
                 "CREATE TABLE IF NOT EXISTS jarvis_migrations "
@@ -255,16 +271,17 @@ class PostgresStore(_Connected, RunStore):
         (``FOR UPDATE SKIP LOCKED``), so hosts claim side by side. A claim writes no journal,
         which is what the lock keeps in order."""
         self._live()
-        with self.conn.transaction():
-            return PostgresTransaction(self.conn, self.now()).claim_queued(host, wants, queued)
+        with translated(self.location), self.conn.transaction():
+            tx = PostgresTransaction(self.conn, self.now(), self.location)
+            return tx.claim_queued(host, wants, queued)
 
     @contextmanager
     def transaction(self) -> Iterator[PostgresTransaction]:
         """A write transaction; the advisory lock serialises writers for its whole length."""
         self._live()
-        with self.conn.transaction():
+        with translated(self.location), self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
-            tx = PostgresTransaction(self.conn, self.now())
+            tx = PostgresTransaction(self.conn, self.now(), self.location)
             yield tx
             if tx.newest_seq:
                 # Delivered to listeners at the commit, never for a rollback: a wake-up for
@@ -272,7 +289,8 @@ class PostgresStore(_Connected, RunStore):
                 self.conn.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(tx.newest_seq)])
 
     def close(self) -> None:
-        self.conn.close()
+        with translated(self.location):
+            self.conn.close()
 
     def check_integrity(self) -> None:
         """PostgreSQL checks its own pages; a store that answers is taken as whole."""

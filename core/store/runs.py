@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.store.statements import Statements, Writes, without_nul
+from core.store.statements import Statements, Where, Writes, marks, without_nul
 
 #: Journal kinds whose rows bump the run's ``version``: the changes an operator's decision depends
 #: on (the run's existence and its state). Progress and steers do not bump it, so a chatty worker
@@ -45,22 +45,13 @@ class RunReads(Statements):
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
         """Runs, most recently changed first."""
-        where: list[str] = []
-        params: list[Any] = []
-        if states:
-            where.append(f"state IN ({', '.join('?' for _ in states)})")
-            params.extend(states)
+        where = Where().among("state", states)
         if lane:
-            where.append("lane = ?")
-            params.append(lane)
-        sql = "SELECT * FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at DESC, run_id"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return self.rows(sql, params)
+            where.add("lane = ?", lane)
+        sql = f"SELECT * FROM runs{where} ORDER BY updated_at DESC, run_id"
+        if limit is None:
+            return self.rows(sql, where.params)
+        return self.rows(f"{sql} LIMIT ?", [*where.params, limit])
 
     def journal_since(
         self, seq: int, *, limit: int = 1000, run_id: str | None = None
@@ -85,19 +76,19 @@ class RunReads(Statements):
         (of ``lanes`` only, when given)."""
         if lanes is not None and not lanes:
             return []
-        where = "" if lanes is None else f" AND lane IN ({', '.join('?' for _ in lanes)})"
+        where = Where().add("state = ?", queued).among("lane", lanes or ())
         return self.rows(
-            f"SELECT run_id, lane FROM runs WHERE state = ?{where} "
-            "ORDER BY updated_at, run_id LIMIT ?",
-            [queued, *(lanes or []), limit],
+            f"SELECT run_id, lane FROM runs{where} ORDER BY updated_at, run_id LIMIT ?",
+            [*where.params, limit],
         )
 
     def states_of(self, run_ids: Sequence[str]) -> dict[str, str]:
         """Each named run's state, by run id (a run that does not exist has no entry)."""
         if not run_ids:
             return {}
-        marks = ", ".join("?" for _ in run_ids)
-        rows = self.rows(f"SELECT run_id, state FROM runs WHERE run_id IN ({marks})", list(run_ids))
+        rows = self.rows(
+            f"SELECT run_id, state FROM runs WHERE run_id IN ({marks(run_ids)})", list(run_ids)
+        )
         return {r["run_id"]: r["state"] for r in rows}
 
     def attempts_of(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -105,9 +96,8 @@ class RunReads(Statements):
         attempt a host supervises is still the run's current one, and still that host's."""
         if not run_ids:
             return {}
-        marks = ", ".join("?" for _ in run_ids)
         rows = self.rows(
-            f"SELECT run_id, state, host, retry_count FROM runs WHERE run_id IN ({marks})",
+            f"SELECT run_id, state, host, retry_count FROM runs WHERE run_id IN ({marks(run_ids)})",
             list(run_ids),
         )
         return {r["run_id"]: r for r in rows}
@@ -136,22 +126,16 @@ class RunReads(Statements):
     ) -> list[dict[str, Any]]:
         """Whole runs of lanes matching ``lane_like`` (an SQL LIKE pattern) and/or ``lane``, in
         ``states`` when given, the most recently started (else created) first."""
-        where: list[str] = []
-        params: list[Any] = []
+        where = Where()
         if lane_like is not None:
-            where.append("lane LIKE ?")
-            params.append(lane_like)
+            where.add("lane LIKE ?", lane_like)
         if lane is not None:
-            where.append("lane = ?")
-            params.append(lane)
-        if states:
-            where.append(f"state IN ({', '.join('?' for _ in states)})")
-            params.extend(states)
-        clause = f"WHERE {' AND '.join(where)} " if where else ""
+            where.add("lane = ?", lane)
+        where.among("state", states)
         return self.rows(
-            f"SELECT * FROM runs {clause}"
+            f"SELECT * FROM runs{where} "
             "ORDER BY COALESCE(started_at, created_at) DESC, run_id DESC LIMIT ?",
-            [*params, limit],
+            [*where.params, limit],
         )
 
     def lanes_with_runs(self) -> set[str]:

@@ -2,16 +2,20 @@
 
 sqlite-utils' `Migrations` records each applied step in ``_sqlite_migrations`` and runs each step
 in its own transaction, so a start that dies half-way leaves the schema at a known step. New steps
-are appended, never edited: a deployed store has already run the old ones.
+are appended, never edited: a deployed store has already run the old ones. `STEPS` lists them
+in order; their statements are SQLite's own (`core.store.sqlite_ddl`) or the text both backends
+share (`core.store.shared_ddl`).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
+from core.store import sqlite_ddl
 from core.store.shared_ddl import (
     CONFINEMENT,
     HOSTS_TABLE,
@@ -59,467 +63,37 @@ def _run_script(db: Database, script: str) -> None:
         raise ValueError(f"incomplete SQL statement in migration: {statement.strip()[:60]}")
 
 
-@MIGRATIONS(name="0001_initial")
-def _initial(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        CREATE TABLE runs (
-            run_id TEXT PRIMARY KEY,
-            lane TEXT NOT NULL,
-            source_lane TEXT NOT NULL,
-            task_type TEXT,
-            request_id TEXT,
-            idempotency_key TEXT,
-            state TEXT NOT NULL,
-            state_reason TEXT,
-            retry_count INTEGER NOT NULL DEFAULT 0,
-            version INTEGER NOT NULL DEFAULT 1,
-            overridden INTEGER NOT NULL DEFAULT 0,
-            override_reason TEXT,
-            overridden_by TEXT,
-            overridden_at TEXT,
-            dispatch_json TEXT NOT NULL,
-            dispatch_repo TEXT,
-            dispatch_branch TEXT,
-            context_intent TEXT,
-            parent_run_id TEXT,
-            dispatch_session_id TEXT,
-            selected_session_id TEXT,
-            effective_session_id TEXT,
-            session_selection_source TEXT,
-            session_resume_status TEXT,
-            session_resume_error TEXT,
-            branch_name TEXT,
-            commit_sha TEXT,
-            files_changed TEXT,
-            test_summary TEXT,
-            risk_summary TEXT,
-            pr_url TEXT,
-            pr_skipped_reason TEXT,
-            last_progress_summary TEXT,
-            last_progress_at TEXT,
-            steer_count INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            started_at TEXT,
-            finished_at TEXT
-        );
-        CREATE INDEX runs_state ON runs (state, updated_at);
-        CREATE INDEX runs_lane ON runs (lane, state);
-        CREATE INDEX runs_updated ON runs (updated_at);
-
-        CREATE TABLE idempotency_keys (
-            key TEXT PRIMARY KEY,
-            payload_hash TEXT NOT NULL,
-            run_id TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-
-        CREATE TABLE sessions (
-            session_id TEXT PRIMARY KEY,
-            lane TEXT NOT NULL,
-            last_run_id TEXT NOT NULL,
-            last_used_at TEXT NOT NULL
-        );
-
-        CREATE TABLE steering_events (
-            steer_id TEXT PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            message TEXT NOT NULL,
-            operator TEXT NOT NULL,
-            status TEXT NOT NULL,
-            status_reason TEXT,
-            created_at TEXT NOT NULL,
-            sent_at TEXT,
-            acked_at TEXT
-        );
-        CREATE INDEX steering_events_run ON steering_events (run_id, created_at);
-
-        CREATE TABLE progress_events (
-            id INTEGER PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            seq INTEGER NOT NULL,
-            timestamp TEXT NOT NULL,
-            phase TEXT,
-            summary TEXT,
-            tool_used TEXT,
-            ingested_at TEXT NOT NULL,
-            UNIQUE (run_id, seq)
-        );
-
-        CREATE TABLE gate_results (
-            id INTEGER PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            attempt INTEGER NOT NULL,
-            name TEXT NOT NULL,
-            passed INTEGER NOT NULL,
-            detail TEXT NOT NULL,
-            evaluated_at TEXT NOT NULL
-        );
-        CREATE INDEX gate_results_run ON gate_results (run_id, attempt);
-
-        CREATE TABLE verification_results (
-            id INTEGER PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            attempt INTEGER NOT NULL,
-            results_json TEXT NOT NULL,
-            verified_at TEXT NOT NULL
-        );
-
-        CREATE TABLE failures (
-            id INTEGER PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            attempt INTEGER NOT NULL,
-            error_class TEXT NOT NULL,
-            error_code TEXT NOT NULL,
-            step_id TEXT NOT NULL,
-            url TEXT NOT NULL DEFAULT '',
-            message TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            at TEXT NOT NULL
-        );
-        CREATE INDEX failures_fingerprint ON failures (fingerprint);
-
-        CREATE TABLE audit (
-            id INTEGER PRIMARY KEY,
-            run_id TEXT NOT NULL,
-            actor TEXT NOT NULL,
-            action TEXT NOT NULL,
-            from_state TEXT,
-            to_state TEXT,
-            reason TEXT,
-            at TEXT NOT NULL
-        );
-        CREATE INDEX audit_run ON audit (run_id, id);
-
-        CREATE TABLE journal (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            run_id TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            payload TEXT NOT NULL,
-            actor TEXT NOT NULL,
-            at TEXT NOT NULL
-        );
-        CREATE INDEX journal_run ON journal (run_id, seq);
-
-        -- The journal is append-only: the database itself refuses edits and deletions.
-        CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal
-        BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-        CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
-        BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-        """,
-    )
+#: Every step, in order: its name (recorded in ``_sqlite_migrations``) and its statements.
+STEPS: tuple[tuple[str, str], ...] = (
+    ("0001_initial", sqlite_ddl.INITIAL),
+    ("0002_host", sqlite_ddl.HOST),
+    ("0003_console_reads", sqlite_ddl.CONSOLE_READS),
+    ("0004_criteria", sqlite_ddl.CRITERIA),
+    ("0005_verification_process", sqlite_ddl.VERIFICATION_PROCESS),
+    ("0006_worker_trouble", sqlite_ddl.WORKER_TROUBLE),
+    ("0007_secrets_found", sqlite_ddl.SECRETS_FOUND),
+    ("0008_worktrees", sqlite_ddl.WORKTREES),
+    ("0009_usage", sqlite_ddl.USAGE),
+    ("0010_progress_identity", sqlite_ddl.PROGRESS_IDENTITY),
+    ("0011_verification_in_the_lifecycle", sqlite_ddl.VERIFICATION_IN_THE_LIFECYCLE),
+    ("0012_worked_time", sqlite_ddl.WORKED_TIME),
+    ("0013_hosts", HOSTS_TABLE),
+    ("0014_usage_unreadable", USAGE_UNREADABLE),
+    ("0015_refusal_target", REFUSAL_TARGET),
+    ("0016_usage_cost_computed", USAGE_COST_COMPUTED),
+    ("0017_confinement", CONFINEMENT),
+)
 
 
-@MIGRATIONS(name="0002_host")
-def _host(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- A retried run's worker numbers its progress from 1 again: the attempt is part of an
-        -- event's identity, or the new attempt's events would be taken for replays.
-        CREATE TABLE progress_events_new (
-            id INTEGER PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            attempt INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            timestamp TEXT NOT NULL,
-            phase TEXT,
-            summary TEXT,
-            tool_used TEXT,
-            ingested_at TEXT NOT NULL,
-            UNIQUE (run_id, attempt, seq)
-        );
-        INSERT INTO progress_events_new
-            (id, run_id, attempt, seq, timestamp, phase, summary, tool_used, ingested_at)
-            SELECT id, run_id, 1, seq, timestamp, phase, summary, tool_used, ingested_at
-            FROM progress_events;
-        DROP TABLE progress_events;
-        ALTER TABLE progress_events_new RENAME TO progress_events;
+def _step(script: str) -> Callable[[Database], None]:
+    def apply(db: Database) -> None:
+        _run_script(db, script)
 
-        -- One receipt per IPC file the host has acted on, written in the same transaction as
-        -- the effect: a file seen again after a crash (committed, not yet deleted) is skipped.
-        CREATE TABLE ipc_receipts (
-            key TEXT PRIMARY KEY,
-            lane TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            at TEXT NOT NULL
-        );
-
-        -- The worker process of a running run, so a restarted host can find and stop an orphan.
-        ALTER TABLE runs ADD COLUMN worker_pid INTEGER;
-        ALTER TABLE runs ADD COLUMN attempt_log TEXT;
-        """,
-    )
+    return apply
 
 
-@MIGRATIONS(name="0003_console_reads")
-def _console_reads(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- The console reads one run's failures (and their fingerprints' peers) on every
-        -- selection; without this it would scan every failure ever recorded.
-        CREATE INDEX failures_run ON failures (run_id, id);
-        """,
-    )
-
-
-@MIGRATIONS(name="0004_criteria")
-def _criteria(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- Acceptance criteria live with the run (constraint-extraction document): extracted at
-        -- dispatch, editable while queued, verified after the completion gates pass.
-        ALTER TABLE runs ADD COLUMN criteria_json TEXT;
-        ALTER TABLE runs ADD COLUMN universal_criteria INTEGER NOT NULL DEFAULT 1;
-        ALTER TABLE runs ADD COLUMN criteria_source TEXT;
-        -- pending (gates passed, to verify) | verifying | awaiting_approval | NULL (none due).
-        -- A host that dies mid-verification finds the run pending or verifying and runs it again.
-        ALTER TABLE runs ADD COLUMN verification_state TEXT;
-        -- Command keys an operator allowed to run although they are not on the allowlist.
-        ALTER TABLE runs ADD COLUMN approved_commands TEXT;
-        CREATE INDEX runs_verification ON runs (verification_state)
-            WHERE verification_state IS NOT NULL;
-        CREATE INDEX verification_results_run ON verification_results (run_id, id);
-        """,
-    )
-
-
-@MIGRATIONS(name="0005_verification_process")
-def _verification_process(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- The process group of the criterion command a host's verification is running, written
-        -- before the command starts: a host restarted after a kill -9 kills the leftover
-        -- (after checking its environment marks it as this workspace's) before verifying again.
-        ALTER TABLE runs ADD COLUMN verify_pgid INTEGER;
-        """,
-    )
-
-
-@MIGRATIONS(name="0006_worker_trouble")
-def _worker_trouble(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- Files the host refused (data/ipc/errors/), as operators' tools show them. The reason
-        -- file beside each stays the record of what was moved where; this is its copy, tied to
-        -- the run it concerns when that run exists (named_run keeps the name either way).
-        CREATE TABLE quarantined_files (
-            id INTEGER PRIMARY KEY,
-            reason_file TEXT NOT NULL UNIQUE,
-            run_id TEXT,
-            named_run TEXT,
-            lane TEXT,
-            code TEXT NOT NULL,
-            message TEXT NOT NULL,
-            original_path TEXT NOT NULL,
-            stored_as TEXT,
-            outcome TEXT NOT NULL,
-            quarantined_at TEXT NOT NULL
-        );
-        CREATE INDEX quarantined_files_run ON quarantined_files (run_id, id)
-            WHERE run_id IS NOT NULL;
-        CREATE INDEX quarantined_files_at ON quarantined_files (quarantined_at);
-
-        -- The end of a worker's stderr for each attempt (bounded, secrets masked, inert).
-        CREATE TABLE worker_stderr (
-            id INTEGER PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            attempt INTEGER NOT NULL,
-            exit_code INTEGER,
-            tail TEXT NOT NULL,
-            total_bytes INTEGER NOT NULL,
-            at TEXT NOT NULL,
-            UNIQUE (run_id, attempt)
-        );
-        """,
-    )
-
-
-@MIGRATIONS(name="0007_secrets_found")
-def _secrets_found(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- The kinds of secret found (and masked) in what the run's workers sent, as a sorted
-        -- JSON list ("AWS access key id", …); never a value. NULL: none found.
-        ALTER TABLE runs ADD COLUMN secrets_found TEXT;
-        """,
-    )
-
-
-@MIGRATIONS(name="0008_worktrees")
-def _worktrees(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- Each attempt's git worktree (a run whose repository is configured) and what git showed
-        -- of its completion: where it started, the commit it claimed, the diff's size.
-        CREATE TABLE run_git (
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            attempt INTEGER NOT NULL,
-            repo TEXT,
-            repo_dir TEXT,
-            checkout TEXT NOT NULL,
-            branch TEXT,
-            base_ref TEXT,
-            base_commit TEXT,
-            start_commit TEXT,
-            head_commit TEXT,
-            merge_base TEXT,
-            diff_files INTEGER,
-            diff_additions INTEGER,
-            diff_deletions INTEGER,
-            made_at TEXT,
-            checked_at TEXT,
-            removed_at TEXT,
-            -- What approval does with the branch: auto-merge | recommend-only (NULL: nothing,
-            -- no repository); the remote pushed to after a merge; what the approval did.
-            merge_mode TEXT,
-            push_remote TEXT,
-            merged_commit TEXT,
-            merge_note TEXT,
-            PRIMARY KEY (run_id, attempt)
-        );
-        CREATE INDEX run_git_kept ON run_git (removed_at) WHERE removed_at IS NULL;
-        -- passed | failed | not_checked; NULL for rows written before (read from `passed`).
-        -- A gate not checked (no repository to check against) may let the run through, by the
-        -- workspace's policy, but is never shown as passed.
-        ALTER TABLE gate_results ADD COLUMN status TEXT;
-        -- Why the run's claims could not be checked against git (NULL: they were, or no
-        -- completion yet); shown wherever the run is, as "unverified".
-        ALTER TABLE runs ADD COLUMN unverified TEXT;
-        """,
-    )
-
-
-@MIGRATIONS(name="0009_usage")
-def _usage(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- Tokens and cost an agent reported, per attempt (its latest cumulative figures, by the
-        -- seq of the event that carried them); a run's totals are the sum over its attempts.
-        CREATE TABLE run_usage (
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            attempt INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            tokens_in INTEGER NOT NULL,
-            tokens_out INTEGER NOT NULL,
-            cost_usd REAL NOT NULL,
-            updated_at TEXT NOT NULL,
-            PRIMARY KEY (run_id, attempt)
-        );
-        """,
-    )
-
-
-@MIGRATIONS(name="0010_progress_identity")
-def _progress_identity(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- NanoClaw's worker numbers progress from 0, and from 0 again for each query of an
-        -- attempt: (run, attempt, seq) no longer names one event. Its file's name does (it
-        -- holds the event's time and seq): an event is (run, attempt, name). Rows from before
-        -- keep a NULL name (they were told apart by seq, which stays unique among them).
-        -- at_utc is the event's timestamp as fixed-width UTC text; an attempt's events are
-        -- ordered by (at_utc, seq, name), and the last of that order is the latest. Rows from
-        -- before have '' (no attempt spans the upgrade: a host start ends running runs), so
-        -- among themselves they keep their seq order.
-        CREATE TABLE progress_events_new (
-            id INTEGER PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs (run_id),
-            attempt INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            name TEXT,
-            timestamp TEXT NOT NULL,
-            at_utc TEXT NOT NULL DEFAULT '',
-            phase TEXT,
-            summary TEXT,
-            tool_used TEXT,
-            ingested_at TEXT NOT NULL,
-            UNIQUE (run_id, attempt, name)
-        );
-        INSERT INTO progress_events_new
-            (id, run_id, attempt, seq, name, timestamp, at_utc, phase, summary, tool_used,
-             ingested_at)
-            SELECT id, run_id, attempt, seq, NULL, timestamp, '', phase, summary, tool_used,
-                   ingested_at
-            FROM progress_events;
-        DROP TABLE progress_events;
-        ALTER TABLE progress_events_new RENAME TO progress_events;
-        CREATE INDEX progress_events_order
-            ON progress_events (run_id, attempt, at_utc, seq, name);
-
-        -- The usage figures that stand are the latest event's by the same order.
-        ALTER TABLE run_usage ADD COLUMN at_utc TEXT NOT NULL DEFAULT '';
-        ALTER TABLE run_usage ADD COLUMN name TEXT NOT NULL DEFAULT '';
-        """,
-    )
-
-
-@MIGRATIONS(name="0011_verification_in_the_lifecycle")
-def _verification_in_the_lifecycle(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- verification_state is the stage of the lifecycle's verification sub-machine, which
-        -- exists only inside running (core/lifecycle.py). Before it was part of the lifecycle,
-        -- cancelling or failing a run mid-verification left the column set: cleared here, which
-        -- is also what replaying such a run's journal gives (its last move left running). No
-        -- version bump and no journal row: nothing an operator saw changes.
-        UPDATE runs SET verification_state = NULL
-            WHERE verification_state IS NOT NULL AND state != 'running';
-        """,
-    )
-
-
-@MIGRATIONS(name="0012_worked_time")
-def _worked_time(db: Database) -> None:
-    _run_script(
-        db,
-        """
-        -- Seconds the run's workers have worked, summed over its ended attempts (from start to
-        -- the move that ended the attempt: gates, failure, cancel, verification); what a
-        -- workspace's wall-time budget adds up. Runs from before get their latest attempt's
-        -- span where both ends were recorded: earlier attempts' were never kept.
-        ALTER TABLE runs ADD COLUMN worked_s REAL NOT NULL DEFAULT 0;
-        UPDATE runs SET worked_s = (julianday(finished_at) - julianday(started_at)) * 86400.0
-            WHERE started_at IS NOT NULL AND finished_at IS NOT NULL
-              AND finished_at >= started_at;
-        """,
-    )
-
-
-@MIGRATIONS(name="0013_hosts")
-def _hosts(db: Database) -> None:
-    _run_script(db, HOSTS_TABLE)
-
-
-@MIGRATIONS(name="0014_usage_unreadable")
-def _usage_unreadable(db: Database) -> None:
-    _run_script(db, USAGE_UNREADABLE)
-
-
-@MIGRATIONS(name="0015_refusal_target")
-def _refusal_target(db: Database) -> None:
-    _run_script(db, REFUSAL_TARGET)
-
-
-@MIGRATIONS(name="0016_usage_cost_computed")
-def _usage_cost_computed(db: Database) -> None:
-    _run_script(db, USAGE_COST_COMPUTED)
-
-
-@MIGRATIONS(name="0017_confinement")
-def _confinement(db: Database) -> None:
-    _run_script(db, CONFINEMENT)
+for _name, _script in STEPS:
+    MIGRATIONS(name=_name)(_step(_script))
 
 
 def migrate(db: Database) -> None:

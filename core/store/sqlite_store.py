@@ -18,56 +18,56 @@ journal entry.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
-from core.store.api import RunStore, RunTransaction
+from core.store.api import Clock, Row, RunStore, RunTransaction, iso, utc_now
+from core.store.faults import fault
 from core.store.opening import (
     check_schema,
     check_writable,
     connect,
     create_store,
-    fault,
     needs_creating,
     quick_check,
 )
 from core.store.schema import migrate
 from core.store.statements import bound
 
-Row = dict[str, Any]
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+#: Kept importable from here, where they used to live, until every caller names
+#: core.store.api (the store's interface) for them.
+__all__ = ["Clock", "Row", "SqliteStore", "Transaction", "iso", "utc_now"]
 
 
 class Transaction(RunTransaction):
-    """The write operations of one store transaction. Obtain one from `SqliteStore.transaction`."""
+    """The write operations of one store transaction. Obtain one from `SqliteStore.transaction`.
 
-    def __init__(self, db: Database, now: str) -> None:
+    Every call speaks the store's errors: sqlite3's become a `StoreError` (`fault`) here, as
+    they leave the statement that raised them.
+    """
+
+    def __init__(self, db: Database, now: str, path: Path) -> None:
         self._db = db
         # The ingest hot path uses the connection directly: sqlite-utils' wrappers parse each
         # statement to classify it, which costs more than the statement on a small write.
         self._conn = db.conn
+        self._path = path
         self.now = now
         """The transaction's timestamp: every row it writes carries the same time."""
 
     def run_brief(self, run_id: str) -> Row | None:
         """A run's lane, state and attempt only, read on the connection itself: the ingest hot
         path needs no more, and no dict of every column."""
-        found = self._conn.execute(
-            "SELECT lane, state, retry_count FROM runs WHERE run_id = ?", bound([run_id])
-        ).fetchone()
+        try:
+            found = self._conn.execute(
+                "SELECT lane, state, retry_count FROM runs WHERE run_id = ?", bound([run_id])
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise fault(exc, self._path) from exc
         if found is None:
             return None
         return {"run_id": run_id, "lane": found[0], "state": found[1], "retry_count": found[2]}
@@ -75,25 +75,44 @@ class Transaction(RunTransaction):
     @contextmanager
     def savepoint(self) -> Iterator[None]:
         """A nested step: rolled back alone if it raises, the outer transaction going on."""
-        with self._db.atomic():
+        with translated(self._path), self._db.atomic():
             yield
 
     def execute(self, sql: str, params: list[Any]) -> int:
         """A write inside this transaction; returns the number of rows changed."""
-        return int(self._conn.execute(sql, bound(params)).rowcount)
+        try:
+            return int(self._conn.execute(sql, bound(params)).rowcount)
+        except sqlite3.Error as exc:
+            raise fault(exc, self._path) from exc
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
         # On the connection itself: receipts and progress are read here on the ingest path.
-        cursor = self._conn.execute(sql, bound(params or []))
-        names = [column[0] for column in cursor.description or ()]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        try:
+            cursor = self._conn.execute(sql, bound(params or []))
+            names = [column[0] for column in cursor.description or ()]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        except sqlite3.Error as exc:
+            raise fault(exc, self._path) from exc
 
     def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
-        cursor = self._conn.execute(
-            "INSERT INTO journal (run_id, kind, payload, actor, at) VALUES (?, ?, ?, ?, ?)",
-            [run_id, kind, self.journal_text(payload), actor, self.now],
-        )
+        try:
+            cursor = self._conn.execute(
+                "INSERT INTO journal (run_id, kind, payload, actor, at) VALUES (?, ?, ?, ?, ?)",
+                [run_id, kind, self.journal_text(payload), actor, self.now],
+            )
+        except sqlite3.Error as exc:
+            raise fault(exc, self._path) from exc
         return int(cursor.lastrowid or 0)
+
+
+@contextmanager
+def translated(path: Path) -> Iterator[None]:
+    """sqlite3's errors raised inside as the store's (`fault`): for the statements a backend
+    runs around its callers' (BEGIN, COMMIT, SAVEPOINT) and for any caller of the connection."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise fault(exc, path) from exc
 
 
 class SqliteStore(RunStore):
@@ -178,16 +197,17 @@ class SqliteStore(RunStore):
 
     @contextmanager
     def _immediate(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-            self.db.execute("COMMIT")
-        except BaseException:
-            # Also when COMMIT itself fails (a full disk): SQLite may or may not have rolled
-            # back already, and a connection left inside a transaction would refuse every
-            # later BEGIN. rollback() does nothing when there is no transaction.
-            self.db.conn.rollback()
-            raise
+        with translated(self.path):
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self.db.execute("COMMIT")
+            except BaseException:
+                # Also when COMMIT itself fails (a full disk): SQLite may or may not have rolled
+                # back already, and a connection left inside a transaction would refuse every
+                # later BEGIN. rollback() does nothing when there is no transaction.
+                self.db.conn.rollback()
+                raise
 
     def now(self) -> str:
         return iso(self._clock())
@@ -196,11 +216,15 @@ class SqliteStore(RunStore):
     def transaction(self) -> Iterator[Transaction]:
         """A write transaction holding the database's write lock from its first statement."""
         with self._immediate():
-            yield Transaction(self.db, self.now())
+            yield Transaction(self.db, self.now(), self.path)
 
     def close(self) -> None:
-        self.db.close()
+        with translated(self.path):
+            self.db.close()
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
         """A read-only query, for callers that need a view the store does not name yet."""
-        return list(self.db.query(sql, bound(params or [])))
+        try:
+            return list(self.db.query(sql, bound(params or [])))
+        except sqlite3.Error as exc:
+            raise fault(exc, self.path) from exc

@@ -39,6 +39,33 @@ def without_nul(value: Any) -> Any:
     return value
 
 
+def marks(values: Sequence[Any]) -> str:
+    """One ``?`` per value, for an ``IN (…)`` list."""
+    return ", ".join("?" for _ in values)
+
+
+class Where:
+    """A read's WHERE clause made of the conditions that apply, and their parameters in order:
+    ``f"SELECT … FROM runs{where} ORDER BY …"`` with ``where.params`` (no condition, no clause)."""
+
+    def __init__(self) -> None:
+        self.terms: list[str] = []
+        self.params: list[Any] = []
+
+    def add(self, condition: str, *params: Any) -> Where:
+        """``condition`` (its ``?`` bound to ``params``), ANDed with the others."""
+        self.terms.append(condition)
+        self.params.extend(params)
+        return self
+
+    def among(self, column: str, values: Sequence[Any]) -> Where:
+        """``column IN (values)``; no condition at all when ``values`` is empty."""
+        return self.add(f"{column} IN ({marks(values)})", *values) if values else self
+
+    def __str__(self) -> str:
+        return f" WHERE {' AND '.join(self.terms)}" if self.terms else ""
+
+
 class Statements:
     """What a group of named reads uses: the backend's store or transaction provides it."""
 

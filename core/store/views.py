@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.store.statements import Statements
+from core.store.statements import Statements, Where, marks
 
 #: SQLite binds at most 32,766 parameters; reads by id go in chunks well under that.
 CHUNK = 500
@@ -20,10 +20,6 @@ _GATE_TOTALS = (
     "JOIN (SELECT run_id, MAX(attempt) AS attempt FROM gate_results {inner} GROUP BY run_id) "
     "latest ON latest.run_id = g.run_id AND latest.attempt = g.attempt {where} GROUP BY g.run_id"
 )
-
-
-def _marks(ids: Sequence[str]) -> str:
-    return ", ".join("?" for _ in ids)
 
 
 class ViewReads(Statements):
@@ -110,7 +106,7 @@ class ViewReads(Statements):
             return self.rows("SELECT * FROM runs ORDER BY created_at DESC, run_id")
         found: list[dict[str, Any]] = []
         for chunk in _chunks(run_ids):
-            found += self.rows(f"SELECT * FROM runs WHERE run_id IN ({_marks(chunk)})", chunk)
+            found += self.rows(f"SELECT * FROM runs WHERE run_id IN ({marks(chunk)})", chunk)
         return found
 
     def steer_counts(self, run_ids: Sequence[str] | None) -> list[dict[str, Any]]:
@@ -123,7 +119,7 @@ class ViewReads(Statements):
         for chunk in _chunks(run_ids):
             found += self.rows(
                 "SELECT run_id, status, COUNT(*) AS n FROM steering_events "
-                f"WHERE run_id IN ({_marks(chunk)}) GROUP BY run_id, status",
+                f"WHERE run_id IN ({marks(chunk)}) GROUP BY run_id, status",
                 chunk,
             )
         return found
@@ -134,10 +130,10 @@ class ViewReads(Statements):
             return self.rows(_GATE_TOTALS.format(inner="", where=""))
         found: list[dict[str, Any]] = []
         for chunk in _chunks(run_ids):
-            marks = _marks(chunk)
+            listed = marks(chunk)
             found += self.rows(
                 _GATE_TOTALS.format(
-                    inner=f"WHERE run_id IN ({marks})", where=f"WHERE g.run_id IN ({marks})"
+                    inner=f"WHERE run_id IN ({listed})", where=f"WHERE g.run_id IN ({listed})"
                 ),
                 chunk + chunk,
             )
@@ -168,17 +164,13 @@ class ViewReads(Statements):
     ) -> list[dict[str, Any]]:
         """The newest ``limit`` journal entries (of one run, or all) before ``before_seq``,
         newest first."""
-        where: list[str] = []
-        params: list[Any] = []
+        where = Where()
         if run_id is not None:
-            where.append("run_id = ?")
-            params.append(run_id)
+            where.add("run_id = ?", run_id)
         if before_seq is not None:
-            where.append("seq < ?")
-            params.append(before_seq)
-        clause = f" WHERE {' AND '.join(where)}" if where else ""
+            where.add("seq < ?", before_seq)
         return self.rows(
-            f"SELECT * FROM journal{clause} ORDER BY seq DESC LIMIT ?", [*params, limit]
+            f"SELECT * FROM journal{where} ORDER BY seq DESC LIMIT ?", [*where.params, limit]
         )
 
 

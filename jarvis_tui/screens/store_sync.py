@@ -34,9 +34,7 @@ from textual.timer import Timer
 from textual.worker import WorkerState
 
 from core.store.changes import ChangeListener, listener_for
-from core.store.faults import database_errors
-from core.store.location import shown as store_shown
-from core.store.opening import LASTING, StoreError, fault
+from core.store.errors import LASTING, StoreError
 from jarvis_tui.feed import FeedRead, HostLine, StoreFeed
 from jarvis_tui.messages import RunViewReceived, StoreChanged, StreamHistoryReceived
 from jarvis_tui.safe_text import inert
@@ -336,11 +334,9 @@ class StoreSync:
         same error every poll. A passing fault (the disk is full, another process holds the
         lock too long) is said once and read again; the header's read time stops meanwhile.
         """
-        problem: StoreError | None = None
-        if isinstance(error, StoreError):  # found while opening the store for the read
-            problem = error
-        elif isinstance(error, database_errors()):  # met while reading it
-            problem = fault(error, store_shown(self.feed.location))
+        # Found while opening the store for the read, or met while reading it: the store
+        # speaks its own errors either way.
+        problem = error if isinstance(error, StoreError) else None
         if problem is not None and problem.code in LASTING:
             self._screen.app.exit(return_code=2, message=Text(f"jarvis: {inert(problem.message)}"))
             return

@@ -77,11 +77,13 @@ def test_damage_past_the_first_page_is_a_fault_when_read(tmp_path: Path) -> None
     BREAK["bad_page"](db)
     store = SqliteStore(db, read_only=True)
     try:
-        with pytest.raises(sqlite3.DatabaseError) as caught:
+        with pytest.raises(StoreError) as caught:
             store.list_runs()
     finally:
         store.close()
-    assert fault(caught.value, db).code == "store_corrupt"
+    assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
+    assert fault(caught.value.__cause__, db).code == "store_corrupt"
+    assert caught.value.code == "store_corrupt"
 
 
 def test_without_create_a_missing_store_is_not_made(tmp_path: Path) -> None:
@@ -138,11 +140,13 @@ def test_a_read_only_open_reads_and_never_writes(tmp_path: Path) -> None:
     before = fingerprint(db)
     store = SqliteStore(db, read_only=True)
     assert len(store.list_runs()) == 3
-    with pytest.raises(sqlite3.OperationalError) as caught:
+    with pytest.raises(StoreError) as caught:
         with store.transaction() as tx:
             tx.journal("run-000", "note", {}, "test")
     store.close()
-    assert fault(caught.value, db).code == "store_read_only"
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    assert fault(caught.value.__cause__, db).code == "store_read_only"
+    assert caught.value.code == "store_read_only"
     assert fingerprint(db) == before
 
 
@@ -165,12 +169,14 @@ def test_a_full_disk_is_a_fault_not_a_verdict(tmp_path: Path) -> None:
     (pages,) = store.db.execute("PRAGMA page_count").fetchone()
     # SQLITE_FULL without a special file system: this connection may not grow the file.
     store.db.execute(f"PRAGMA max_page_count = {pages}")
-    with pytest.raises(sqlite3.OperationalError) as caught:
+    with pytest.raises(StoreError) as caught:
         for i in range(200):
             make_run(store, f"more-{i}", RunState.QUEUED)
     store.close()
-    error = fault(caught.value, db)
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    error = fault(caught.value.__cause__, db)
     assert error.code == "disk_full" and "full" in error.message
+    assert caught.value.code == "disk_full" and caught.value.message == error.message
 
 
 def test_a_lock_held_past_the_busy_timeout_is_a_fault(tmp_path: Path) -> None:
@@ -180,13 +186,15 @@ def test_a_lock_held_past_the_busy_timeout_is_a_fault(tmp_path: Path) -> None:
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        with pytest.raises(sqlite3.OperationalError) as caught:
+        with pytest.raises(StoreError) as caught:
             make_run(store, "blocked", RunState.QUEUED)
     finally:
         store.close()
         holder.rollback()
         holder.close()
-    assert fault(caught.value, db).code == "store_busy"
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    assert fault(caught.value.__cause__, db).code == "store_busy"
+    assert caught.value.code == "store_busy"
 
 
 def test_opening_an_up_to_date_store_waits_for_no_lock(tmp_path: Path) -> None:

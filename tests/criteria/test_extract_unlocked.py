@@ -27,6 +27,7 @@ from core.ipc.layout import IpcLayout
 from core.lifecycle import Action, RunState
 from core.moves import host_move
 from core.operator_actions import ActionResult, cancel
+from core.store.errors import StoreError
 from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import dispatch_doc, make_run
 from tests.criteria.test_extract_linear import TASK
@@ -51,7 +52,7 @@ class CancelDuringExtraction:
         self.extracting = threading.Event()
         self.done = threading.Event()
         self.result: ActionResult | None = None
-        self.error: sqlite3.Error | None = None
+        self.error: StoreError | None = None
         self.extractions = 0
         self.thread = threading.Thread(target=self._cancel, daemon=True)
 
@@ -78,7 +79,7 @@ class CancelDuringExtraction:
                 self.result = cancel(other, self.victim, "night-operator", "wrong base branch")
             finally:
                 other.close()
-        except sqlite3.Error as exc:  # "database is locked" when extraction holds the lock
+        except StoreError as exc:  # "locked" when extraction holds the lock
             self.error = exc
         finally:
             self.done.set()
@@ -185,5 +186,6 @@ def test_the_guard_sees_extraction_inside_a_transaction(
     with store.transaction():
         extract.extract_criteria("Create src/a.py.", universal=False)
     writer.thread.join(WAIT_S)
-    assert isinstance(writer.error, sqlite3.OperationalError)
-    assert "locked" in str(writer.error)
+    assert writer.error is not None and writer.error.code == "store_busy"
+    assert isinstance(writer.error.__cause__, sqlite3.OperationalError)
+    assert "locked" in str(writer.error.__cause__)

@@ -60,3 +60,34 @@ def test_a_loop_that_fails_stops_the_host_ends_its_lease_and_says_why(
         assert lease_state(store.host("h1") or {}, store.now()) == "stopped"
     finally:
         store.close()
+
+
+def test_a_statement_the_store_refuses_is_a_bug_of_the_loop_not_a_fault_of_the_store(
+    tmp_path: Path,
+) -> None:
+    # The backend speaks the store's errors (a QueryError, a StoreError): the host still tells
+    # a statement of its own that the database refused from a store it cannot use.
+    root = tmp_path / "ws"
+    root.mkdir()
+    write_config(root)
+    host = Host(Workspace.resolve(root), load_config(root))
+
+    def broken() -> None:
+        host.store.rows("SELECT * FROM no_such_table")
+
+    host._schedule = broken  # type: ignore[method-assign]
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            host.run()
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="host-under-test")
+    thread.start()
+    thread.join(HANG_GUARD_S)
+    assert not thread.is_alive(), "the host stayed up after its loop failed"
+    assert len(failed) == 1 and isinstance(failed[0], HostFailed), failed
+    assert "no_such_table" in str(failed[0])
+    assert HostLock.holder(root) is None

@@ -20,6 +20,7 @@ from core.ipc.payloads import Usage
 from core.lifecycle import RunState
 from core.operator_actions import cancel, retry, steer
 from core.run_views import run_detail, run_journal, table_rows
+from core.store.errors import QueryError
 from core.store.postgres_store import PostgresStore
 from core.store.runs import StaleVersion
 from core.store.sqlite_store import SqliteStore
@@ -148,8 +149,9 @@ def test_a_stale_compare_and_set_is_refused_and_the_journal_is_append_only(
         tx.change_run("r1", expected_version=run["version"] - 1, changes={}, kind="transition",
                       payload={}, actor="test")  # fmt: skip
     assert pg.get_run("r1") == run  # nothing written
-    with pytest.raises(psycopg.errors.RaiseException), pg.transaction() as tx:
+    with pytest.raises(QueryError) as caught, pg.transaction() as tx:
         tx.execute("UPDATE journal SET kind = 'forged'", [])
+    assert isinstance(caught.value.__cause__, psycopg.errors.RaiseException)
     assert "forged" not in {e["kind"] for e in pg.journal_since(0)}
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from core.store.errors import StoreError
 from core.store.location import ENV_VAR, masked, open_store, store_location
-from core.store.opening import StoreError
 from core.store.postgres_store import PostgresStore
 from tests.cli.conftest import jarvis
 
@@ -120,8 +120,10 @@ def test_a_database_of_someone_elses_or_from_a_newer_jarvis_is_refused(pg_url: s
 def test_a_read_only_open_writes_nothing(pg_url: str) -> None:
     open_store(pg_url).close()
     reader = open_store(pg_url, read_only=True)
-    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction), reader.transaction() as tx:
+    with pytest.raises(StoreError) as caught, reader.transaction() as tx:
         tx.journal("r1", "note", {}, "test")
+    assert isinstance(caught.value.__cause__, psycopg.errors.ReadOnlySqlTransaction)
+    assert caught.value.code == "store_read_only"
     reader.close()
 
 
@@ -131,8 +133,10 @@ def test_a_connection_the_server_dropped_is_opened_again_at_the_next_call(pg_url
     pid = store.conn.info.backend_pid
     with psycopg.connect(pg_url, autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", [pid])
-    with pytest.raises(psycopg.OperationalError) as caught:
+    with pytest.raises(StoreError) as caught:
         store.last_seq()
+    assert isinstance(caught.value.__cause__, psycopg.OperationalError)
+    assert caught.value.code == "store_unreachable"
     from core.store.faults import store_fault
 
     fault = store_fault(caught.value)

@@ -13,16 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from core.store.opening import StoreError
+from core.store.errors import StoreError
+from core.store.faults import fault
 from jarvis_tui.feed import StoreFeed
 from tests.tui.conftest import build_store
 from tests.tui.helpers import make_app, settle, wait_for, wait_for_polls
 
 
-def _failing(code: int, text: str) -> sqlite3.OperationalError:
+def _failing(code: int, text: str) -> StoreError:
+    """What the store raises when SQLite fails with ``code``: its own error, from SQLite's."""
     error = sqlite3.OperationalError(text)
     error.sqlite_errorcode = code
-    return error
+    translated = fault(error, Path("jarvis.db"))
+    translated.__cause__ = error
+    return translated
 
 
 async def test_a_store_damaged_while_open_ends_the_console_with_its_sentence(
@@ -72,7 +76,7 @@ async def test_a_passing_fault_is_said_once_and_reading_goes_on(
 
 
 def test_an_open_that_finds_damage_counts_as_lasting(tmp_path: Path) -> None:
-    from core.store.opening import LASTING
+    from core.store.errors import LASTING
 
     assert StoreError("store_corrupt", "x", tmp_path).code in LASTING
     assert "disk_full" not in LASTING and "store_busy" not in LASTING
