@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.lifecycle import RunState
-from core.run_views import needs_attention
+from core.service.stages import needs_attention
 from jarvis_tui.widgets.run_table import SORTS
 
 Row = dict[str, Any]

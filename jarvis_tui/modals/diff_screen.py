@@ -24,17 +24,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from core.contracts.secrets_scan import mask_secrets
-from core.repos.diff import index_patch, patch_page, search_patch, shown_line
-from jarvis_tui.feed import DiffOpening, StoreFeed
+from core.service.diffs import DiffOpening, index_patch, patch_page, search_patch, shown_line
+from core.service.text import mask_secrets
+from jarvis_tui.feed import StoreFeed
 from jarvis_tui.messages import DiffIndexed, DiffOpened, DiffPageRead, DiffSearched
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.widgets.diff_view import PAGE_LINES, DiffView
 from jarvis_tui.widgets.filter_line import FilterLine
 
 if TYPE_CHECKING:
-    from core.repos.claims import FileChange
-    from core.repos.diff import DiffSource, PatchIndex, PatchSearch
+    from core.service.diffs import DiffSource, FileChange, PatchIndex, PatchSearch
 
 
 def _count(value: int | None, sign: str) -> str:

@@ -26,7 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from core.worker_logs import LogFiles, LogFollower, LogRefusal, Stream
+from core.service.logs import LogFiles, LogFollower, LogRefusal, Stream
 from jarvis_tui.feed import StoreFeed
 from jarvis_tui.messages import LogLinesRead, LogOpened
 from jarvis_tui.safe_text import inert, shown

@@ -24,7 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.strip import Strip
 
-from core.repos.diff import LineKind, line_kind, shown_line
+from core.service.diffs import LineKind, line_kind, shown_line
 from jarvis_tui.widgets.text_pane import SidewaysPane, scroll_bar
 
 #: Lines in a page: one read of git, and the unit the view keeps.

@@ -23,7 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.strip import Strip
 
-from core.worker_logs import MAX_LINE_CHARS, LogLine, shown_line
+from core.service.logs import MAX_LINE_CHARS, LogLine, shown_line
 from jarvis_tui.widgets.text_pane import SidewaysPane, scroll_bar
 
 #: Lines the view keeps at most; older ones are dropped (and counted) as new ones arrive.

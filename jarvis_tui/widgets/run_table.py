@@ -31,8 +31,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from core.run_secrets import found_kinds
-from core.usage_text import usage_brief
+from core.service.text import found_kinds, usage_brief
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import STEER_LOOK, state_text

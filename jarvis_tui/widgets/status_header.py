@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from core.lifecycle import RunState
-from core.usage_text import usage_line
+from core.service.text import usage_line
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.feed import HostLine
 from jarvis_tui.safe_text import shown
