@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,6 +21,7 @@ from core.run_views import (
     quarantined_files,
     run_detail,
     run_journal,
+    run_summary,
     state_counts,
     table_rows,
 )
@@ -30,6 +32,7 @@ from core.store.hosts import lease_state
 from core.store.location import open_store, store_location
 
 if TYPE_CHECKING:
+    from core.criteria.run_criteria import CriteriaChange
     from core.intake import IntakeResult
     from core.repos.diff import DiffRefusal, DiffSource
     from core.store.api import RunStore
@@ -111,6 +114,11 @@ class Fleet:
         """Runs per state."""
         return state_counts(self._store)
 
+    @staticmethod
+    def summary_of(run: Row) -> dict[str, Any]:
+        """A run as ``--json`` lists it (`core.run_views.run_summary`)."""
+        return run_summary(run)
+
     def runs(
         self, *, states: tuple[str, ...] = (), lane: str | None = None, limit: int | None = None
     ) -> list[Row]:
@@ -152,9 +160,10 @@ class Fleet:
         """A run's newest journal entries (None: every run's), oldest first."""
         return run_journal(self._store, run_id, limit=limit)
 
-    def hosts(self) -> list[Row]:
-        """Every host that served the store, with its lease's ``state`` as of now."""
-        now = self._store.now()
+    def hosts(self, now: str | None = None) -> list[Row]:
+        """Every host that served the store, with its lease's ``state`` as of ``now`` (the
+        store's clock by default)."""
+        now = self._store.now() if now is None else now
         hosts = self._store.hosts()
         for host in hosts:
             host["state"] = lease_state(host, now)
@@ -175,9 +184,11 @@ class Fleet:
         """Files the host refused, newest first (`core.run_views.quarantined_files`)."""
         return quarantined_files(self._store, run_id=run_id, limit=limit, unattached=unattached)
 
-    def refusal_counts(self, since: str) -> dict[str, int]:
+    def refusal_counts(self, since: datetime) -> dict[str, int]:
         """How many files were refused at or after ``since``, and how many of no run."""
-        return quarantine_counts(self._store, since)
+        from core.store.sqlite_store import iso
+
+        return quarantine_counts(self._store, iso(since))
 
     def diff_source(self, run_id: str) -> DiffSource | DiffRefusal:
         """Where a run's diff is (its repository, base and head), or why it has none."""
@@ -221,7 +232,7 @@ class Fleet:
         add: Any = None,
         remove: int | None = None,
         expected_version: int | None = None,
-    ) -> Any:
+    ) -> CriteriaChange:
         """Add ``add`` to a queued run's criteria, or remove the one at ``remove``."""
         from core.criteria import run_criteria
 
