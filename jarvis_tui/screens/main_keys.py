@@ -97,7 +97,12 @@ def main_bindings() -> list[BindingType]:
         Binding("g", "panel('gates')", "Gates", id="panel.gates", show=False),
         Binding("f5", "refresh", "Refresh", id="refresh", show=False),
         *[
-            Binding(key, f"state_filter({state!r})", state or "all states", show=False)
+            Binding(
+                key,
+                f"state_filter({str(state) if state else None!r})",
+                state or "all states",
+                show=False,
+            )  # fmt: skip
             for key, state in STATE_KEYS.items()
         ],
     ]

@@ -12,6 +12,7 @@ from datetime import datetime
 from textual import on
 from textual.widgets import Tabs
 
+from core.lifecycle import RunState
 from core.service.reads import RunView
 from jarvis_tui.modals.run_details import RunDetailsScreen
 from jarvis_tui.safe_text import shown
@@ -151,7 +152,7 @@ class ViewControls(RunKeys):
         self._rebuild()
 
     def action_state_filter(self, state: str | None) -> None:
-        self.model.view.state = state
+        self.model.view.state = RunState(state) if state else None
         self._rebuild()
 
     def action_sort_next(self) -> None:

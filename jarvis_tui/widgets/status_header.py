@@ -130,9 +130,9 @@ def render_status(
     words = Text()
     symbols = Text()
     for state in RunState:
-        symbol, style = STATE_LOOK.get(state.value, ("?", ""))
-        count = counts.get(state.value, 0)
-        words.append(f"{symbol} {state.value} ", style=style)
+        symbol, style = STATE_LOOK.get(state, ("?", ""))
+        count = counts.get(state, 0)
+        words.append(f"{symbol} {state} ", style=style)
         words.append(f"{count}  ")
         symbols.append(f"{symbol} ", style=style)
         symbols.append(f"{count}  ")

@@ -110,7 +110,22 @@ class ScrollPane(LinePane):
 
 
 class SidewaysPane(ScrollPane):
-    """A `ScrollPane` whose lines are cut, not wrapped: left and right move along them."""
+    """A `ScrollPane` whose lines are cut, not wrapped: left and right move along them.
+
+    The keys of the diff and the log views, said once: up, down, the page keys (space pages
+    down), home, end, left and right.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "scroll_by(-1)", "Up", show=False),
+        Binding("down", "scroll_by(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown,space", "page(1)", "Page down", show=False),
+        Binding("home", "scroll_home", "Top", show=False),
+        Binding("end", "scroll_end", "Bottom", show=False),
+        Binding("left", "side(-1)", "Left", show=False),
+        Binding("right", "side(1)", "Right", show=False),
+    ]
 
     left = 0
     """The first column on screen."""
