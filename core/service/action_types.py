@@ -85,18 +85,13 @@ class Outcome:
     """Why ``jarvis.toml`` could not be used, when verifying fell back to the default policy."""
 
     def to_json(self) -> dict[str, Any]:
-        from core.run_views import run_summary
+        """The JSON the engine gives an operator action's result (`ActionResult.to_json`)."""
+        from core.operator_actions import ActionResult
+        from core.operator_actions import Refusal as EngineRefusal
 
-        data: dict[str, Any] = {
-            "ok": self.ok,
-            "run": run_summary(self.run) if self.run else None,
-            "refusal": self.refusal.to_json() if self.refusal else None,
-        }
-        if self.steer_id:
-            data["steer_id"] = self.steer_id
-        if self.merge is not None:
-            data["merge"] = self.merge
-        return data
+        refusal = self.refusal
+        shape = EngineRefusal(refusal.code, refusal.message) if refusal else None
+        return ActionResult(self.ok, self.run, shape, self.steer_id, self.merge).to_json()
 
 
 EngineCall = Callable[["RunStore", Path, ActionRequest], Outcome]

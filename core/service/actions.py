@@ -31,6 +31,7 @@ from core.lifecycle import (
 from core.service.action_types import (
     ActionRequest,
     Availability,
+    EngineCall,
     OperatorAction,
     Option,
     Outcome,
@@ -72,15 +73,6 @@ def _retry(store: RunStore, root: Path, request: ActionRequest) -> Outcome:
     ))  # fmt: skip
 
 
-def _override(store: RunStore, root: Path, request: ActionRequest) -> Outcome:
-    from core import operator_actions
-
-    return _moved(request, operator_actions.override(
-        store, request.run_id, request.operator, request.options.get("reason"),
-        expected_version=request.expected_version,
-    ))  # fmt: skip
-
-
 def _approve(store: RunStore, root: Path, request: ActionRequest) -> Outcome:
     from core import operator_actions
 
@@ -90,13 +82,20 @@ def _approve(store: RunStore, root: Path, request: ActionRequest) -> Outcome:
     ))  # fmt: skip
 
 
-def _cancel(store: RunStore, root: Path, request: ActionRequest) -> Outcome:
-    from core import operator_actions
+def _with_reason(move: str) -> EngineCall:
+    """The engine call of a move that carries a reason: ``override`` or ``cancel`` of
+    `core.operator_actions`, which refuses a missing one."""
 
-    return _moved(request, operator_actions.cancel(
-        store, request.run_id, request.operator, request.options.get("reason"),
-        expected_version=request.expected_version,
-    ))  # fmt: skip
+    def call(store: RunStore, root: Path, request: ActionRequest) -> Outcome:
+        from core import operator_actions
+
+        act = getattr(operator_actions, move)
+        return _moved(request, act(
+            store, request.run_id, request.operator, request.options.get("reason"),
+            expected_version=request.expected_version,
+        ))  # fmt: skip
+
+    return call
 
 
 def _steer(store: RunStore, root: Path, request: ActionRequest) -> Outcome:
@@ -181,7 +180,7 @@ register(OperatorAction(
 register(OperatorAction(
     "override", "o", "Override", "Override to done, with a reason",
     "Override a {stages} run to done (asks why; marked overridden)",
-    _override, move=Action.OVERRIDE, asks="reason", done="Overrode",
+    _with_reason("override"), move=Action.OVERRIDE, asks="reason", done="Overrode",
     consequence="Mark it done although it failed. It stays marked as overridden wherever it "
     "is shown.",
     verb="override", verb_help="{move}, with a reason",
@@ -197,7 +196,7 @@ register(OperatorAction(
 register(OperatorAction(
     "cancel", "x", "Cancel", "Cancel, with a reason",
     "Cancel a {stages} run (asks for a reason)",
-    _cancel, move=Action.CANCEL, asks="reason", done="Cancelled",
+    _with_reason("cancel"), move=Action.CANCEL, asks="reason", done="Cancelled",
     consequence="Stop it: a running worker is stopped, and the run is failed with your reason.",
     verb="cancel", verb_help="{move}, with a reason",
     options=(Option("reason", "--reason", required=True, metavar="TEXT"),),

@@ -27,7 +27,7 @@ from core.service.diffs import DiffOpening, index_patch, patch_page, search_patc
 from core.service.text import mask_secrets
 from jarvis_tui.feed import StoreFeed
 from jarvis_tui.messages import DiffIndexed, DiffOpened, DiffPageRead, DiffSearched
-from jarvis_tui.modals.pane_screen import PaneScreen
+from jarvis_tui.modals.pane_screen import PaneScreen, pane_bindings
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.widgets.diff_view import PAGE_LINES, DiffView
 from jarvis_tui.widgets.filter_line import FilterLine
@@ -47,14 +47,9 @@ def _path(path: str) -> str:
 class DiffScreen(PaneScreen):
     """One run's diff; escape closes it (the search first, when it is open)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Close", id="diff.close"),
-        Binding("q", "dismiss(None)", "Close", show=False, id="diff.quit"),
-        Binding("slash", "search", "Search", id="diff.search"),
-        Binding("n", "match(1)", "Next match", id="diff.next"),
-        Binding("N", "match(-1)", "Previous match", id="diff.previous"),
-        Binding("f", "finding", "Finding", id="diff.finding"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = pane_bindings(
+        "diff", after=[Binding("f", "finding", "Finding", id="diff.finding")]
+    )
 
     def __init__(self, feed: StoreFeed, run_id: str) -> None:
         super().__init__(classes="dialog-screen")

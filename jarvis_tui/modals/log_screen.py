@@ -27,7 +27,7 @@ from textual.widgets import Static
 from core.service.logs import LogFiles, LogFollower, LogRefusal, Stream
 from jarvis_tui.feed import StoreFeed
 from jarvis_tui.messages import LogLinesRead, LogOpened
-from jarvis_tui.modals.pane_screen import PaneScreen
+from jarvis_tui.modals.pane_screen import PaneScreen, pane_bindings
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.log_view import MAX_LINES, LogView
@@ -43,14 +43,9 @@ OTHER: dict[Stream, Stream] = {"stdout": "stderr", "stderr": "stdout"}
 class LogScreen(PaneScreen):
     """One run's worker log; escape closes it (the search first, when it is open)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Close", id="logs.close"),
-        Binding("q", "dismiss(None)", "Close", show=False, id="logs.quit"),
-        Binding("t", "toggle_stream", "stdout/stderr", id="logs.stream"),
-        Binding("slash", "search", "Search", id="logs.search"),
-        Binding("n", "match(1)", "Next match", id="logs.next"),
-        Binding("N", "match(-1)", "Previous match", id="logs.previous"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = pane_bindings(
+        "logs", before=[Binding("t", "toggle_stream", "stdout/stderr", id="logs.stream")]
+    )
 
     def __init__(
         self,

@@ -3,14 +3,32 @@ and a status line where a failed read is said (a toast would wait until the scre
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from textual import on
+from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
 from jarvis_tui.safe_text import inert
+
+
+def pane_bindings(
+    prefix: str, *, before: Sequence[BindingType] = (), after: Sequence[BindingType] = ()
+) -> list[BindingType]:
+    """The keys of a pane screen: escape and q close it, / searches, n and N go from match to
+    match; ``before`` and ``after`` the search keys, the screen's own (ids ``prefix.…``)."""
+    return [
+        Binding("escape", "back", "Close", id=f"{prefix}.close"),
+        Binding("q", "dismiss(None)", "Close", show=False, id=f"{prefix}.quit"),
+        *before,
+        Binding("slash", "search", "Search", id=f"{prefix}.search"),
+        Binding("n", "match(1)", "Next match", id=f"{prefix}.next"),
+        Binding("N", "match(-1)", "Previous match", id=f"{prefix}.previous"),
+        *after,
+    ]
 
 
 class PaneScreen(ModalScreen[None]):
