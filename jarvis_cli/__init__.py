@@ -17,12 +17,13 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
-from core.lifecycle import Action, move_text
-from core.store.errors import StoreError
+from core.service.errors import ServiceError, StoreError, as_store_error
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import usage_error, write_error
+from jarvis_cli.verbs import add_verbs
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -104,18 +105,6 @@ def _db_flag(parser: argparse.ArgumentParser) -> None:
         help="the store: a postgresql:// URL or an SQLite file (default: $JARVIS_DB, else "
         "[store] url in jarvis.toml, else the workspace's jarvis.db)",
     )
-
-
-def _action_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_id", metavar="RUN_ID")
-    parser.add_argument(
-        "--expect-version",
-        type=int,
-        default=None,
-        metavar="N",
-        help="refuse if the run is no longer at this version (what you were looking at)",
-    )
-    _workspace_flags(parser, acts=True)
 
 
 def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | None = None) -> None:
@@ -252,38 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="logs.run")
 
-    p = commands.add_parser(
-        "approve", help=f"{move_text(Action.APPROVE)}, merging the branch as its merge mode says"
-    )
-    _action_flags(p)
-    p.add_argument(
-        "--no-merge", action="store_true", help="approve without merging the run's branch"
-    )
-    p.set_defaults(handler="runs.approve")
-
-    p = commands.add_parser("retry", help=f"{move_text(Action.RETRY)} (retry_count + 1)")
-    _action_flags(p)
-    p.add_argument(
-        "--fresh",
-        action="store_true",
-        help="start from the base again, not from where the last attempt left the branch",
-    )
-    p.set_defaults(handler="runs.retry")
-
-    p = commands.add_parser("override", help=f"{move_text(Action.OVERRIDE)}, with a reason")
-    _action_flags(p)
-    p.add_argument("--reason", required=True, metavar="TEXT")
-    p.set_defaults(handler="runs.override")
-
-    p = commands.add_parser("cancel", help=f"{move_text(Action.CANCEL)}, with a reason")
-    _action_flags(p)
-    p.add_argument("--reason", required=True, metavar="TEXT")
-    p.set_defaults(handler="runs.cancel")
-
-    p = commands.add_parser("steer", help="send a running run a message (delivered by the host)")
-    _action_flags(p)
-    p.add_argument("message", metavar="MESSAGE")
-    p.set_defaults(handler="runs.steer")
+    # The operator actions: a verb each, from the engine's registry of them.
+    add_verbs(commands, _Parser, _workspace_flags)
 
     p = commands.add_parser("journal", help="the change feed, as JSON lines with --json")
     p.add_argument("--since", type=int, default=0, metavar="SEQ", help="rows after this seq")
@@ -324,15 +283,6 @@ def build_parser() -> argparse.ArgumentParser:
     _json_flag(x)
     x.set_defaults(handler="criteria.extract", command="criteria")
     p.forms["extract"] = x
-
-    p = commands.add_parser("verify", help="verify a run's acceptance criteria in its checkout now")
-    p.add_argument("run_id", metavar="RUN_ID")
-    p.add_argument("--approve", default=None, metavar="KEY",
-                   help="first allow this waiting command (its JSON argument list)")  # fmt: skip
-    p.add_argument("--expect-version", type=int, default=None, metavar="N",
-                   help="with --approve: refuse if the run changed since this version")  # fmt: skip
-    _workspace_flags(p, acts=True)
-    p.set_defaults(handler="criteria.verify")
 
     p = commands.add_parser(
         "workers", help="the worker profiles (jarvis.toml): lanes, programs found, versions"
@@ -450,12 +400,17 @@ def run(argv: Sequence[str]) -> int:
         return _handler(name)(args)
     except UsageError as exc:
         return usage_error(exc.code, exc.message, as_json=as_json, lines=exc.lines)
-    except StoreError as exc:
-        # Every command that opens a store reports its faults with the store's path; this is
-        # the last resort for one that escaped, still a sentence and an I/O error.
+    except (StoreError, ServiceError) as exc:
         return usage_error(exc.code, exc.message, as_json=as_json)
     except BrokenPipeError:
         # `jarvis ... | head` closing the pipe early is not an error worth a traceback.
         return 0
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        # Every command that opens a store reports its faults with the store's path; this is
+        # the last resort for one that escaped, still a sentence and an I/O error.
+        error = as_store_error(exc, Path("jarvis.db"))
+        if error is None:
+            raise
+        return usage_error(error.code, error.message, as_json=as_json)

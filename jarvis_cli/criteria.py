@@ -12,7 +12,6 @@ operator's approval of its command.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -20,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from core.contracts.jsondoc import MAX_DOCUMENT_BYTES, decode_text, loads_strict
-from core.criteria import run_criteria
-from core.criteria.allowlist import command_key
-from core.identity import operator_name
-from core.lifecycle import stage_of
-from core.store.api import Row, RunStore
+from core.service.action_types import Outcome
+from core.service.actions import operator_name
+from core.service.criteria import CriteriaChange, approval_key, approved_of, criteria_of
+from core.service.documents import MAX_DOCUMENT_BYTES, decode_text, loads_strict
+from core.service.fleet import Fleet
+from core.service.reads import Row
 from jarvis_cli.inputs import UsageError, existing_dir, read_input
+from jarvis_cli.opening import open_store
 from jarvis_cli.output import (
     Lines,
     console,
@@ -36,12 +36,11 @@ from jarvis_cli.output import (
     fields,
     verdict_line,
 )
-from jarvis_cli.runs import open_store, workspace_root
 from jarvis_tui.safe_text import shown
 from jarvis_tui.state_look import run_state_text
 
 if TYPE_CHECKING:
-    from core.criteria.extract import Extraction
+    from core.service.extraction import Extraction
 
 # The extractor (many regular expressions) and the configuration's models are imported by the
 # commands that use them: every `jarvis` command builds this parser, `jarvis tui` included.
@@ -52,7 +51,6 @@ VERIFY_FAILED = 3
 #: The word that makes ``jarvis criteria`` extract instead of naming a run.
 EXTRACT = "extract"
 
-_COMMAND_TYPES = frozenset({"test_pass", "command_success", "no_lint_errors"})
 _NEEDS_APPROVAL = "needs approval:"
 #: How many of a criterion's last output lines the readable rendering of `jarvis verify` shows.
 _TAIL_LINES = 6
@@ -67,17 +65,6 @@ def _refusal(code: str, message: str, field: str = "") -> dict[str, str]:
 
 def _print_refusal(refusal: Mapping[str, str]) -> None:
     console().print(verdict_line(False, f"refused ({refusal['code']})", refusal["message"]))
-
-
-def _key_of(criterion: Mapping[str, Any]) -> str | None:
-    """The key `jarvis verify --approve` takes for a command criterion, else None."""
-    command = criterion.get("command")
-    if criterion.get("type") not in _COMMAND_TYPES or not isinstance(command, str | list):
-        return None
-    try:
-        return command_key(command, shell=bool(criterion.get("shell")))
-    except ValueError:
-        return None
 
 
 def _checks(criterion: Mapping[str, Any]) -> str:
@@ -120,9 +107,7 @@ def _task_of(text: str) -> tuple[str, bool, list[str]]:
     say otherwise (the constraint-extraction document's default); a Jarvis dispatch only when
     it sets ``universal_criteria: true`` (this command has no workspace to ask).
     """
-    from core.contracts.dispatch_kinds import recognise
-    from core.criteria.at_dispatch import universal_note
-    from core.criteria.extract import task_text_of
+    from core.service.extraction import recognise, task_text_of, universal_note
 
     stripped = text.lstrip()
     loaded = loads_strict(stripped) if stripped[:1] == "{" else None
@@ -157,9 +142,7 @@ def _extract_refused(errors: list[dict[str, str]], as_json: bool) -> int:
 
 
 def extract(args: argparse.Namespace) -> int:
-    from core.criteria.at_dispatch import at_most_the_cap
-    from core.criteria.extract import extract_criteria
-    from core.criteria.model_extract import extract_with_model
+    from core.service.extraction import at_most_the_cap, extract_criteria, extract_with_model
 
     if args.model_command is not None and not args.model_command:
         raise UsageError("usage", "--model-command needs the command to run after it.")
@@ -196,9 +179,9 @@ def extract(args: argparse.Namespace) -> int:
 
 def _listing(run: Row) -> dict[str, Any]:
     criteria = []
-    for index, criterion in enumerate(run_criteria.criteria_of(run)):
+    for index, criterion in enumerate(criteria_of(run)):
         item: dict[str, Any] = {"index": index, **criterion}
-        key = _key_of(criterion)
+        key = approval_key(criterion)
         if key is not None:
             item["approval_key"] = key
         criteria.append(item)
@@ -209,7 +192,7 @@ def _listing(run: Row) -> dict[str, Any]:
         "universal_criteria": bool(run.get("universal_criteria", 1)),
         "criteria_source": run.get("criteria_source"),
         "verification_state": run.get("verification_state"),
-        "approved_commands": run_criteria.approved_of(run),
+        "approved_commands": approved_of(run),
         "criteria": criteria,
     }
 
@@ -246,21 +229,21 @@ def _parse_criterion(raw: str) -> Any:
     return loaded.value
 
 
-def _change(args: argparse.Namespace, store: RunStore) -> run_criteria.CriteriaChange | None:
+def _change(args: argparse.Namespace, store: Fleet) -> CriteriaChange | None:
     operator = operator_name(args.operator)
     if args.add is not None:
         criterion = _parse_criterion(args.add)
         if criterion is None:
-            return run_criteria.CriteriaChange(
+            return CriteriaChange(
                 False, [], "invalid_criterion", "--add must be one criterion as a JSON object.",
                 "criterion",
             )  # fmt: skip
-        return run_criteria.add_criterion(
-            store, args.run_id, criterion, operator, expected_version=args.expect_version
+        return store.edit_criteria(
+            args.run_id, operator, add=criterion, expected_version=args.expect_version
         )
     if args.remove is not None:
-        return run_criteria.remove_criterion(
-            store, args.run_id, args.remove, operator, expected_version=args.expect_version
+        return store.edit_criteria(
+            args.run_id, operator, remove=args.remove, expected_version=args.expect_version
         )
     return None
 
@@ -276,7 +259,7 @@ def criteria(args: argparse.Namespace) -> int:
     changes = args.add is not None or args.remove is not None
     with open_store(args, access="write" if changes else "read") as store:
         change = _change(args, store)
-        run = store.get_run(args.run_id)
+        run = store.run(args.run_id)
     refusal: dict[str, str] | None = None
     if change is not None and not change.ok:
         refusal = _refusal(change.code, change.message, change.field)
@@ -362,7 +345,7 @@ def _print_results(run_id: str, results: Mapping[str, Any], run: Row | None) -> 
     out.print(table)
     for item in waiting:
         criterion = item.get("criterion")
-        key = _key_of(criterion) if isinstance(criterion, Mapping) else None
+        key = approval_key(criterion) if isinstance(criterion, Mapping) else None
         if key is not None:
             command = f"jarvis verify {run_id} --approve {shlex.quote(key)}"
             out.print(fields([("approve with:", command)]))
@@ -370,63 +353,25 @@ def _print_results(run_id: str, results: Mapping[str, Any], run: Row | None) -> 
         out.print(Text.assemble("  now ", run_state_text(run)))
 
 
-def _approve(store: RunStore, args: argparse.Namespace) -> dict[str, str] | None:
-    """Approve ``--approve``'s command for the run; the refusal, or None when it was approved."""
-    raw = args.approve
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = None
-    try:
-        if isinstance(value, list) and all(isinstance(a, str) for a in value):
-            key = command_key(value)
-        else:
-            key = command_key(raw)
-    except ValueError as exc:
-        return _refusal("invalid_key", f"--approve {raw!r} is not a command: {exc}.", "approve")
-    run = store.get_run(args.run_id)
-    if run is not None and stage_of(run) is run_criteria.AWAITING_APPROVAL:
-        keys = [k for k in map(_key_of, run_criteria.criteria_of(run)) if k is not None]
-        if key not in keys:
-            return _refusal(
-                "unknown_command",
-                f"Run {args.run_id} has no criterion that runs {key}; its commands: "
-                f"{', '.join(keys) or 'none'}.",
-                "approve",
-            )
-    change = run_criteria.approve_command(
-        store, args.run_id, key, operator_name(args.operator), expected_version=args.expect_version
-    )
-    return None if change.ok else _refusal(change.code, change.message, change.field)
-
-
-def verify(args: argparse.Namespace) -> int:
-    from core.host.config import ConfigError, load_config
-
-    with open_store(args, access="write") as store:
-        root = workspace_root(args)
-        try:
-            policy = load_config(root).verify_policy()
-        except ConfigError as exc:
-            raise UsageError("config_unusable", str(exc)) from None
-        refusal = _approve(store, args) if args.approve is not None else None
-        done = None
-        if refusal is None:
-            done = run_criteria.reverify(store, root, args.run_id, policy)
-            if not done.ok:
-                refusal = _refusal(done.code, done.message, "run_id")
-    if refusal is not None or done is None or done.results is None:
-        refusal = refusal or _refusal("not_verified", "Nothing was verified.", "run_id")
+def verified(args: argparse.Namespace, outcome: Outcome) -> int:
+    """What ``jarvis verify`` says of its outcome: the results, or the refusal."""
+    refusal = outcome.refusal
+    if refusal is not None or outcome.results is None:
+        shown_refusal = (
+            _refusal(refusal.code, refusal.message, refusal.field)
+            if refusal is not None
+            else _refusal("not_verified", "Nothing was verified.", "run_id")
+        )
         if args.json:
-            emit_json({"ok": False, "refusal": refusal})
+            emit_json({"ok": False, "refusal": shown_refusal})
         else:
-            _print_refusal(refusal)
+            _print_refusal(shown_refusal)
         return 1
     if args.json:
-        emit_json(done.results)
+        emit_json(outcome.results)
     else:
-        _print_results(args.run_id, done.results, done.run)
-    return 0 if done.results.get("passed") else VERIFY_FAILED
+        _print_results(args.run_id, outcome.results, outcome.run)
+    return 0 if outcome.results.get("passed") else VERIFY_FAILED
 
 
-__all__ = ["EXTRACT", "VERIFY_FAILED", "criteria", "extract", "verify"]
+__all__ = ["EXTRACT", "VERIFY_FAILED", "criteria", "extract", "verified"]

@@ -36,12 +36,16 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from core.host.launcher import child_env, log_tail, parent_death_signal, processes_with_env
-from core.host.lock import HostLock
-from core.repos.git import GitError
-from core.store.location import ENV_VAR as STORE_ENV_VAR
-from core.text import inert
-from core.workspace import Workspace, WorkspaceError
+from core.service.diffs import GitError
+from core.service.hosting import (
+    HostLock,
+    child_env,
+    log_tail,
+    parent_death_signal,
+    processes_with_env,
+)
+from core.service.text import inert
+from core.service.workspace import STORE_ENV_VAR, Workspace, WorkspaceError
 from jarvis_cli.demo_leftovers import make_temporary, remove_leftovers
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.tui import check_theme

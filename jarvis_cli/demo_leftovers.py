@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from core.host.lock import HostLock
+from core.service.hosting import HostLock
 
 PREFIX = "jarvis-demo-"
 OWNER_FILE = "demo.owner"

@@ -19,22 +19,21 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from core.contracts.secrets_scan import mask_secrets
-from core.repos.claims import FileChange
-from core.repos.diff import (
+from core.service.diffs import (
     DiffRefusal,
     DiffSource,
+    FileChange,
+    GitError,
     LineKind,
     diff_files,
     iter_patch_lines,
     line_kind,
-    run_diff_source,
     shown_line,
 )
-from core.repos.git import GitError
+from core.service.text import mask_secrets
 from jarvis_cli.inputs import UsageError
+from jarvis_cli.opening import open_store
 from jarvis_cli.output import console, data, dumps, emit_json, verdict_line
-from jarvis_cli.runs import open_store
 
 #: The colour of each kind of patch line on a terminal.
 LINE_STYLES: dict[LineKind, str] = {
@@ -56,7 +55,7 @@ _COLOR_SYSTEMS = {
 
 def run(args: argparse.Namespace) -> int:
     with open_store(args, access="read") as store:
-        source = run_diff_source(store, args.run_id)
+        source = store.diff_source(args.run_id)
     if isinstance(source, DiffRefusal):
         if args.json:
             emit_json({"run_id": args.run_id, "refusal": source.to_json()})

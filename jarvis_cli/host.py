@@ -8,14 +8,18 @@ import os
 import sys
 from pathlib import Path
 
-from core.host.config import ConfigError, load_config
-from core.host.fleet import HostNameHeld, HostNameTaken
-from core.host.host import Host, HostFailed
-from core.host.launcher import HostStopError, stop_host
-from core.host.lock import HostLockHeld
-from core.store.errors import StoreError
-from core.store.location import store_location
-from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError, lane_problem
+from core.service.errors import StoreError
+from core.service.host_run import Host, HostFailed, HostNameHeld, HostNameTaken, serve
+from core.service.hosting import HostLockHeld, HostStopError, stop_host
+from core.service.setup import ConfigError, load_config
+from core.service.workspace import (
+    DEFAULT_DIR,
+    ENV_VAR,
+    Workspace,
+    WorkspaceError,
+    lane_problem,
+    store_location,
+)
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import InertLogFormatter, emit_json, escape, write_error
 
@@ -54,10 +58,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(exc.code, exc.message) from None
     host.install_signal_handlers()
     try:
-        host.run()
+        serve(host)
     except StoreError as exc:
-        # The store refused, or a fault escaped the loop: the host cannot go on, and says why
-        # in a sentence.
+        # A fault that escaped the loop too: the host cannot go on, and says why in a sentence.
         raise UsageError("host_unusable", exc.message) from None
     except HostLockHeld as exc:
         if args.json:

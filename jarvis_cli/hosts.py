@@ -8,9 +8,8 @@ from datetime import datetime
 from rich.table import Table
 from rich.text import Text
 
-from core.store.hosts import lease_state
+from jarvis_cli.opening import age, open_store
 from jarvis_cli.output import console, emit_json, escape
-from jarvis_cli.runs import age, open_store
 
 #: How each lease state is shown.
 _LOOK = {"live": "green", "stopped": "dim", "lost": "bold red", "recovered": "yellow"}
@@ -19,9 +18,7 @@ _LOOK = {"live": "green", "stopped": "dim", "lost": "bold red", "recovered": "ye
 def run(args: argparse.Namespace) -> int:
     with open_store(args, access="read") as store:
         now = store.now()
-        hosts = store.hosts()
-    for host in hosts:
-        host["state"] = lease_state(host, now)
+        hosts = store.hosts(now)
     if args.json:
         emit_json({"hosts": hosts, "now": now})
         return 0

@@ -19,21 +19,19 @@ import sys
 import threading
 from collections.abc import Callable
 
-from core.store.api import RunStore
-from core.worker_logs import (
+from core.service.fleet import Fleet
+from core.service.logs import (
     LogFiles,
     LogLine,
     LogRefusal,
     Stream,
-    attempt_is_running,
-    find_log,
     follow_log,
     shown_line,
     tail_log,
 )
 from jarvis_cli.inputs import UsageError
+from jarvis_cli.opening import open_store
 from jarvis_cli.output import console, dumps, emit_json, verdict_line, write_error
-from jarvis_cli.runs import open_store, workspace_root
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,9 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("usage", "--attempt must be 1 or more (1 is the first attempt).")
     stream: Stream = "stderr" if args.stderr else "stdout"
     with open_store(args, access="read") as store:
-        found = find_log(
-            store, args.run_id, attempt=args.attempt, stream=stream, root=workspace_root(args)
-        )
+        found = store.find_log(args.run_id, attempt=args.attempt, stream=stream)
         if isinstance(found, LogRefusal):
             if args.json:
                 emit_json({"run_id": args.run_id, "refusal": found.to_json()})
@@ -76,20 +72,20 @@ def _say_which(log: LogFiles, lines: int, truncated: bool) -> None:
     write_error(f"jarvis: run {log.run_id}, {attempts}, {log.stream}{note}")
 
 
-def _running(args: argparse.Namespace, store: RunStore, log: LogFiles) -> Callable[[], bool]:
+def _running(args: argparse.Namespace, store: Fleet, log: LogFiles) -> Callable[[], bool]:
     """Whether the attempt still runs, asked of a store that sees other processes' commits."""
 
     def running() -> bool:
         if not store.immutable:
-            return attempt_is_running(store, log)
+            return store.attempt_running(log)
         # Opened as the file was (no writer then): only a new open sees a host's commits since.
         with open_store(args, access="read") as fresh:
-            return attempt_is_running(fresh, log)
+            return fresh.attempt_running(log)
 
     return running
 
 
-def _follow(args: argparse.Namespace, store: RunStore, log: LogFiles) -> int:
+def _follow(args: argparse.Namespace, store: Fleet, log: LogFiles) -> int:
     """The last lines, then each line as written, until the attempt has stopped and its log
     stopped growing, or ctrl-c (which ends it quietly, exit 0)."""
     if threading.current_thread() is threading.main_thread():

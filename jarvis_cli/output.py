@@ -38,8 +38,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from core.contracts.secrets_scan import mask_secrets
-from core.text import JSON_UNSAFE, escaped, inert, unsafe
+from core.service.text import JSON_UNSAFE, escaped, inert, mask_secrets, unsafe
 
 
 def escape(text: str, *, keep_new_lines: bool = False) -> str:

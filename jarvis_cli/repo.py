@@ -15,17 +15,23 @@ from typing import Any
 from pydantic import ValidationError
 from rich.text import Text
 
-from core.contracts.names import ref_problem
-from core.contracts.pydantic_errors import from_validation_error
-from core.contracts.repositories import (
+from core.service.setup import (
+    CONFIG_NAME,
+    ConfigError,
+    ConfigWriteError,
+    RepoConfig,
+    RepoRefused,
+    add_repo,
+    from_validation_error,
+    load_config,
     looks_like_url,
+    ref_problem,
+    remove_repo,
     repo_name_problem,
     repo_path_problem,
     repo_url_problem,
 )
-from core.host.config import CONFIG_NAME, ConfigError, RepoConfig, load_config
-from core.host.repo_config import ConfigWriteError, RepoRefused, add_repo, remove_repo
-from core.workspace import Workspace, WorkspaceError
+from core.service.workspace import Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import console, emit_json, escape, write_error
 

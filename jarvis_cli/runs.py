@@ -9,29 +9,18 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
-from core import operator_actions
-from core.contracts.jsondoc import MAX_DOCUMENT_BYTES
-from core.identity import operator_name
-from core.intake import submit_dispatch
 from core.lifecycle import RunState
-from core.run_secrets import found_kinds
-from core.run_views import journal_entry, run_detail, run_summary
-from core.store.api import RunStore
-from core.store.errors import StoreError
-from core.store.location import open_store as open_at
-from core.store.location import store_location
-from core.usage_text import usage_line
-from core.workspace import Workspace, WorkspaceError
+from core.service.actions import operator_name
+from core.service.errors import ServiceError
+from core.service.text import found_kinds, usage_line
 from jarvis_cli.inputs import UsageError, read_input
+from jarvis_cli.opening import age, open_store, reopen, workspace_root
 from jarvis_cli.output import (
     console,
     data,
@@ -40,93 +29,28 @@ from jarvis_cli.output import (
     errors_table,
     fields,
     verdict_line,
-    write_error,
 )
 from jarvis_cli.trouble import print_run_trouble, refusals_line
-from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.state_look import run_state_text
 
-
-def age(stamp: str, now: datetime) -> str:
-    """How long ago an ISO timestamp was, in the largest whole unit: 42s, 7m, 3h, 2d."""
-    seconds = seconds_since(stamp, now)
-    return "?" if seconds is None else in_largest_unit(seconds)
-
-
-#: How long a command waits for another process's write lock before it gives up (exit 2,
-#: ``store_busy``). A host's transactions take milliseconds; 30 s means something is stuck.
-BUSY_TIMEOUT_S = 30.0
-
-#: How a command uses the store: ``create`` makes the workspace when there is none (and says so),
-#: ``write`` changes runs in an existing one, ``read`` needs only read access and writes nothing.
-Access = Literal["create", "write", "read"]
-
-
-def _open(location: str | Path, access: Access) -> RunStore:
-    if access != "read":
-        return open_at(location, create=access == "create", busy_timeout_s=BUSY_TIMEOUT_S)
-    try:
-        return open_at(location, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
-    except StoreError as exc:
-        if exc.code != "store_outdated":
-            raise
-        behind = exc
-    # A store older than this code's schema: brought up to date once, by a user who may.
-    try:
-        open_at(location, create=False, busy_timeout_s=BUSY_TIMEOUT_S).close()
-    except StoreError as exc:
-        raise (behind if exc.code == "store_read_only" else exc) from None
-    return open_at(location, read_only=True, busy_timeout_s=BUSY_TIMEOUT_S)
-
-
-def workspace_root(args: argparse.Namespace) -> Path:
-    """The workspace a command that opened its store (`open_store`) works in."""
-    return Workspace.resolve(getattr(args, "workspace", None), create=False).root
-
-
-@contextmanager
-def open_store(args: argparse.Namespace, *, access: Access) -> Iterator[RunStore]:
-    """The workspace's store for one command; any store problem is an I/O error (exit 2).
-
-    The store is the workspace's jarvis.db unless ``--db``, ``JARVIS_DB`` or ``[store] url``
-    names another (`core.store.location`). Opening refuses a missing workspace (unless
-    ``access`` is ``create``), an empty, damaged or too new store, a database server that
-    cannot be reached; a fault while the command uses it (disk full, lock held past the busy
-    timeout, read-only, I/O error, a lost connection) ends the command the same way, with the
-    store's sentence and code, never as a verdict on what the command was given.
-    """
-    try:
-        workspace = Workspace.resolve(getattr(args, "workspace", None), create=access == "create")
-        store = _open(store_location(workspace.root, getattr(args, "db", None)), access)
-    except WorkspaceError as exc:
-        raise UsageError(exc.code, str(exc)) from None
-    except StoreError as exc:
-        raise UsageError(exc.code, exc.message) from None
-    if store.created:
-        write_error(f"jarvis: created a new workspace store at {store.location}.")
-    try:
-        yield store
-    except StoreError as exc:
-        raise UsageError(exc.code, exc.message) from None
-    finally:
-        store.close()
+__all__ = ["age", "dispatch", "journal", "open_store", "runs", "show", "workspace_root"]
 
 
 # -- dispatch ---------------------------------------------------------------------------------
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    from core.host.config import ConfigError, load_config
+    from core.service.documents import MAX_DOCUMENT_BYTES
+    from core.service.setup import universal_default
 
     data = read_input(args.path, limit=MAX_DOCUMENT_BYTES)
     with open_store(args, access="create") as store:
         try:
             # The workspace may ask for the universal checklist on every dispatch.
-            universal = load_config(workspace_root(args)).criteria.universal
-        except ConfigError as exc:
-            raise UsageError("config_unusable", str(exc)) from None
-        result = submit_dispatch(
-            store,
+            universal = universal_default(workspace_root(args))
+        except ServiceError as exc:
+            raise UsageError(exc.code, exc.message) from None
+        result = store.submit(
             data,
             source_lane=args.source,
             target_lane=args.target,
@@ -153,7 +77,7 @@ def _states(values: list[str] | None) -> tuple[str, ...]:
     for value in values or []:
         for part in value.split(","):
             part = part.strip()
-            if part not in {s.value for s in RunState}:
+            if part not in set(RunState):
                 raise UsageError(
                     "unknown_state",
                     f"--state {part!r} is not a run state; use one of "
@@ -169,10 +93,10 @@ def runs(args: argparse.Namespace) -> int:
     states = _states(args.state)
     now = datetime.now(UTC)
     with open_store(args, access="read") as store:
-        rows = store.list_runs(states=states, lane=args.lane, limit=args.limit)
+        rows = store.runs(states=states, lane=args.lane, limit=args.limit)
         refused, refused_line = refusals_line(store, now)
     if args.json:
-        emit_json({"runs": [run_summary(r) for r in rows], "quarantined_last_24h": refused})
+        emit_json({"runs": [store.summary_of(r) for r in rows], "quarantined_last_24h": refused})
         return 0
     table = Table(title=f"{len(rows)} run(s)", title_justify="left", expand=True)
     # Identity and state keep their width at 80 columns; the progress text gives way.
@@ -211,7 +135,7 @@ def show(args: argparse.Namespace) -> int:
 
     wanted = events_wanted(args)
     with open_store(args, access="read") as store:
-        detail = run_detail(store, args.run_id, events=wanted)
+        detail = store.detail(args.run_id, events=wanted)
     if detail is None:
         refusal = {"code": "not_found", "message": f"There is no run {args.run_id}."}
         if args.json:
@@ -287,81 +211,11 @@ def show(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- operator actions -------------------------------------------------------------------------
-
-Act = Callable[[RunStore, str, str], operator_actions.ActionResult]
-
-
-def _act(args: argparse.Namespace, act: Act) -> int:
-    with open_store(args, access="write") as store:
-        result = act(store, args.run_id, operator_name(args.operator))
-    if args.json:
-        emit_json(result.to_json())
-    else:
-        out = console()
-        if result.ok and result.run:
-            out.print(verdict_line(True, f"{args.command} {result.run['run_id']}", ""))
-            now = run_state_text(result.run)
-            out.print(Text.assemble("  now ", now))
-            if result.merge:
-                out.print(Text.assemble("  ", data(result.merge["note"])))
-        elif result.refusal:
-            out.print(
-                verdict_line(False, f"refused ({result.refusal.code})", result.refusal.message)
-            )
-    return 0 if result.ok else 1
-
-
-def approve(args: argparse.Namespace) -> int:
-    return _act(
-        args,
-        lambda s, r, o: operator_actions.approve(
-            s, r, o, expected_version=args.expect_version, merge=not args.no_merge
-        ),
-    )
-
-
-def retry(args: argparse.Namespace) -> int:
-    return _act(
-        args,
-        lambda s, r, o: operator_actions.retry(
-            s, r, o, expected_version=args.expect_version, fresh=args.fresh
-        ),
-    )
-
-
-def override(args: argparse.Namespace) -> int:
-    return _act(
-        args,
-        lambda s, r, o: operator_actions.override(
-            s, r, o, args.reason, expected_version=args.expect_version
-        ),
-    )
-
-
-def cancel(args: argparse.Namespace) -> int:
-    return _act(
-        args,
-        lambda s, r, o: operator_actions.cancel(
-            s, r, o, args.reason, expected_version=args.expect_version
-        ),
-    )
-
-
-def steer(args: argparse.Namespace) -> int:
-    return _act(
-        args,
-        lambda s, r, o: operator_actions.steer(
-            s, r, o, args.message, expected_version=args.expect_version
-        ),
-    )
-
-
 # -- journal ----------------------------------------------------------------------------------
 
 
 def _print_entry(entry: dict[str, Any], as_json: bool) -> None:
-    decoded = journal_entry(entry)
+    decoded = entry
     if as_json:
         emit_json(decoded)
         return
@@ -393,7 +247,7 @@ def journal(args: argparse.Namespace) -> int:
         store = first
         try:
             while True:
-                batch = store.journal_since(seq, limit=1000)
+                batch = store.journal(seq, limit=1000)
                 for entry in batch:
                     _print_entry(entry, args.json)
                     seq = entry["seq"]
@@ -407,7 +261,7 @@ def journal(args: argparse.Namespace) -> int:
                 if store.immutable and store.path is not None:
                     # Opened as the file was (a read-only directory with no writer): only a new
                     # open sees what a writer that started since has committed.
-                    fresh = _open(store.path, "read")
+                    fresh = reopen(args, store)
                     if store is not first:
                         store.close()
                     store = fresh

@@ -15,9 +15,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from core.run_views import quarantine_counts, quarantined_files
-from core.store.api import RunStore, iso
+from core.service.fleet import Fleet
 from jarvis_cli.inputs import UsageError
+from jarvis_cli.opening import open_store, workspace_root
 from jarvis_cli.output import console, emit_json, escape, quoted
 
 #: How far back `jarvis runs` counts refused files.
@@ -84,9 +84,9 @@ def _short(path: str, root: Path) -> str:
         return path
 
 
-def refusals_line(store: RunStore, now: datetime) -> tuple[dict[str, int], Text | None]:
+def refusals_line(store: Fleet, now: datetime) -> tuple[dict[str, int], Text | None]:
     """Refused files of the last `RECENT`: the counts, and a line for people when any."""
-    counts = quarantine_counts(store, iso(now - RECENT))
+    counts = store.refusal_counts(now - RECENT)
     if not counts["total"]:
         return counts, None
     line = Text(f"⚠ {counts['total']} IPC file(s) refused in the last 24 h", style="yellow")
@@ -98,15 +98,11 @@ def refusals_line(store: RunStore, now: datetime) -> tuple[dict[str, int], Text 
 
 def errors(args: argparse.Namespace) -> int:
     """``jarvis errors``: the files the host refused, newest first."""
-    from jarvis_cli.runs import open_store, workspace_root
-
     if args.limit < 1:
         raise UsageError("usage", "--limit must be at least 1.")
     with open_store(args, access="read") as store:
-        rows = quarantined_files(
-            store, run_id=args.run, limit=args.limit, unattached=args.unattached
-        )
-        counts = quarantine_counts(store, iso(datetime.now(UTC) - RECENT))
+        rows = store.refusals(run_id=args.run, limit=args.limit, unattached=args.unattached)
+        counts = store.refusal_counts(datetime.now(UTC) - RECENT)
     if args.json:
         emit_json({"quarantined": rows, "last_24h": counts})
         return 0

@@ -11,10 +11,16 @@ import argparse
 import os
 from pathlib import Path
 
-from core.host.launcher import START_TIMEOUT_S, HostLaunchError, LaunchedHost, ensure_host
-from core.store.errors import StoreError
-from core.store.location import ENV_VAR, is_postgres, open_store, store_location
-from core.workspace import Workspace, WorkspaceError
+from core.service.errors import StoreError
+from core.service.fleet import open_fleet
+from core.service.hosting import START_TIMEOUT_S, HostLaunchError, LaunchedHost, ensure_host
+from core.service.workspace import (
+    STORE_ENV_VAR,
+    Workspace,
+    WorkspaceError,
+    is_postgres,
+    store_location,
+)
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import write_error
 
@@ -41,7 +47,7 @@ def open_workspace(path: str | None, db: str | None = None) -> tuple[Workspace, 
     try:
         workspace = Workspace.resolve(path)
         location = store_location(workspace.root, db)
-        store = open_store(location)
+        store = open_fleet(location, workspace.root, access="create")
     except WorkspaceError as exc:
         raise UsageError(exc.code, str(exc)) from None
     except StoreError as exc:
@@ -83,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         )
     elif not args.no_host:
         # The host finds the store as this command did; one named by --db is passed on.
-        env = {**os.environ, ENV_VAR: args.db} if args.db else None
+        env = {**os.environ, STORE_ENV_VAR: args.db} if args.db else None
         try:
             launched = ensure_host(
                 workspace, timeout_s=host_start_timeout(workspace.db_path), env=env

@@ -7,10 +7,21 @@ from typing import Any
 
 from rich.text import Text
 
-from core.contracts.completion import MAX_OUTPUT_BYTES, evaluate_completion
-from core.contracts.dispatch_kinds import validate_any_dispatch
-from core.contracts.errors import ValidationReport
-from core.contracts.jsondoc import MAX_DOCUMENT_BYTES
+from core.service.documents import (
+    MAX_DOCUMENT_BYTES,
+    MAX_OUTPUT_BYTES,
+    ValidationReport,
+    error_classes,
+    evaluate_completion,
+    fingerprint,
+    gate_results,
+    normalize_url,
+    parse_planner_output,
+    validate_any_dispatch,
+    validate_dispatch,
+    validate_record,
+    validate_request,
+)
 from jarvis_cli.inputs import UsageError, existing_dir, read_input
 from jarvis_cli.output import (
     console,
@@ -52,8 +63,6 @@ def dispatch(args: argparse.Namespace) -> int:
 
 
 def completion(args: argparse.Namespace) -> int:
-    from core.contracts.dispatch import validate_dispatch
-
     dispatch_report = validate_dispatch(read_input(args.dispatch, limit=MAX_DOCUMENT_BYTES))
     if not dispatch_report.valid or dispatch_report.document is None:
         # Gating against a broken dispatch would judge the worker by rules it was never given.
@@ -75,15 +84,11 @@ def completion(args: argparse.Namespace) -> int:
 
 
 def request(args: argparse.Namespace) -> int:
-    from core.contracts.openclaw_request import validate_request
-
     report = validate_request(read_input(args.path, limit=MAX_DOCUMENT_BYTES))
     return _report_exit(report, args, args.path)
 
 
 def results(args: argparse.Namespace) -> int:
-    from core.contracts.risk_gate import gate_results
-
     request_doc = read_input(args.request, limit=MAX_DOCUMENT_BYTES)
     folder = existing_dir(args.dir)
     verdict = gate_results(request_doc, folder).to_json()
@@ -112,15 +117,11 @@ def results(args: argparse.Namespace) -> int:
 
 
 def record(args: argparse.Namespace) -> int:
-    from core.contracts.records import validate_record
-
     report = validate_record(read_input(args.path, limit=MAX_DOCUMENT_BYTES))
     return _report_exit(report, args, args.path)
 
 
 def planner(args: argparse.Namespace) -> int:
-    from core.contracts.planner import parse_planner_output
-
     result = parse_planner_output(read_input(args.path, limit=_MAX_PLANNER_BYTES)).to_json()
     if args.json:
         emit_json(result)
@@ -135,12 +136,7 @@ def planner(args: argparse.Namespace) -> int:
 
 
 def fingerprint_command(args: argparse.Namespace) -> int:
-    from typing import get_args
-
-    from core.contracts.fingerprint import fingerprint, normalize_url
-    from core.contracts.records import ErrorClass
-
-    classes: tuple[str, ...] = get_args(ErrorClass)
+    classes = error_classes()
     if args.error_class not in classes:
         raise UsageError(
             "unknown_error_class",

@@ -8,10 +8,18 @@ from typing import Any
 
 from rich.text import Text
 
-from core.host.config import CONFIG_NAME, ConfigError, HostConfig, load_config
-from core.host.sandbox import Probe, SandboxUnavailable, choose, probe
-from core.host.worker_check import check_program
-from core.workspace import Workspace, WorkspaceError
+from core.service.setup import (
+    CONFIG_NAME,
+    ConfigError,
+    HostConfig,
+    Probe,
+    SandboxUnavailable,
+    check_program,
+    choose,
+    load_config,
+    probe,
+)
+from core.service.workspace import Workspace, WorkspaceError
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import console, emit_json, escape
 

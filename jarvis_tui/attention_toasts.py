@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from core.lifecycle import NEEDS_HUMAN, label
-from core.moves import moved
+from core.service.stages import NEEDS_HUMAN, label, moved
 from jarvis_tui.safe_text import one_line, shown
 
 #: Seconds between two needs-a-human toasts at the most.

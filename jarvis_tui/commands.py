@@ -1,5 +1,7 @@
 """The command palette (ctrl+p): run actions, "go to run…", views, sorts, themes.
 
+The run actions are the engine's registry (`core.service.actions.ACTIONS`), each once.
+
 Titles read "category: action" so typing the category lists its commands.
 """
 
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from jarvis_tui.run_actions import RUN_ACTIONS, availability
+from core.service.actions import ACTIONS, availability
 from jarvis_tui.run_model import STATE_KEYS
 from jarvis_tui.safe_text import shown
 from jarvis_tui.theme import THEMES
@@ -40,11 +42,15 @@ class JarvisCommands(Provider):
     def _commands(self, main: MainScreen) -> Iterator[Command]:
         row = main.selected_row()
         run_id = shown(row["run_id"]) if row else "(no run selected)"
-        for action, (key, label) in RUN_ACTIONS.items():
+        for action, entry in ACTIONS.items():
+            key, label = entry.key, entry.label
             can = availability(action, main.action_subject(action))
-            method = "action_cancel_run" if action == "cancel" else f"action_{action}"
             if can.enabled:
-                yield f"Run: {label} {run_id}", f"key {key}", getattr(main, method)
+                yield (
+                    f"Run: {label} {run_id}",
+                    f"key {key}",
+                    partial(main.action_run_action, action),
+                )
             else:
                 yield (
                     f"Run: {label} {run_id}",

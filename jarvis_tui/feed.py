@@ -12,28 +12,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.host.launcher import host_status
-from core.run_views import (
-    fingerprint_peers,
-    journal_entry,
-    run_detail,
-    run_journal,
-    state_counts,
-    table_rows,
-)
-from core.store.api import RunStore
-from core.store.hosts import lease_state
-from core.store.location import open_store
+from core.service.fleet import Fleet, open_fleet, open_writer
+from core.service.hosting import host_status
+from core.service.reads import DiffOpening, HostLine, RunView
 from jarvis_tui.run_model import search_text
 
 if TYPE_CHECKING:
-    from core.repos.claims import FileChange
-    from core.repos.diff import DiffRefusal, DiffSource, PatchPage
-    from core.worker_logs import LogFiles, LogRefusal, Stream
+    from core.service.logs import LogFiles, LogRefusal, Stream
+
+__all__ = ["DiffOpening", "FeedRead", "HostLine", "RunView", "StoreFeed", "host_pid"]
 
 #: More journal entries than this since the last read: re-read everything instead (a console
 #: that was suspended for a while catches up in one read, not thousands of small ones).
@@ -63,74 +54,8 @@ class FeedRead:
     """A full read's first page: the newest runs only (``counts`` are every run's), shown while
     the whole list is read; that read follows at once."""
     burn: dict[str, Any] | None = None
-    """Tokens and cost every run's agent reported (`SqliteStore.workspace_usage`), None
-    when no agent reported any (or the read did not look)."""
-
-
-@dataclass(frozen=True)
-class HostLine:
-    """One host serving the store, as the header shows it."""
-
-    name: str
-    lanes: tuple[str, ...] | None
-    """None: every lane."""
-    state: str
-    """``live`` or ``lost`` (`core.store.hosts.lease_state`); stopped and recovered hosts are
-    history, not shown."""
-    heartbeat_at: str
-    """Its last heartbeat; for a lost host, when it went quiet."""
-
-    def key(self) -> tuple[object, ...]:
-        """What a change of is worth a read: not a live host's every heartbeat."""
-        return (
-            self.name,
-            self.lanes,
-            self.state,
-            self.heartbeat_at if self.state == "lost" else "",
-        )
-
-
-def _hosts(store: RunStore) -> tuple[HostLine, ...]:
-    now = store.now()
-    lines = []
-    for host in store.hosts():
-        state = lease_state(host, now)
-        if state in ("live", "lost"):
-            lanes = None if host["lanes"] is None else tuple(host["lanes"])
-            lines.append(HostLine(host["name"], lanes, state, host["heartbeat_at"]))
-    return tuple(lines)
-
-
-def _burn(store: RunStore) -> dict[str, Any] | None:
-    used = store.workspace_usage()
-    return used if used["tokens_in"] or used["tokens_out"] or used["cost_usd"] else None
-
-
-@dataclass
-class RunView:
-    """Everything the side panels show for one run."""
-
-    run_id: str
-    detail: dict[str, Any] | None
-    """`core.run_views.run_detail`, or None when the run is gone."""
-    journal: list[dict[str, Any]] = field(default_factory=list)
-    """The run's newest journal entries, oldest first."""
-    peers: list[dict[str, Any]] = field(default_factory=list)
-    """Its failure fingerprints and how many other runs share each."""
-
-
-@dataclass
-class DiffOpening:
-    """What the diff screen shows first: where the run's diff is (or why there is none), its
-    files, those a gate's finding names, and the patch's first page."""
-
-    run_id: str
-    source: DiffSource | None
-    refusal: DiffRefusal | None
-    files: list[FileChange] = field(default_factory=list)
-    findings: list[str] = field(default_factory=list)
-    """Paths of ``files`` named by a finding of the latest attempt's gates, in diff order."""
-    first: PatchPage | None = None
+    """Tokens and cost every run's agent reported (`core.service.reads.FleetSummary.burn`),
+    None when no agent reported any (or the read did not look)."""
 
 
 def host_pid(workspace_root: Path) -> int | None:
@@ -169,7 +94,7 @@ class StoreFeed:
         self.db_path = db_path
         self.root = db_path.parent
         self.location: str | Path = db_path if store_at is None else store_at
-        self._store: RunStore | None = None
+        self._store: Fleet | None = None
         self._lock = threading.Lock()
         self.opened = 0
         """How many connections this feed has opened (one, on a healthy store)."""
@@ -177,17 +102,17 @@ class StoreFeed:
         """The store's live and lost hosts as the last `read` found them (whether or not it
         found a change to return), their heartbeats fresh."""
 
-    def open_writer(self) -> RunStore:
+    def open_writer(self) -> Fleet:
         """A connection of its own for one operator action (the caller closes it)."""
-        return open_store(self.location, migrate=False)
+        return open_writer(self.location, self.root)
 
     @contextmanager
-    def _reading(self) -> Iterator[RunStore]:
+    def _reading(self) -> Iterator[Fleet]:
         with self._lock:
             if self._store is None:
                 # A reader: the schema is the writers' business, so a console never takes the
                 # write lock.
-                self._store = open_store(self.location, migrate=False, shared=True)
+                self._store = open_fleet(self.location, self.root, access="console")
                 self.opened += 1
             store = self._store
             try:
@@ -213,98 +138,66 @@ class StoreFeed:
     def read(self, since_seq: int | None, *, last_host: int | None = None) -> FeedRead | None:
         """What changed after ``since_seq`` (None: everything), or None when nothing did;
         either way `hosts` is the store's hosts as this read found them."""
-        with self._reading() as store:
-            seq = store.last_seq()
+        with self._reading() as fleet:
+            seq = fleet.last_seq()
             host = host_pid(self.root)
-            self.hosts = _hosts(store)
+            self.hosts = fleet.live_hosts()
             if since_seq is not None and seq == since_seq:
                 if host == last_host:
                     return None
                 return FeedRead([], False, {}, [], seq, host)  # only the host changed
-            burn = _burn(store)
+            summary = fleet.summary()
             if since_seq is None or seq - since_seq > CATCH_UP_LIMIT:
-                rows = _searchable(table_rows(store))
-                return FeedRead(rows, True, state_counts(store), [], seq, host, burn=burn)
-            entries = [
-                journal_entry(row)
-                for row in store.journal_since(since_seq, limit=CATCH_UP_LIMIT + 1)
-            ]
+                rows = _searchable(fleet.table_rows())
+                return FeedRead(rows, True, summary.counts, [], seq, host, burn=summary.burn)
+            entries = fleet.journal(since_seq, limit=CATCH_UP_LIMIT + 1)
             changed = list(dict.fromkeys(entry["run_id"] for entry in entries))
-            rows = _searchable(table_rows(store, changed))
+            rows = _searchable(fleet.table_rows(changed))
             last = entries[-1]["seq"] if entries else seq
-            return FeedRead(rows, False, state_counts(store), entries, last, host, burn=burn)
+            return FeedRead(rows, False, summary.counts, entries, last, host, burn=summary.burn)
 
     def first_page(self, limit: int | None = None) -> FeedRead | None:
         """The newest ``limit`` runs (default FIRST_PAGE; the table's top under its default
         order, newest first), or None when the store holds no more: a full read is as quick."""
         limit = FIRST_PAGE if limit is None else limit
-        with self._reading() as store:
-            counts = state_counts(store)
+        with self._reading() as fleet:
+            counts = fleet.counts()
             if sum(counts.values()) <= limit:
                 return None
-            seq = store.last_seq()
-            rows = _searchable(table_rows(store, store.newest_run_ids(limit)))
+            seq = fleet.last_seq()
+            rows = _searchable(fleet.table_rows(fleet.newest_run_ids(limit)))
             return FeedRead(rows, True, counts, [], seq, host_pid(self.root), True)
 
     def run_view(self, run_id: str, *, journal_limit: int) -> RunView:
         """The selected run's detail, newest journal entries and shared fingerprints."""
-        with self._reading() as store:
-            detail = run_detail(store, run_id, events=0)
-            if detail is None:
-                return RunView(run_id, None)
-            return RunView(
-                run_id,
-                detail,
-                run_journal(store, run_id, limit=journal_limit),
-                fingerprint_peers(store, run_id),
-            )
+        with self._reading() as fleet:
+            return fleet.run_view(run_id, journal_limit=journal_limit)
 
     def diff_opening(self, run_id: str, *, page_lines: int) -> DiffOpening:
         """Where ``run_id``'s diff is, its files and findings, and its first ``page_lines``
         lines (git is read for those only); a refusal's sentence when there is none to show."""
         # Imported here: the console's first paint does not need git.
-        from core.repos.diff import (
-            DiffRefusal,
-            diff_files,
-            finding_files,
-            patch_page,
-            run_diff_source,
-        )
-        from core.repos.git import GitError
+        from core.service.diffs import DiffRefusal, opening_of
 
-        with self._reading() as store:
-            found = run_diff_source(store, run_id)
-            detail = None if isinstance(found, DiffRefusal) else run_detail(store, run_id, events=0)
-        if isinstance(found, DiffRefusal):
-            return DiffOpening(run_id, None, found)
-        gates = (detail or {}).get("gates") or []
-        try:
-            files = diff_files(found.repo, found.base, found.head)
-            first = patch_page(found.repo, found.base, found.head, 0, page_lines)
-        except GitError as exc:
-            refusal = DiffRefusal("no_diff", f"git could not read run {run_id}'s diff: {exc}")
-            return DiffOpening(run_id, None, refusal)
-        findings = finding_files(gates, [f.path for f in files])
-        return DiffOpening(run_id, found, None, files, findings, first)
+        with self._reading() as fleet:
+            found = fleet.diff_source(run_id)
+            detail = None if isinstance(found, DiffRefusal) else fleet.detail(run_id, events=0)
+        return opening_of(run_id, found, detail, page_lines=page_lines)
 
     def find_log(
         self, run_id: str, *, attempt: int | None = None, stream: Stream = "stdout"
     ) -> LogFiles | LogRefusal:
         """Where one stream of a run's attempt is logged (the latest attempt with logs by
-        default), or core's sentence saying why there is none."""
-        from core.worker_logs import find_log
-
-        with self._reading() as store:
-            return find_log(store, run_id, attempt=attempt, stream=stream, root=self.root)
+        default), or the engine's sentence saying why there is none."""
+        with self._reading() as fleet:
+            return fleet.find_log(run_id, attempt=attempt, stream=stream)
 
     def attempt_running(self, log: LogFiles) -> bool:
         """Whether the attempt ``log`` belongs to is still running (its log may still grow)."""
-        from core.worker_logs import attempt_is_running
-
-        with self._reading() as store:
-            return attempt_is_running(store, log)
+        with self._reading() as fleet:
+            return fleet.attempt_running(log)
 
     def all_journal(self, *, limit: int) -> list[dict[str, Any]]:
         """The newest journal entries of every run, oldest first."""
-        with self._reading() as store:
-            return run_journal(store, None, limit=limit)
+        with self._reading() as fleet:
+            return fleet.run_journal(None, limit=limit)

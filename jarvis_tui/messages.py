@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.message import Message
 
-from core.criteria import run_criteria
-from core.operator_actions import ActionResult
-from jarvis_tui.feed import DiffOpening, FeedRead, RunView
-from jarvis_tui.run_actions import PendingCommand
+from core.service.action_types import Outcome
+from core.service.reads import DiffOpening, RunView
+from jarvis_tui.feed import FeedRead
 
 if TYPE_CHECKING:
-    from core.repos.diff import PatchIndex, PatchSearch
-    from core.worker_logs import LogFiles, LogLine, LogRefusal
+    from core.service.diffs import PatchIndex, PatchSearch
+    from core.service.logs import LogFiles, LogLine, LogRefusal
 
 
 @dataclass
@@ -54,33 +53,11 @@ class StreamHistoryReceived(Message):
 
 @dataclass
 class ActionFinished(Message):
-    """An operator action went through core's API: done, or refused with a sentence."""
+    """An operator action went through the engine's `act`: done, or refused with a sentence."""
 
     bubble: ClassVar[bool] = False
 
-    action: str
-    """``retry``, ``override``, ``approve``, ``cancel`` or ``steer``."""
-    run_id: str
-    result: ActionResult
-    text: str | None = None
-    """The reason or the steer's message the action carried."""
-
-
-@dataclass
-class CriteriaActed(Message):
-    """A criteria action went through `core.criteria.run_criteria`: verified again (a
-    `Reverified`) or a command allowed (a `CriteriaChange`), or refused with core's sentence."""
-
-    bubble: ClassVar[bool] = False
-
-    run_id: str
-    outcome: run_criteria.Reverified | run_criteria.CriteriaChange
-    command: PendingCommand | None = None
-    """The command allowed (approving only)."""
-    policy_problem: str | None = None
-    """Why ``jarvis.toml`` could not be used, when verification fell back to the default policy."""
-    state_before: str | None = None
-    """The run's state when the operator pressed the key (verifying only)."""
+    outcome: Outcome
 
 
 @dataclass

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.lifecycle import RunState
-from core.run_views import needs_attention
+from core.service.stages import needs_attention
 from jarvis_tui.widgets.run_table import SORTS
 
 Row = dict[str, Any]
 
 #: Number key → state filter (0 shows every state), in the lifecycle's order.
-STATE_KEYS: dict[str, str | None] = {
+STATE_KEYS: dict[str, RunState | None] = {
     "0": None,
-    **{str(n): state.value for n, state in enumerate(RunState, 1)},
+    **{str(n): state for n, state in enumerate(RunState, 1)},
 }
 
 
@@ -29,7 +29,7 @@ class View:
 
     text: str = ""
     """Case-insensitive substring of run id, lane, task type, state or last progress."""
-    state: str | None = None
+    state: RunState | None = None
     """Only runs in this state."""
     attention: bool = False
     """Only runs that need a human, the longest-waiting first (overrides the sort)."""

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from core.contracts.secrets_scan import mask_secrets
-from core.text import inert
+from core.service.text import inert, mask_secrets
 
 __all__ = ["CACHED_UP_TO", "inert", "one_line", "shown"]
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from rich.text import Text
 
-from core.lifecycle import PARENT, STAGES, RunState, Stage, VerificationState, stage_of
+from core.lifecycle import RunState, VerificationState
+from core.service.stages import PARENT, STAGES, Stage, stage_of
 
 S, V = RunState, VerificationState
 

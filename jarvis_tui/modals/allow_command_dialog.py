@@ -12,8 +12,8 @@ import json
 
 from rich.text import Text
 
+from core.service.criteria import PendingCommand
 from jarvis_tui.modals.confirm_dialog import ConfirmDialog
-from jarvis_tui.run_actions import PendingCommand
 from jarvis_tui.safe_text import one_line, shown
 
 

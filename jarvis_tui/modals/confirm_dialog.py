@@ -36,12 +36,18 @@ class ConfirmDialog(ModalScreen[bool]):
     def body(self) -> Text:
         raise NotImplementedError
 
+    def title_text(self) -> str:
+        return self.TITLE_TEXT
+
+    def confirm_label(self) -> str:
+        return self.CONFIRM
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.TITLE_TEXT, classes="dialog-title", markup=False)
+            yield Static(self.title_text(), classes="dialog-title", markup=False)
             yield Static(self.body(), id=self.BODY_ID, classes="dialog-body")
             with Horizontal(classes="dialog-buttons"):
-                yield Button(f"{self.CONFIRM} (y)", variant="warning", id="confirm")
+                yield Button(f"{self.confirm_label()} (y)", variant="warning", id="confirm")
                 yield Button(f"{self.KEEP} (n)", id="cancel")
 
     def on_mount(self) -> None:
@@ -52,3 +58,23 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "confirm")
+
+
+class ActionConfirmDialog(ConfirmDialog):
+    """The confirmation of an operator action that declares nothing more to ask
+    (`core.service.actions`): its title, its question, its verb on the first button."""
+
+    KEEP = "Keep as is"
+
+    def __init__(self, title: str, body: Text, *, confirm: str) -> None:
+        super().__init__()
+        self._title, self._confirm, self._body = title, confirm, body
+
+    def body(self) -> Text:
+        return self._body
+
+    def title_text(self) -> str:
+        return self._title
+
+    def confirm_label(self) -> str:
+        return self._confirm

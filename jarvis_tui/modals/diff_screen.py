@@ -12,7 +12,7 @@ A run with no diff (none checked yet, no repository, commits gone) shows core's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -20,21 +20,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.events import Resize
-from textual.screen import ModalScreen
 from textual.widgets import Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import get_current_worker
 
-from core.contracts.secrets_scan import mask_secrets
-from core.repos.diff import index_patch, patch_page, search_patch, shown_line
-from jarvis_tui.feed import DiffOpening, StoreFeed
+from core.service.diffs import DiffOpening, index_patch, patch_page, search_patch, shown_line
+from core.service.text import mask_secrets
+from jarvis_tui.feed import StoreFeed
 from jarvis_tui.messages import DiffIndexed, DiffOpened, DiffPageRead, DiffSearched
+from jarvis_tui.modals.pane_screen import PaneScreen, pane_bindings
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.widgets.diff_view import PAGE_LINES, DiffView
 from jarvis_tui.widgets.filter_line import FilterLine
 
 if TYPE_CHECKING:
-    from core.repos.claims import FileChange
-    from core.repos.diff import DiffSource, PatchIndex, PatchSearch
+    from core.service.diffs import DiffSource, FileChange, PatchIndex, PatchSearch
 
 
 def _count(value: int | None, sign: str) -> str:
@@ -45,17 +44,12 @@ def _path(path: str) -> str:
     return shown_line(mask_secrets(path))
 
 
-class DiffScreen(ModalScreen[None]):
+class DiffScreen(PaneScreen):
     """One run's diff; escape closes it (the search first, when it is open)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Close", id="diff.close"),
-        Binding("q", "dismiss(None)", "Close", show=False, id="diff.quit"),
-        Binding("slash", "search", "Search", id="diff.search"),
-        Binding("n", "match(1)", "Next match", id="diff.next"),
-        Binding("N", "match(-1)", "Previous match", id="diff.previous"),
-        Binding("f", "finding", "Finding", id="diff.finding"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = pane_bindings(
+        "diff", after=[Binding("f", "finding", "Finding", id="diff.finding")]
+    )
 
     def __init__(self, feed: StoreFeed, run_id: str) -> None:
         super().__init__(classes="dialog-screen")
@@ -105,6 +99,10 @@ class DiffScreen(ModalScreen[None]):
     @property
     def diff_view(self) -> DiffView:
         return self.query_one("#diff-view", DiffView)
+
+    @property
+    def pane(self) -> DiffView:
+        return self.diff_view
 
     @property
     def source(self) -> DiffSource | None:
@@ -180,13 +178,6 @@ class DiffScreen(ModalScreen[None]):
         )
         if found is not None:
             self.post_message(DiffSearched(found))
-
-    @on(Worker.StateChanged)
-    def _worker_changed(self, event: Worker.StateChanged) -> None:
-        worker: Worker[Any] = event.worker
-        if event.state is WorkerState.ERROR:
-            # Said here, in the dialog: a toast would wait until it closes.
-            self._show_status(inert(f"{worker.description} failed: {worker.error}"))
 
     # -- what was read ------------------------------------------------------------------------
 
@@ -283,14 +274,6 @@ class DiffScreen(ModalScreen[None]):
         self.action_match(1)
 
     # -- keys ---------------------------------------------------------------------------------
-
-    def action_back(self) -> None:
-        """Close the search if it is open, else the diff."""
-        if self.has_class("-searching"):
-            self.remove_class("-searching")
-            self.set_focus(self.diff_view)
-            return
-        self.dismiss(None)
 
     def action_search(self) -> None:
         if self.source is None:

@@ -1,7 +1,8 @@
 """Every key the console answers to, grouped as an operator thinks of them.
 
-The states each action needs, the state filter's keys and the symbols are the lifecycle's
-(`core.lifecycle`), never a list of their own.
+The operator actions and the states each applies to are the engine's registry
+(`core.service.actions.ACTIONS`), the state filter's keys and the symbols the lifecycle's: never
+a list of their own.
 """
 
 from __future__ import annotations
@@ -17,81 +18,94 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from core.lifecycle import PARENT, Action, VerificationState, allowed_from, or_list
+from core.lifecycle import VerificationState
+from core.service.actions import ACTIONS
+from core.service.stages import PARENT, Stage, or_list
 from jarvis_tui.run_model import STATE_KEYS
 from jarvis_tui.state_look import look
 
 
-def _from(action: Action) -> str:
-    return or_list(allowed_from(action))
-
-
-def _symbols(stages: tuple[str, ...]) -> str:
+def _symbols(stages: tuple[Stage, ...]) -> str:
     return "  ".join(f"{look(stage)[0]} {stage}" for stage in stages)
+
+
+def action_lines() -> tuple[tuple[str, str], ...]:
+    """(key, what it does) of every operator action of the registry, in its order."""
+    return tuple(
+        (entry.key, entry.help.format(stages=or_list(entry.applies_to) if entry.applies_to
+                                      else "", symbols=_symbols(entry.applies_to)))
+        for entry in ACTIONS.values()
+    )  # fmt: skip
 
 
 _FILTERS = [state for state in STATE_KEYS.values() if state]
 
-#: (section, [(keys, what it does)]). tests/tui checks every main-screen binding is listed.
-HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    (
-        "Act on the selected run",
+_VERIFICATION = tuple(VerificationState)
+_ESCAPE = "Back to the run table (from the filter, clearing it; a panel; the steer)"
+
+Sections = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+
+def help_sections() -> Sections:
+    """(section, [(keys, what it does)]). tests/tui checks every main-screen binding is listed."""
+    return (
         (
-            ("r", f"Retry a {_from(Action.RETRY)} run (asks to confirm, shows the retry count)"),
-            ("o", f"Override a {_from(Action.OVERRIDE)} run to done (asks why; marked overridden)"),
-            ("a", f"Approve a run in {_from(Action.APPROVE)}"),
-            ("x", f"Cancel a {_from(Action.CANCEL)} run (asks for a reason)"),
-            ("s", "Steer a running run: write in the composer, ctrl+s sends"),
-            ("v", "Verify a run's acceptance criteria again in its checkout (results recorded)"),
+            "Act on the selected run",
             (
-                "A",
-                f"Allow the command a {_symbols(allowed_from(Action.APPROVE_COMMAND))} run waits "
-                "on (shows the exact argv)",
+                *action_lines(),
+                ("enter", "Everything about the run: dispatch, gates, steers, audit"),
+                ("d", "The run's diff: files, then the patch (/ search, n N, f a finding's file)"),
+                ("l", "The run's worker log, live while it runs (t stderr, / search, n N)"),
             ),
-            ("enter", "Everything about the run: dispatch, gates, steers, audit"),
-            ("d", "The run's diff: files, then the patch (/ search, n N, f a finding's file)"),
-            ("l", "The run's worker log, live while it runs (t stderr, / search, n N)"),
         ),
-    ),
-    (
-        "Find runs",
         (
-            ("/", "Filter by text (run id, lane, task, state, progress); escape clears"),
-            ("!", "Attention view: runs that need a human, the longest-waiting first"),
-            (f"1-{len(_FILTERS)}", f"Only {', '.join(_FILTERS)}"),
-            ("", f"{_symbols((PARENT,))} and its criteria: {_symbols(tuple(VerificationState))}"),
-            ("0", "Every state again"),
-            ("S", "Sort by the next column (age, updated, state, run, lane, task, retries)"),
-            ("R", "Reverse the sort"),
-            ("ctrl+p", "Command palette: run actions, go to run…, views, theme"),
+            "Find runs",
+            (
+                ("/", "Filter by text (run id, lane, task, state, progress); escape clears"),
+                ("!", "Attention view: runs that need a human, the longest-waiting first"),
+                (f"1-{len(_FILTERS)}", f"Only {', '.join(_FILTERS)}"),
+                (
+                    "",
+                    f"{_symbols((PARENT,))} and its criteria: {_symbols(tuple(VerificationState))}",
+                ),
+                ("0", "Every state again"),
+                ("S", "Sort by the next column (age, updated, state, run, lane, task, retries)"),
+                ("R", "Reverse the sort"),
+                ("ctrl+p", "Command palette: run actions, go to run…, views, theme"),
+            ),
         ),
-    ),
-    (
-        "Panels",
         (
-            ("p g", "Go to the progress stream, or the gates: the page keys scroll it"),
-            ("escape", "Back to the run table (from the filter, clearing it; a panel; the steer)"),
-            ("t", "Progress stream: the selected run, or all runs at once"),
-            ("end", "Progress stream: follow the newest entry again (scrolling up pauses)"),
-            ("tab", "Move between the table and the panels"),
+            "Panels",
+            (
+                ("p g", "Go to the progress stream, or the gates: the page keys scroll it"),
+                (
+                    "escape",
+                    "Back to the run table (from the filter, clearing it; a panel; the steer)",
+                ),
+                ("t", "Progress stream: the selected run, or all runs at once"),
+                ("end", "Progress stream: follow the newest entry again (scrolling up pauses)"),
+                ("tab", "Move between the table and the panels"),
+            ),
         ),
-    ),
-    (
-        "Console",
         (
-            ("f5", "Read the store now"),
-            ("? f1", "This help"),
-            ("q", "Quit (a host this console started keeps the runs going)"),
+            "Console",
+            (
+                ("f5", "Read the store now"),
+                ("? f1", "This help"),
+                ("q", "Quit (a host this console started keeps the runs going)"),
+            ),
         ),
-    ),
-)
+    )
+
+
+HELP: Sections = help_sections()
 
 
 def help_table() -> Group:
     """One heading and one two-column grid per section (a heading in the key column would
     widen it for every row)."""
     parts: list[Text | Table] = []
-    for section, keys in HELP:
+    for section, keys in help_sections():
         parts.append(Text(section, style="bold underline"))
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True, width=7)

@@ -14,7 +14,7 @@ A run with no logs (not started yet, or an unknown run) shows core's one sentenc
 from __future__ import annotations
 
 import threading
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -22,13 +22,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.events import Resize
-from textual.screen import ModalScreen
 from textual.widgets import Static
-from textual.worker import Worker, WorkerState
 
-from core.worker_logs import LogFiles, LogFollower, LogRefusal, Stream
+from core.service.logs import LogFiles, LogFollower, LogRefusal, Stream
 from jarvis_tui.feed import StoreFeed
 from jarvis_tui.messages import LogLinesRead, LogOpened
+from jarvis_tui.modals.pane_screen import PaneScreen, pane_bindings
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.log_view import MAX_LINES, LogView
@@ -41,17 +40,12 @@ POLL_S = 0.25
 OTHER: dict[Stream, Stream] = {"stdout": "stderr", "stderr": "stdout"}
 
 
-class LogScreen(ModalScreen[None]):
+class LogScreen(PaneScreen):
     """One run's worker log; escape closes it (the search first, when it is open)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Close", id="logs.close"),
-        Binding("q", "dismiss(None)", "Close", show=False, id="logs.quit"),
-        Binding("t", "toggle_stream", "stdout/stderr", id="logs.stream"),
-        Binding("slash", "search", "Search", id="logs.search"),
-        Binding("n", "match(1)", "Next match", id="logs.next"),
-        Binding("N", "match(-1)", "Previous match", id="logs.previous"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = pane_bindings(
+        "logs", before=[Binding("t", "toggle_stream", "stdout/stderr", id="logs.stream")]
+    )
 
     def __init__(
         self,
@@ -111,6 +105,10 @@ class LogScreen(ModalScreen[None]):
     @property
     def log_view(self) -> LogView:
         return self.query_one("#logs-view", LogView)
+
+    @property
+    def pane(self) -> LogView:
+        return self.log_view
 
     def _title(self) -> Text:
         title = Text(f"Log of run {shown(self.run_id)}")
@@ -195,13 +193,6 @@ class LogScreen(ModalScreen[None]):
         finally:
             follower.close()
 
-    @on(Worker.StateChanged)
-    def _worker_changed(self, event: Worker.StateChanged) -> None:
-        worker: Worker[Any] = event.worker
-        if event.state is WorkerState.ERROR:
-            # Said here, in the dialog: a toast would wait until it closes.
-            self._show_status(inert(f"{worker.description} failed: {worker.error}"))
-
     @on(LogOpened)
     def _opened(self, message: LogOpened) -> None:
         if message.generation != self._generation:
@@ -241,14 +232,6 @@ class LogScreen(ModalScreen[None]):
         self._show_status(notes[-1] if notes else None)
 
     # -- keys ---------------------------------------------------------------------------------
-
-    def action_back(self) -> None:
-        """Close the search if it is open, else the log."""
-        if self.has_class("-searching"):
-            self.remove_class("-searching")
-            self.set_focus(self.log_view)
-            return
-        self.dismiss(None)
 
     def action_toggle_stream(self) -> None:
         """Show the other stream of the same attempt."""

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from core.operator_actions import MAX_REASON
+from core.service.actions import MAX_REASON
 
 
 class ReasonDialog(ModalScreen[str | None]):

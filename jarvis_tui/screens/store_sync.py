@@ -8,14 +8,15 @@ and hands the rows and the journal entries to the view (`StoreView`, the screen)
 them. A read that fails is said once, or ends the console when the store will not come back.
 
 Where Textual's parts live: a worker, a timer and a message handler belong to a DOM node, and
-these belong to the screen. `StoreSync` is a plain class given the screen: it starts its
-workers with `Screen.run_worker` and the metadata `@work` would give them (`@work` only
-decorates a DOM node's own methods), and its timer with `Screen.set_timer`. So they stop with
-the screen, their `Worker.StateChanged` reaches the screen's one funnel, and what they post is
-handled where the view is. A hidden widget of its own would have been one more node in the tree
-that queries, focus and snapshots see. The screen's `@on` handlers hand `StoreChanged` and the
-store workers' outcomes here; `RunViewReceived` and `StreamHistoryReceived` carry nothing to
-keep, so the screen applies them itself.
+these belong to the screen. `StoreSync` is a plain class that drives no screen: each read it
+decides on is returned as a `Work` (`jarvis_tui.screens.effects`) that the screen starts as its
+own worker, with the metadata `@work` would give it, so it stops with the screen, its
+`Worker.StateChanged` reaches the screen's one funnel, and what it posts is handled where the
+view is; what a failed read should say comes back as a `Note` or a `Leave`. Reads it starts on
+its own (the poll's timer, a change announced) go to the screen through the ``do`` it was given.
+The screen's `@on` handlers hand `StoreChanged` and the store workers' outcomes here;
+`RunViewReceived` and `StreamHistoryReceived` carry nothing to keep, so the screen applies them
+itself.
 """
 
 from __future__ import annotations
@@ -29,15 +30,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rich.text import Text
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import WorkerState
 
-from core.store.changes import ChangeListener, listener_for
-from core.store.errors import LASTING, StoreError
+from core.service.changes import ChangeListener, listener_for
+from core.service.errors import LASTING, as_store_error
+from core.service.workspace import shown_location
 from jarvis_tui.feed import FeedRead, HostLine, StoreFeed
 from jarvis_tui.messages import RunViewReceived, StoreChanged, StreamHistoryReceived
 from jarvis_tui.safe_text import inert
+from jarvis_tui.screens.effects import Effect, Effects, Leave, Note, Post, Work
 from jarvis_tui.widgets.progress_stream import MAX_LINES
 
 #: The selected run's newest journal entries loaded when it is selected.
@@ -75,13 +77,27 @@ class StoreView(Protocol):
     def raise_attention_toast(self) -> None:
         """Raise the needs-a-human toast that is due, if any."""
 
+    @property
+    def is_current(self) -> bool:
+        """The screen is on top (no dialog over it): polling goes on."""
+
+    def set_timer(self, delay: float, callback: Callable[[], object]) -> Timer:
+        """Call ``callback`` after ``delay`` seconds, on the screen's loop."""
+
+    def from_thread(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` on the screen's loop from another thread.
+
+        Raises:
+            RuntimeError: the console is gone.
+        """
+
 
 class StoreSync:
     """Reads the store for one screen, and keeps what the reads said.
 
     Args:
-        screen: The screen the workers and the polling timer belong to.
-        view: What the reads are handed to (the same screen).
+        view: What the reads are handed to, and whose timer polls (the main screen).
+        do: Carries out what a read started by a timer or a change asks for (the screen's).
         db_path: The workspace's ``jarvis.db`` (its folder is the workspace).
         store_at: The store when it is not that file (`core.store.location`).
         live: Poll for changes (a console that only shows a store reads it once).
@@ -92,8 +108,8 @@ class StoreSync:
 
     def __init__(
         self,
-        screen: Screen[Any],
         view: StoreView,
+        do: Callable[[Effects], None],
         db_path: Path,
         *,
         store_at: str | Path | None = None,
@@ -102,8 +118,8 @@ class StoreSync:
         clock: Callable[[], datetime],
         tune_gc: bool = False,
     ) -> None:
-        self._screen = screen
         self._view = view
+        self._do = do
         self.feed = StoreFeed(db_path, store_at)
         """The reads, through one long-lived connection (the diff and the log read through it)."""
         self.live = live
@@ -140,71 +156,60 @@ class StoreSync:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def read_store(self) -> None:
+    def read_store(self) -> Work:
         """Read what changed now (everything on the first read)."""
-        self._run(
+        return Work(
             partial(self._read, self._read_seq, self._read_host),
             name="read-store",
             group=STORE_GROUP,
             description="Read what changed in the store",
+            exclusive=True,
         )
 
-    def read_view(self, run_id: str) -> None:
+    def read_view(self, run_id: str) -> Work:
         """Read ``run_id``'s panels; they arrive as `RunViewReceived`."""
-        self._run(
+        return Work(
             partial(self._read_view, run_id),
             name="read-run",
             group="view",
             description="Read the selected run",
+            exclusive=True,
         )
 
-    def read_all_stream(self) -> None:
+    def read_all_stream(self) -> Work:
         """Read every run's newest journal entries; they arrive as `StreamHistoryReceived`."""
-        self._run(
+        return Work(
             self._read_all_stream,
             name="read-stream",
             group="view",
             description="Read every run's newest journal entries",
-        )
-
-    def _run(self, work: Callable[[], None], *, name: str, group: str, description: str) -> None:
-        # What `@work(thread=True, exclusive=True, exit_on_error=False, …)` on a method of the
-        # screen did: the screen's worker (see the module doc).
-        self._screen.run_worker(
-            work,
-            name=name,
-            group=group,
-            description=description,
-            exit_on_error=False,
             exclusive=True,
-            thread=True,
         )
 
-    def _read(self, since: int | None, last_host: int | None) -> None:
+    def _read(self, since: int | None, last_host: int | None, post: Post) -> None:
         # In the worker's thread.
         if since is None and (page := self.feed.first_page()) is not None:
             # The newest runs on screen while all are read.
-            self._screen.post_message(StoreChanged(page))
+            post(StoreChanged(page))
         read = self.feed.read(since, last_host=last_host)
         if read is not None:
             # Recorded here, not when the message is handled: the next poll may start first.
             self._read_seq, self._read_host = read.last_seq, read.host_pid
-            self._screen.post_message(StoreChanged(read))
+            post(StoreChanged(read))
 
-    def _read_view(self, run_id: str) -> None:
+    def _read_view(self, run_id: str, post: Post) -> None:
         # In the worker's thread.
-        view = self.feed.run_view(run_id, journal_limit=RUN_JOURNAL)
-        self._screen.post_message(RunViewReceived(view))
+        post(RunViewReceived(self.feed.run_view(run_id, journal_limit=RUN_JOURNAL)))
 
-    def _read_all_stream(self) -> None:
+    def _read_all_stream(self, post: Post) -> None:
         # In the worker's thread.
-        self._screen.post_message(StreamHistoryReceived(self.feed.all_journal(limit=MAX_LINES)))
+        post(StreamHistoryReceived(self.feed.all_journal(limit=MAX_LINES)))
 
     # -- polling ------------------------------------------------------------------------------
 
     def _poll(self) -> None:
         self._poll_timer = None
-        self.read_store()
+        self._do([self.read_store()])
 
     def resume(self) -> None:
         """The screen is back on top: poll again, if polling was paused."""
@@ -238,7 +243,7 @@ class StoreSync:
             if stale and not listened:
                 continue
             try:
-                self._screen.app.call_from_thread(self._wake)
+                self._view.from_thread(self._wake)
             except RuntimeError:
                 return  # the app is gone
 
@@ -299,10 +304,12 @@ class StoreSync:
 
     # -- how a read ended ---------------------------------------------------------------------
 
-    def read_ended(self, state: WorkerState, error: BaseException | None) -> None:
-        """A read of what changed reached ``state`` (``error``: why it failed, if it did)."""
+    def read_ended(self, state: WorkerState, error: BaseException | None) -> Effects:
+        """A read of what changed reached ``state`` (``error``: why it failed, if it did);
+        what to say of it, if anything."""
+        said: list[Effect] = []
         if state is WorkerState.ERROR:
-            self._read_failed(error)
+            said = self._read_failed(error)
         if state is WorkerState.SUCCESS and self.seen_seq is not None:
             self.hosts = self.feed.hosts  # every read's, for the heartbeats' ages
             # Every read that went through, changes or not: an idle workspace is read all the
@@ -315,18 +322,19 @@ class StoreSync:
         if (
             state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
             and self.live
-            and self._screen.is_current
+            and self._view.is_current
         ):
             if self._poll_timer is not None:
                 self._poll_timer.stop()
-            self._poll_timer = self._screen.set_timer(self._next_poll_s(), self._poll)
+            self._poll_timer = self._view.set_timer(self._next_poll_s(), self._poll)
             if self.listener.hears_changes and self._listening is None:
                 self._listening = threading.Thread(
                     target=self._listen, name="store-listener", daemon=True
                 )
                 self._listening.start()
+        return said
 
-    def _read_failed(self, error: BaseException | None) -> None:
+    def _read_failed(self, error: BaseException | None) -> list[Effect]:
         """A read of the store failed: leave on damage that will not pass, say it once else.
 
         A damaged, emptied or foreign store will fail every read from now on: the console ends
@@ -334,15 +342,14 @@ class StoreSync:
         same error every poll. A passing fault (the disk is full, another process holds the
         lock too long) is said once and read again; the header's read time stops meanwhile.
         """
-        # Found while opening the store for the read, or met while reading it: the store
-        # speaks its own errors either way.
-        problem = error if isinstance(error, StoreError) else None
+        # Found while opening the store for the read, or met while reading it.
+        problem = (
+            None if error is None else as_store_error(error, shown_location(self.feed.location))
+        )
         if problem is not None and problem.code in LASTING:
-            self._screen.app.exit(return_code=2, message=Text(f"jarvis: {inert(problem.message)}"))
-            return
+            return [Leave(2, Text(f"jarvis: {inert(problem.message)}"))]
         text = problem.message if problem is not None else f"Reading the store failed: {error}"
         if text != self._read_problem:
             self._read_problem = text
-            self._screen.notify(
-                inert(text), title="Store read failed", severity="error", markup=False
-            )
+            return [Note(inert(text), "Store read failed", "error")]
+        return []

@@ -20,19 +20,16 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.strip import Strip
 
-from core.repos.diff import LineKind, line_kind, shown_line
+from core.service.diffs import LineKind, line_kind, shown_line
 from jarvis_tui.widgets.text_pane import SidewaysPane, scroll_bar
 
 #: Lines in a page: one read of git, and the unit the view keeps.
 PAGE_LINES = 200
 #: Pages kept at most (the screen shows at most two at a time).
 MAX_PAGES = 24
-#: Columns moved by one press of left or right.
-SIDE_STEP = 8
 #: How far right the view goes: a line is at most `MAX_LINE_CHARS` and its cut marker.
 MAX_LEFT = 1100
 
@@ -72,19 +69,7 @@ class DiffView(SidewaysPane, can_focus=True):
         "diff-view--current",
     }
 
-    side_step = SIDE_STEP
     max_left = MAX_LEFT
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "scroll_by(-1)", "Up", show=False),
-        Binding("down", "scroll_by(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown,space", "page(1)", "Page down", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
-        Binding("left", "side(-1)", "Left", show=False),
-        Binding("right", "side(1)", "Right", show=False),
-    ]
 
     def __init__(
         self,

@@ -8,16 +8,12 @@ from typing import Any
 
 from rich.text import Text
 
-from core.lifecycle import VerificationState, verification_of
-from core.usage_text import usage_line
-from jarvis_tui.feed import RunView
-from jarvis_tui.run_actions import (
-    CRITERIA_ACTIONS,
-    RUN_ACTIONS,
-    availability,
-    criterion_command,
-    pending_commands,
-)
+from core.lifecycle import VerificationState
+from core.service.actions import ACTIONS, availability
+from core.service.criteria import criterion_command, pending_commands
+from core.service.reads import RunView
+from core.service.stages import verification_of
+from core.service.text import usage_line
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import look, run_state_text, shown_stage
 from jarvis_tui.widgets.text_pane import TextPane
@@ -31,7 +27,7 @@ def _heading(text: Text, title: str) -> None:
 def _offered(action: str, detail: dict[str, Any], enabled: bool) -> bool:
     """Whether the header lists ``action``: the criteria actions only on a run with criteria
     (most runs have none, and the line stays short), allowing a command only while one waits."""
-    if action not in CRITERIA_ACTIONS:
+    if not ACTIONS[action].needs_detail:
         return True
     if not detail.get("criteria"):
         return False
@@ -64,7 +60,8 @@ def _run_header(detail: dict[str, Any]) -> Text:
         text.append("\nreason: ", style="dim")
         text.append(one_line(detail["state_reason"], 300))
     text.append("\n")
-    for action, (key, label) in RUN_ACTIONS.items():
+    for action, entry in ACTIONS.items():
+        key, label = entry.key, entry.label
         can = availability(action, detail)
         if not _offered(action, detail, can.enabled):
             continue
@@ -287,7 +284,7 @@ def _criteria(text: Text, detail: dict[str, Any]) -> None:
         text.append(": ", style="bold magenta")
         text.append(one_line(verification.get("override_reason") or "", 300))
     if waiting:
-        key = RUN_ACTIONS["approve_command"][0]
+        key = ACTIONS["approve_command"].key
         which = "the first (one at a time)" if len(waiting) > 1 else "it"
         text.append(f"\n  commands awaiting approval: {key} allows {which}", style="bold yellow")
         for command in waiting:

@@ -19,17 +19,14 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.strip import Strip
 
-from core.worker_logs import MAX_LINE_CHARS, LogLine, shown_line
+from core.service.logs import MAX_LINE_CHARS, LogLine, shown_line
 from jarvis_tui.widgets.text_pane import SidewaysPane, scroll_bar
 
 #: Lines the view keeps at most; older ones are dropped (and counted) as new ones arrive.
 MAX_LINES = 10_000
-#: Columns moved by one press of left or right.
-SIDE_STEP = 8
 #: How far right the view goes: a line is at most `MAX_LINE_CHARS` and its cut marker, every
 #: character of which may show as a four-character escape.
 MAX_LEFT = 4 * MAX_LINE_CHARS + 40
@@ -54,19 +51,7 @@ class LogView(SidewaysPane, can_focus=True):
         "log-view--current",
     }
 
-    side_step = SIDE_STEP
     max_left = MAX_LEFT
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "scroll_by(-1)", "Up", show=False),
-        Binding("down", "scroll_by(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown,space", "page(1)", "Page down", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
-        Binding("left", "side(-1)", "Left", show=False),
-        Binding("right", "side(1)", "Right", show=False),
-    ]
 
     def __init__(
         self,

@@ -16,8 +16,8 @@ from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.reactive import reactive
 
-from core.lifecycle import VerificationState, label
-from core.moves import moved
+from core.lifecycle import VerificationState
+from core.service.stages import label, moved
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import STEER_LOOK, look
 from jarvis_tui.widgets.text_pane import TextPane

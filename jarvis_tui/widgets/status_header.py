@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from core.lifecycle import RunState
-from core.usage_text import usage_line
+from core.service.text import usage_line
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.feed import HostLine
 from jarvis_tui.safe_text import shown
@@ -130,9 +130,9 @@ def render_status(
     words = Text()
     symbols = Text()
     for state in RunState:
-        symbol, style = STATE_LOOK.get(state.value, ("?", ""))
-        count = counts.get(state.value, 0)
-        words.append(f"{symbol} {state.value} ", style=style)
+        symbol, style = STATE_LOOK.get(state, ("?", ""))
+        count = counts.get(state, 0)
+        words.append(f"{symbol} {state} ", style=style)
         words.append(f"{count}  ")
         symbols.append(f"{symbol} ", style=style)
         symbols.append(f"{count}  ")

@@ -20,8 +20,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
+from core.service.actions import availability
 from jarvis_tui.feed import RunView
-from jarvis_tui.run_actions import availability
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import steer_text
 from jarvis_tui.widgets.progress_stream import clock_of

@@ -71,6 +71,18 @@ class LinePane(Widget):
             self._pass_size = None
 
 
+def scroll_bindings(*, page_down: str = "pagedown") -> list[BindingType]:
+    """The keys every scrolled pane answers to (`ScrollPane`'s actions)."""
+    return [
+        Binding("up", "scroll_by(-1)", "Up", show=False),
+        Binding("down", "scroll_by(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding(page_down, "page(1)", "Page down", show=False),
+        Binding("home", "scroll_home", "Top", show=False),
+        Binding("end", "scroll_end", "Bottom", show=False),
+    ]
+
+
 class ScrollPane(LinePane):
     """Rows scrolled by keys and the wheel: a subclass gives `max_top` and may refine
     `scroll_to_row`; the actions and the wheel mean the same in every pane."""
@@ -110,7 +122,17 @@ class ScrollPane(LinePane):
 
 
 class SidewaysPane(ScrollPane):
-    """A `ScrollPane` whose lines are cut, not wrapped: left and right move along them."""
+    """A `ScrollPane` whose lines are cut, not wrapped: left and right move along them.
+
+    The keys of the diff and the log views, said once: up, down, the page keys (space pages
+    down), home, end, left and right.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *scroll_bindings(page_down="pagedown,space"),
+        Binding("left", "side(-1)", "Left", show=False),
+        Binding("right", "side(1)", "Right", show=False),
+    ]
 
     left = 0
     """The first column on screen."""
@@ -136,14 +158,7 @@ class TextPane(ScrollPane, can_focus=True):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "scroll_by(-1)", "Up", show=False),
-        Binding("down", "scroll_by(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = scroll_bindings()
 
     def __init__(
         self,

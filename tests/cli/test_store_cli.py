@@ -344,7 +344,7 @@ def test_dispatch_on_a_full_disk_is_an_io_error_not_a_verdict(
 def test_a_lock_held_past_the_busy_timeout_is_an_io_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jarvis_cli.runs as runs_cli
+    import jarvis_cli.opening as runs_cli
 
     ws = tmp_path / "ws"
     _workspace_with_a_run(ws)

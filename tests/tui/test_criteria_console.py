@@ -11,13 +11,14 @@ from rich.text import Text
 
 from core.criteria import run_criteria
 from core.lifecycle import STAGES, RunState, VerificationState
+from core.service.actions import availability
+from core.service.criteria import pending_commands
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.app import JarvisApp
 from jarvis_tui.commands import JarvisCommands
 from jarvis_tui.feed import RunView
 from jarvis_tui.modals.allow_command_dialog import AllowCommandDialog
 from jarvis_tui.modals.help_screen import HELP, HelpScreen
-from jarvis_tui.run_actions import availability, pending_commands
 from jarvis_tui.screens.main_screen import MainScreen
 from jarvis_tui.state_look import STATE_LOOK
 from jarvis_tui.widgets.gate_panel import GatePanel, render_gates

@@ -1,0 +1,46 @@
+"""The operator actions' verbs, built from the engine's registry (`core.service.actions`).
+
+Every `jarvis` command builds its parser, the console's and the host's included: this module
+loads the registry and nothing else (each verb's handler, `jarvis_cli.acting.run`, is imported
+when a verb runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from core.service.actions import ACTIONS
+
+Flags = Callable[..., None]
+
+
+def add_verbs(commands: Any, parser_class: type[argparse.ArgumentParser], flags: Flags) -> None:
+    """A subcommand of ``commands`` for each registered action with a verb.
+
+    Args:
+        commands: The command line's subparsers.
+        parser_class: The parser class to add (the command line's own).
+        flags: Adds the workspace flags of a command that acts (``flags(parser, acts=True)``).
+    """
+    for entry in ACTIONS.values():
+        if entry.verb is None:
+            continue
+        p = commands.add_parser(entry.verb, help=entry.verb_line)
+        assert isinstance(p, parser_class)
+        p.add_argument("run_id", metavar="RUN_ID")
+        for option in entry.options:
+            if option.flag is None:
+                p.add_argument(option.name, metavar=option.metavar or option.name.upper())
+            elif option.takes == "flag":
+                p.add_argument(option.flag, dest=option.name, action="store_true",
+                               help=option.help or None)  # fmt: skip
+            else:
+                p.add_argument(option.flag, dest=option.name, required=option.required,
+                               default=None, metavar=option.metavar,
+                               help=option.help or None)  # fmt: skip
+        p.add_argument("--expect-version", type=int, default=None, metavar="N",
+                       help=entry.expect_version_help)  # fmt: skip
+        flags(p, acts=True)
+        p.set_defaults(handler="acting.run", action=entry.name)
