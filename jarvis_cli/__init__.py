@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from core.service.errors import ServiceError, StoreError, as_store_error
@@ -410,7 +409,7 @@ def run(argv: Sequence[str]) -> int:
     except Exception as exc:
         # Every command that opens a store reports its faults with the store's path; this is
         # the last resort for one that escaped, still a sentence and an I/O error.
-        error = as_store_error(exc, Path("jarvis.db"))
+        error = as_store_error(exc)
         if error is None:
             raise
         return usage_error(error.code, error.message, as_json=as_json)

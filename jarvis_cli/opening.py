@@ -65,8 +65,7 @@ def open_store(args: argparse.Namespace, *, access: Access) -> Iterator[Fleet]:
     if fleet.created:
         write_error(f"jarvis: created a new workspace store at {fleet.location}.")
     try:
-        with fleet.faults():
-            yield fleet
+        yield fleet
     except StoreError as exc:
         raise UsageError(exc.code, exc.message) from None
     finally:

@@ -3,13 +3,11 @@
 `open_fleet` opens the store a workspace uses (`core.store.location`) the way a front end asks
 for it (`Access`); the `Fleet` it returns is all a front end holds: it never sees the store's
 interface, its backends or their drivers. A driver's fault while a fleet is in use comes out as
-the store's `StoreError` (`core.service.errors.store_faults`) where the front end wraps its use.
+the store's `StoreError`: its backends translate every driver's exception themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,7 +24,6 @@ from core.run_views import (
     table_rows,
 )
 from core.service.action_types import ActionRequest, Outcome
-from core.service.errors import store_faults
 from core.service.reads import FleetSummary, HostLine, Row, RunView
 from core.store.hosts import lease_state
 from core.store.location import open_store, store_location
@@ -90,12 +87,6 @@ class Fleet:
 
     def close(self) -> None:
         self._store.close()
-
-    @contextmanager
-    def faults(self) -> Iterator[None]:
-        """A driver's fault in the block as the store's `StoreError`."""
-        with store_faults(self.where):
-            yield
 
     # -- typed reads ------------------------------------------------------------------------------
 

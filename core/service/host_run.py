@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from core.host.fleet import HostNameHeld, HostNameTaken
 from core.host.host import Host, HostFailed
-from core.service.errors import store_faults
-from core.store.location import shown
 
 __all__ = ["Host", "HostFailed", "HostNameHeld", "HostNameTaken", "serve"]
 
@@ -19,5 +17,4 @@ def serve(host: Host) -> None:
             that escaped its loop included, named by the store it is).
         HostLockHeld, HostNameHeld, HostNameTaken, HostFailed: as `Host.run`.
     """
-    with store_faults(shown(host.store_at)):
-        host.run()
+    host.run()

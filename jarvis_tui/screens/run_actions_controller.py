@@ -79,8 +79,7 @@ class RunActionsController:
         its store here, so how a console opens one for writing is said once."""
         fleet = self._sync.feed.open_writer()
         try:
-            with fleet.faults():
-                yield fleet
+            yield fleet
         finally:
             fleet.close()
 

@@ -35,7 +35,6 @@ from textual.worker import WorkerState
 
 from core.service.changes import ChangeListener, listener_for
 from core.service.errors import LASTING, as_store_error
-from core.service.workspace import shown_location
 from jarvis_tui.feed import FeedRead, HostLine, StoreFeed
 from jarvis_tui.messages import RunViewReceived, StoreChanged, StreamHistoryReceived
 from jarvis_tui.safe_text import inert
@@ -343,9 +342,7 @@ class StoreSync:
         lock too long) is said once and read again; the header's read time stops meanwhile.
         """
         # Found while opening the store for the read, or met while reading it.
-        problem = (
-            None if error is None else as_store_error(error, shown_location(self.feed.location))
-        )
+        problem = None if error is None else as_store_error(error)
         if problem is not None and problem.code in LASTING:
             return [Leave(2, Text(f"jarvis: {inert(problem.message)}"))]
         text = problem.message if problem is not None else f"Reading the store failed: {error}"
