@@ -38,7 +38,6 @@ from core.host.ingest import Ingestor
 from core.host.openclaw import gate_finished_results, ingest_requests
 from core.host.openclaw import requests_dir as openclaw_requests_dir
 from core.host.openclaw import results_dir as openclaw_results_dir
-from core.host.outcomes import record_completion, record_failure
 from core.host.steering import deliver_pending, expire_steers
 from core.intake import submit_dispatch
 from core.ipc.files import atomic_write_json
@@ -48,6 +47,7 @@ from core.lifecycle import Action, stage_of
 from core.moves import host_move
 from core.operator_actions import ActionResult, approve, cancel, override, retry, steer
 from core.store.sqlite_store import SqliteStore
+from core.verdicts import record_completion, record_failure
 from core.worker_logs import attempt_dir
 from core.workspace import Workspace
 from jarvis_sim.demo_tasks import TASKS, WORKER_LANES, DemoTask, build_dispatch

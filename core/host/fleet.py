@@ -34,11 +34,11 @@ from pathlib import Path
 
 from core.host.faults import io_fault
 from core.host.lock import pid_alive
-from core.host.outcomes import fail_running
 from core.lifecycle import RunState
 from core.store.api import RunStore
 from core.store.hosts import Renewal
 from core.store.sqlite_store import iso
+from core.verdicts import fail_running
 
 log = logging.getLogger(__name__)
 
