@@ -17,6 +17,7 @@ from core.store.faults import database_errors
 from core.store.location import shown, store_location
 from core.store.opening import StoreError, fault
 from core.workspace import DEFAULT_DIR, ENV_VAR, Workspace, WorkspaceError, lane_problem
+from jarvis_cli.defaults import load_host_config
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import InertLogFormatter, emit_json, escape, write_error
 
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         return stop(args)
     try:
         workspace = Workspace.resolve(args.workspace)
-        config = load_config(workspace.root, force_poll=args.poll)
+        config = load_host_config(workspace.root, force_poll=args.poll)
     except (WorkspaceError, ConfigError) as exc:
         raise UsageError("host_unusable", str(exc)) from None
     log = logging.StreamHandler(sys.stderr)

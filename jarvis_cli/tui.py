@@ -15,6 +15,7 @@ from core.host.launcher import START_TIMEOUT_S, HostLaunchError, LaunchedHost, e
 from core.store.location import ENV_VAR, is_postgres, open_store, store_location
 from core.store.opening import StoreError
 from core.workspace import Workspace, WorkspaceError
+from jarvis_cli.defaults import host_command
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import write_error
 
@@ -86,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
         env = {**os.environ, ENV_VAR: args.db} if args.db else None
         try:
             launched = ensure_host(
-                workspace, timeout_s=host_start_timeout(workspace.db_path), env=env
+                workspace,
+                command=host_command(workspace.root),
+                timeout_s=host_start_timeout(workspace.db_path),
+                env=env,
             )
         except HostLaunchError as exc:
             # Its first line is the sentence; the rest is the end of the host's log.

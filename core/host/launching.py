@@ -34,6 +34,10 @@ log = logging.getLogger("jarvis.host")
 
 #: Queued runs read per tick, at most, to choose which to claim.
 QUEUED_READ = 200
+NO_WORKER = (
+    "the worker did not start: no worker program is configured for its lane ([workers] "
+    "command, or a profile), and this host was given no default worker"
+)
 
 
 class Launching:
@@ -146,7 +150,11 @@ class Launching:
         shared = self.shared
         config, root = shared.config, shared.workspace.root
         run_id, lane = str(run["run_id"]), str(run["lane"])
-        command = program_from(config.worker_command(lane), root)
+        configured = config.worker_command(lane)
+        if configured is None:
+            record_failure(shared.store, run_id, "start_failed", NO_WORKER)
+            return False
+        command = program_from(configured, root)
         stdin: bytes | None = None
         frames: FrameDecoder | None = None
         try:
