@@ -138,7 +138,7 @@ def record_failure(store: RunStore, run_id: str, kind: str, message: str) -> Row
     """
     with store.transaction() as tx:
         run = tx.get_run(run_id)
-        if run is None or run["state"] != RunState.RUNNING:
+        if run is None or RunState(run["state"]) is not RunState.RUNNING:
             return None
         return fail_running(tx, run, kind, message)
 

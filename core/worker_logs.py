@@ -315,7 +315,7 @@ def _held_elsewhere(store: RunStore, run: Row, root: Path) -> LogRefusal | None:
 def attempt_is_running(store: RunStore, log: LogFiles) -> bool:
     """Whether the attempt ``log`` belongs to is the run's current one and still running."""
     run = store.get_run(log.run_id)
-    if run is None or run["state"] != RunState.RUNNING.value:
+    if run is None or RunState(run["state"]) is not RunState.RUNNING:
         return False
     return int(run["retry_count"] or 0) + 1 == log.attempt
 

@@ -172,7 +172,7 @@ class Fleet:
         running = [
             run_id
             for run_id, state in self.store.states_of(ids).items()
-            if state == RunState.RUNNING.value
+            if RunState(state) is RunState.RUNNING
         ]
         if not running:
             return None

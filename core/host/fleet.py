@@ -149,7 +149,7 @@ class Lease:
                     if not _still_lost(tx.host(name), lost["incarnation"], tx.now):
                         break  # it came back (or another host finished): nothing more here
                     fresh = tx.get_run(run["run_id"])
-                    if fresh is None or fresh["state"] != RunState.RUNNING.value:
+                    if fresh is None or RunState(fresh["state"]) is not RunState.RUNNING:
                         continue
                     if fresh["host"] != name:
                         continue

@@ -130,7 +130,7 @@ class Launching:
                                f"the worker did not start: {why}")  # fmt: skip
             else:
                 current = store.get_run(run_id)
-                running = current is not None and current["state"] == RunState.RUNNING
+                running = current is not None and RunState(current["state"]) is RunState.RUNNING
                 # Already launched when a storage fault interrupted this after the start.
                 if current is not None and running and run_id not in self.shared.workers:
                     checkouts.record_made(store, job, result)

@@ -57,7 +57,7 @@ class Supervision:
             run_id
             for run_id, worker in shared.workers.items()
             if (row := current.get(run_id)) is None
-            or row["state"] != RunState.RUNNING
+            or RunState(row["state"]) is not RunState.RUNNING
             or row["host"] not in (None, shared.name)
             or int(row["retry_count"]) + 1 != worker.attempt
         }

@@ -40,7 +40,7 @@ def check_completion(
     """The git gates for a worker's output; None when the run is no longer running. A run in a
     configured repository has its work taken into it (`core.repos.run_check`)."""
     run = store.get_run(run_id)
-    if run is None or run["state"] != RunState.RUNNING:
+    if run is None or RunState(run["state"]) is not RunState.RUNNING:
         return None
     attempt = int(run["retry_count"]) + 1
     made = records.attempt_git(store, run_id, attempt)
