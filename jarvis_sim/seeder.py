@@ -37,7 +37,8 @@ from core.worker_logs import attempt_dir
 from core.workspace import Workspace
 from jarvis_sim.demo_tasks import TASKS, WORKER_LANES, DemoTask, build_dispatch
 from jarvis_sim.samples import samples_dir
-from jarvis_sim.simworker import Step, build_completion, build_plan, read_task, write_checkout
+from jarvis_sim.sim_task import Step, read_task
+from jarvis_sim.sim_work import build_completion, build_plan, write_checkout
 
 #: Who acted in the seeded history (role accounts, as a shared console would show them).
 OPERATORS = ("oncall", "release-lead", "qa-lead")
