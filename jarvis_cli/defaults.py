@@ -25,7 +25,8 @@ def load_host_config(workspace_root: Path, *, force_poll: bool = False) -> HostC
     Raises:
         ConfigError: the file is not TOML or breaks the schema.
     """
-    from core.host.config import DefaultWorker, load_config
+    from core.host.config import load_config
+    from core.host.worker_profiles import DefaultWorker
 
     default = DefaultWorker(worker_command.command(), worker_command.FORMER_MODULES)
     return load_config(workspace_root, force_poll=force_poll, default_worker=default)

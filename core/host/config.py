@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -36,6 +35,7 @@ from core.contracts.repositories import (
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
 from core.host.worker_profiles import (
     RESERVED,
+    DefaultWorker,
     LaneConfig,
     Sandbox,
     WorkerProfile,
@@ -422,25 +422,6 @@ class HostConfig(BaseModel):
 
 class ConfigError(Exception):
     """The configuration file is unusable; ``str()`` lists every problem."""
-
-
-@dataclass(frozen=True)
-class DefaultWorker:
-    """The worker a front end supplies for the lanes ``jarvis.toml`` gives no program: its
-    command, and the modules it was once known by. The engine names no program of its own:
-    ``jarvis host`` passes the simulated worker."""
-
-    command: tuple[str, ...]
-    moved: Mapping[str, str] = field(default_factory=dict)
-    """Old module names, by the name each has now: a ``-m OLD`` in a configured command runs
-    ``-m NEW``, so a ``jarvis.toml`` written before a module moved keeps working."""
-
-    def renamed(self, command: list[str]) -> list[str]:
-        """``command`` with a ``-m MODULE`` that moved naming the module where it is now."""
-        return [
-            self.moved.get(word, word) if i and command[i - 1] == "-m" else word
-            for i, word in enumerate(command)
-        ]
 
 
 def with_default_worker(config: HostConfig, default: DefaultWorker) -> HostConfig:

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -174,6 +176,25 @@ class WorkerProfile(BaseModel):
         if self.agent in RUN_AS_GIVEN:
             return self.executable()
         return [sys.executable, "-m", "core.agents.runner", "--profile", name]
+
+
+@dataclass(frozen=True)
+class DefaultWorker:
+    """The worker a front end supplies for the lanes ``jarvis.toml`` gives no program: its
+    command, and the modules it was once known by. The engine names no program of its own:
+    ``jarvis host`` passes the simulated worker."""
+
+    command: tuple[str, ...]
+    moved: Mapping[str, str] = field(default_factory=dict)
+    """Old module names, by the name each has now: a ``-m OLD`` in a configured command runs
+    ``-m NEW``, so a ``jarvis.toml`` written before a module moved keeps working."""
+
+    def renamed(self, command: list[str]) -> list[str]:
+        """``command`` with a ``-m MODULE`` that moved naming the module where it is now."""
+        return [
+            self.moved.get(word, word) if i and command[i - 1] == "-m" else word
+            for i, word in enumerate(command)
+        ]
 
 
 class LaneConfig(BaseModel):
