@@ -131,14 +131,6 @@ class Host:
         self.shared.opened = store
 
     @property
-    def ingestor(self) -> Ingestor | None:
-        return self.inbox.ingestor
-
-    @ingestor.setter
-    def ingestor(self, ingestor: Ingestor | None) -> None:
-        self.inbox.ingestor = ingestor
-
-    @property
     def workers(self) -> dict[str, WorkerProcess]:
         return self.shared.workers
 
@@ -185,7 +177,7 @@ class Host:
             raise
         self.store = store
         self.layout.errors_dir.mkdir(parents=True, exist_ok=True)
-        self.ingestor = Ingestor(
+        self.inbox.ingestor = Ingestor(
             store,
             self.layout,
             on_progress=self.supervision.touch,

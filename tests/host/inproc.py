@@ -37,7 +37,7 @@ def host_in_process(root: Path, *run_ids: str, config: str = "") -> Iterator[Hos
         (workspace.root / "jarvis.toml").write_text(config)
     host = Host(workspace, load_config(workspace.root))
     host.store = SqliteStore(workspace.db_path)
-    host.ingestor = Ingestor(host.store, host.layout)
+    host.inbox.ingestor = Ingestor(host.store, host.layout)
     host.layout.errors_dir.mkdir(parents=True, exist_ok=True)
     for run_id in run_ids:
         result = submit_dispatch(
