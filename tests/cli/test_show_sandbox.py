@@ -39,7 +39,9 @@ def test_show_says_a_run_ran_unconfined(tmp_path: Path) -> None:
     boxed = jarvis("show", "r-boxed", "--workspace", ws)
     assert boxed.code == 0 and "unconfined" not in boxed.stdout, boxed.stdout
     assert any(line.split() == ["sandbox", "bwrap"] for line in boxed.stdout.splitlines())
-    assert jarvis("show", "r-boxed", "--json", "--workspace", ws).json()["run"]["sandbox"] == "bwrap"
+    assert (
+        jarvis("show", "r-boxed", "--json", "--workspace", ws).json()["run"]["sandbox"] == "bwrap"
+    )
 
 
 def test_the_gate_panel_says_a_run_ran_unconfined() -> None:
