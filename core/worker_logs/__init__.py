@@ -22,6 +22,9 @@ as last drawn (`core.text.as_a_terminal_leaves_it`), its secrets masked (`mask_s
 private key's body by the markers around it) and at most `MAX_LINE_CHARS` characters, a longer
 one cut with a marker that says how long it was. It is still worker text: `shown_line` makes
 it inert for a terminal, and JSON escapes it by itself.
+
+Three modules: `files` (where, writing, finding), `lines` (shaping, the files opened together)
+and `reading` (from the end, following); what they offer is imported from here.
 """
 
 from __future__ import annotations
