@@ -20,6 +20,7 @@ from core.service.workspace import (
     lane_problem,
     store_location,
 )
+from jarvis_cli.defaults import load_host_config
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import InertLogFormatter, emit_json, escape, write_error
 
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         return stop(args)
     try:
         workspace = Workspace.resolve(args.workspace)
-        config = load_config(workspace.root, force_poll=args.poll)
+        config = load_host_config(workspace.root, force_poll=args.poll)
     except (WorkspaceError, ConfigError) as exc:
         raise UsageError("host_unusable", str(exc)) from None
     log = logging.StreamHandler(sys.stderr)

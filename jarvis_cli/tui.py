@@ -21,6 +21,7 @@ from core.service.workspace import (
     is_postgres,
     store_location,
 )
+from jarvis_cli.defaults import host_command
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import write_error
 
@@ -92,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
         env = {**os.environ, STORE_ENV_VAR: args.db} if args.db else None
         try:
             launched = ensure_host(
-                workspace, timeout_s=host_start_timeout(workspace.db_path), env=env
+                workspace,
+                command=host_command(workspace.root),
+                timeout_s=host_start_timeout(workspace.db_path),
+                env=env,
             )
         except HostLaunchError as exc:
             # Its first line is the sentence; the rest is the end of the host's log.

@@ -16,10 +16,10 @@ from core.service.setup import (
     SandboxUnavailable,
     check_program,
     choose,
-    load_config,
     probe,
 )
 from core.service.workspace import Workspace, WorkspaceError
+from jarvis_cli.defaults import load_host_config
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import console, emit_json, escape
 
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     except WorkspaceError as exc:
         raise UsageError(exc.code, str(exc)) from None
     try:
-        config = load_config(root)
+        config = load_host_config(root)
     except ConfigError as exc:
         raise UsageError("config_unusable", str(exc)) from None
     lanes_of: dict[str, list[str]] = {}
@@ -42,9 +42,10 @@ def run(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     default = config.workers.default
     found = probe()
-    if default is None:
-        check = check_program(config.workers.command, cwd=root)
-        row = _row(PLAIN, "command", config.workers.command, None, [], True, check)
+    command = config.workers.command
+    if default is None and command is not None:  # the command line gives a default: never None
+        check = check_program(command, cwd=root)
+        row = _row(PLAIN, "command", command, None, [], True, check)
         rows.append({**row, **_sandbox(config.workers.sandbox, found)})
     for name, profile in sorted(config.workers.profiles.items()):
         check = check_program(profile.executable(), cwd=root)

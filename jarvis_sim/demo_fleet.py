@@ -44,7 +44,7 @@ from typing import Any
 from core.ipc.files import atomic_write_json
 from core.ipc.layout import IpcLayout
 from core.lifecycle import RunState
-from core.store.sqlite_store import SqliteStore
+from core.store.location import open_store
 from core.workspace import Workspace, WorkspaceError
 from jarvis_sim.demo_tasks import TASKS, WORKER_LANES, build_dispatch
 
@@ -97,7 +97,7 @@ class Fleet:
         self.layout = IpcLayout(Workspace(self.root).ipc_dir)
         for source in set(SOURCES):
             self.layout.ensure_lane(source)
-        self.store = SqliteStore(Workspace(self.root).db_path)
+        self.store = open_store(Workspace(self.root).db_path)
 
     def close(self) -> None:
         self.store.close()
@@ -172,7 +172,7 @@ class Fleet:
         running = [
             run_id
             for run_id, state in self.store.states_of(ids).items()
-            if state == RunState.RUNNING.value
+            if RunState(state) is RunState.RUNNING
         ]
         if not running:
             return None

@@ -36,22 +36,16 @@ import contextlib
 import json
 import os
 import random
-import re
 import signal
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from types import FrameType
 from typing import Any, TextIO
 
-from core.contracts.dispatch import P0_COMPLETION_FIELDS, PR_FIELDS, evidence_required
-from core.contracts.names import relative_path_problem
-from core.contracts.screenshot_ban import mentions_screenshot
 from core.ipc.worker_env import (
     OUTPUT_END,
     OUTPUT_START,
@@ -61,42 +55,17 @@ from core.ipc.worker_env import (
     load_worker_config,
     write_json_atomic,
 )
-from core.repos.git import GitError, git
+from core.repos.git import GitError
+from jarvis_sim.sim_task import SCENARIOS, Step, clip, read_task, scenario_of
+from jarvis_sim.sim_work import (
+    Outcome,
+    build_completion,
+    build_plan,
+    commit_work,
+    repository_of,
+    write_checkout,
+)
 
-SCENARIOS = (
-    "ok",
-    "slow",
-    "fail_contract",
-    "crash",
-    "hang",
-    "verify_fail",
-    "lie_files",
-    "lie_unclaimed",
-    "lie_commit",
-    "stale_commit",
-    "uncommitted",
-    "leak_secret",
-)
-#: Scenarios whose completion lies about the repository (or whose commit leaks a key); the git
-#: gates catch each.
-LIES = frozenset(
-    {"lie_files", "lie_unclaimed", "lie_commit", "stale_commit", "uncommitted", "leak_secret"}
-)
-#: AWS's documented example key: what a careless worker's commit leaks in ``leak_secret``.
-EXAMPLE_AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
-#: Who the simulated worker's commits are by.
-SIM_IDENTITY = {
-    "GIT_AUTHOR_NAME": "Jarvis simulated worker",
-    "GIT_AUTHOR_EMAIL": "simworker@localhost",
-    "GIT_COMMITTER_NAME": "Jarvis simulated worker",
-    "GIT_COMMITTER_EMAIL": "simworker@localhost",
-}
-#: Files a changelog or backlog criterion names (the extractor's lists, and the document's).
-CHANGELOG_NAMES = frozenset(
-    {"CHANGELOG.md", "CHANGES.md", "HISTORY.md", "CHANGELOG.rst", "NEWS.md"}
-)
-BACKLOG_NAMES = frozenset({"BACKLOG.md", "TODO.md", "backlog.md", "todo.md"})
-DEFAULT_SCENARIO = "ok"
 DEFAULT_INTERVAL_MS = (100, 500)
 
 EXIT_OK = 0
@@ -108,51 +77,6 @@ EXIT_USAGE = 2
 POLL_SECONDS = 0.05
 #: Steer files bigger than the host's own IPC size cap are not steers; ignore them.
 MAX_STEER_BYTES = 64 * 1024
-#: Operators read summaries on one line; a long steer message is cut rather than flooding it.
-MAX_SUMMARY_CHARS = 400
-
-_SCENARIO_TOKEN = re.compile(r"\bsim:([a-z_]+)")
-_PATH_TOKEN = re.compile(r"[\w.-]+(?:/[\w.-]+)+")
-_TEST_RUNNERS = {"pytest", "jest", "vitest", "tox", "nox"}
-_LINTERS = {"ruff", "mypy", "eslint", "flake8", "pylint", "tsc", "black", "prettier"}
-_COMMANDS = {"npm", "yarn", "pnpm", "npx", "make", "cargo", "go", "python", "python3", "uv", "node"}
-_JS_HINTS = ("npm ", "yarn ", "pnpm ", ".tsx", ".ts", ".jsx", ".js", ".css", "dashboard")
-_STOP_WORDS = frozenset(
-    """about after again also keep keeps make sure that their them then there these they this
-    those what when where which while with from into onto over under each exactly once only
-    should must would could does create continue move rename visible change changes section
-    succeeds lists names counts runs public module new text shows that when without""".split()
-)
-_EDIT_NOTES = (
-    "tightened the edge case",
-    "extracted a helper",
-    "updated the call sites",
-    "added a regression test",
-    "renamed for clarity",
-    "removed dead code",
-    "handled the empty case",
-    "documented the behaviour",
-)
-_DOC_NOTES = (
-    "added the section",
-    "reworded the introduction",
-    "fixed the examples",
-    "added the missing steps",
-)
-_DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
-_RISKS = (
-    "low: the change is small and covered by the acceptance tests",
-    "low: behaviour outside the touched module is unchanged",
-    "medium: touches a shared code path; the acceptance tests cover it",
-)
-_BROWSER_TOOLS = (
-    "navigate_page",
-    "take_snapshot",
-    "evaluate_script",
-    "click",
-    "list_console_messages",
-    "list_network_requests",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,458 +123,6 @@ def load_config(env: Mapping[str, str]) -> Config:
         seed=seed,
         events=int(raw_events) if raw_events else None,
     )
-
-
-def scenario_of(dispatch: Mapping[str, Any]) -> tuple[str, str | None]:
-    """The scenario a dispatch asks for, and the unknown name it asked for instead, if any."""
-    text = _task_text(dispatch)
-    match = _SCENARIO_TOKEN.search(text)
-    if match is None:
-        return DEFAULT_SCENARIO, None
-    name = match.group(1)
-    if name not in SCENARIOS:
-        return DEFAULT_SCENARIO, name
-    return name, None
-
-
-def _task_text(dispatch: Mapping[str, Any]) -> str:
-    # A dispatch record (the other dispatch format) names its task "task", not "input".
-    for key in ("input", "task"):
-        value = dispatch.get(key)
-        if isinstance(value, str):
-            return value
-    return ""
-
-
-def _clip(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One progress event to emit."""
-
-    phase: str
-    summary: str
-    tool_used: str | None = None
-
-
-@dataclass(slots=True)
-class Task:
-    """What the simulated worker makes of its dispatch: the words, the files, the tests."""
-
-    run_id: str
-    branch: str
-    repo: str
-    text: str
-    tests: list[str]
-    asked: list[str]
-    """Paths the task itself names (in its input or acceptance criteria)."""
-    files: list[str]
-    """Every file a complete piece of work would change; ``asked`` first."""
-    javascript: bool
-    keyword: str
-    component: str
-    evidence: bool
-    required: list[str] = field(default_factory=list)
-
-
-def _unique(items: Iterable[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for item in items:
-        seen.setdefault(item, None)
-    return list(seen)
-
-
-def _paths_in(text: str) -> Iterator[str]:
-    for token in text.split():
-        token = token.strip("'\"`()[]{},;:").rstrip(".")
-        if not _PATH_TOKEN.fullmatch(token):
-            continue
-        parts = token.split("/")
-        # Only relative paths to files that stay inside the repository look like a task's target.
-        if ".." in parts or "." not in parts[-1].strip("."):
-            continue
-        yield token
-
-
-#: Criteria about bookkeeping files rather than the change itself.
-_BOOKKEEPING = frozenset({"changelog_updated", "backlog_updated"})
-
-
-def _criteria_paths(criteria: Any, *, bookkeeping: bool) -> Iterator[str]:
-    """Paths the criteria name: the bookkeeping ones (changelog, backlog) or the others."""
-    if not isinstance(criteria, list | tuple):
-        return
-    for criterion in criteria:
-        if isinstance(criterion, dict) and (criterion.get("type") in _BOOKKEEPING) == bookkeeping:
-            path = criterion.get("path")
-            if isinstance(path, str) and relative_path_problem(path) is None:
-                yield path
-
-
-def _strings_or_dicts(value: Any) -> list[Any]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def read_task(
-    dispatch: Mapping[str, Any],
-    fallback_run_id: str,
-    criteria: Sequence[Mapping[str, Any]] = (),
-) -> Task:
-    """Derive a plausible piece of work from a dispatch, read defensively.
-
-    ``criteria`` are the run's acceptance criteria (``JARVIS_CRITERIA``): the files they name
-    are part of the work, and a changelog or backlog they ask for is kept up to date.
-    """
-    raw_text = _task_text(dispatch)
-    text = " ".join(_SCENARIO_TOKEN.sub("", raw_text).split()) or "the assigned task"
-    tests = _strings(dispatch.get("acceptance_tests"))
-    given = [*_strings_or_dicts(dispatch.get("acceptance_criteria")), *criteria]
-    asked = _unique([*_paths_in(text), *_criteria_paths(given, bookkeeping=False)])
-    bookkeeping = _unique(_criteria_paths(given, bookkeeping=True))
-    test_paths = _unique(p for t in tests for p in _paths_in(t))
-    blob = " ".join([text, *tests, *asked]).lower()
-    javascript = any(hint in blob for hint in _JS_HINTS)
-
-    path_free = " ".join(w for w in text.split() if "/" not in w)
-    words = _unique(
-        w for w in re.findall(r"[a-z]+", path_free.lower()) if len(w) >= 4 and w not in _STOP_WORDS
-    )[:2] or ["task"]
-    keyword = "_".join(words)
-    component = "".join(w.capitalize() for w in words)
-    repo = dispatch.get("repo") if isinstance(dispatch.get("repo"), str) else None
-    package = (repo or "app/app").rsplit("/", 1)[-1].replace("-", "_").replace(".", "_")
-    if javascript:
-        generated = [f"src/components/{component}.tsx", f"src/components/{component}.test.tsx"]
-    else:
-        tests_file = next((p for p in test_paths if p.endswith(".py")), f"tests/test_{keyword}.py")
-        generated = [f"src/{package}/{keyword}.py", tests_file]
-    run_id = dispatch.get("run_id")
-    run_id = run_id if isinstance(run_id, str) else fallback_run_id
-    branch = dispatch.get("branch")
-    contract = dispatch.get("output_contract")
-    required = _strings(contract.get("required_fields")) if isinstance(contract, dict) else []
-    return Task(
-        run_id=run_id,
-        branch=branch if isinstance(branch, str) else f"jarvis-{run_id}",
-        repo=repo if repo and _PATH_TOKEN.fullmatch(repo) else "example/app",
-        text=text,
-        tests=tests,
-        asked=asked,
-        # A task that names its files is about those files; otherwise invent plausible ones.
-        files=_unique(
-            [*asked, *test_paths, *bookkeeping]
-            if asked
-            else [*generated, *test_paths, *bookkeeping]
-        ),
-        javascript=javascript,
-        keyword=keyword,
-        component=component,
-        evidence=evidence_required(dispatch) or "browser_evidence" in required,
-        required=required,
-    )
-
-
-def _test_kind(test: str) -> str:
-    """``runner``, ``linter``, ``command``, or ``prose`` (an assertion checked, not run)."""
-    words = test.split()
-    head = words[0] if words else ""
-    if head in _TEST_RUNNERS or (head in _COMMANDS and "test" in test):
-        return "runner"
-    if head in _LINTERS or (head in _COMMANDS and "lint" in test):
-        return "linter"
-    return "command" if head in _COMMANDS else "prose"
-
-
-def _test_outcome(test: str, rng: random.Random) -> str:
-    """What running one acceptance test reports."""
-    kind = _test_kind(test)
-    if kind == "runner":
-        return f"{test}: {rng.randint(4, 60)} passed"
-    if kind == "linter":
-        return f"{test}: no issues"
-    return f"{test}: ok" if kind == "command" else f"verified: {test}"
-
-
-def _edit(path: str, rng: random.Random) -> Step:
-    notes = _DOC_NOTES if path.endswith(_DOC_SUFFIXES) else _EDIT_NOTES
-    return Step("editing", f"editing {path}: {rng.choice(notes)}", "edit")
-
-
-def _runnable(task: Task) -> str:
-    """The test command the worker runs while it works."""
-    for test in task.tests:
-        if _test_kind(test) == "runner":
-            return test
-    return "npm test" if task.javascript else "pytest -q"
-
-
-@dataclass(slots=True)
-class Outcome:
-    """The completion a scenario ends with, and what the worker says about it."""
-
-    completion: dict[str, Any]
-    note: str
-    """For the last progress summary and the completion's own ``summary``."""
-
-
-def _file_text(name: str, task: Task, today: str) -> tuple[str, bool]:
-    """What the simulated change leaves in ``name``, and whether it is appended (a log).
-
-    Each file gets what its kind holds: a changelog a dated entry, a backlog a ticked item,
-    Python a module (or a passing test) that a linter accepts, other code a line of its own
-    syntax. So a checklist run in the checkout (tests, lint, changelog, backlog) can pass.
-    """
-    base = name.rsplit("/", 1)[-1]
-    stem, _, suffix = base.lower().rpartition(".")
-    summary = _clip(task.text, 160)
-    if base in CHANGELOG_NAMES:
-        return f"\n## {today}\n\n- {summary}\n", True
-    if base in BACKLOG_NAMES:
-        return f"- [x] {summary}\n", True
-    if suffix == "py":
-        doc = f'"""Simulated change for run {task.run_id}."""\n\n\n'
-        if stem.startswith("test_") or stem.endswith("_test"):
-            check = f"assert len({task.run_id!r}) == {len(task.run_id)}"
-            return doc + f"def test_{task.keyword}() -> None:\n    {check}\n", False
-        return doc + f"def simulated_{task.keyword}() -> str:\n    return {task.run_id!r}\n", False
-    if suffix in ("ts", "tsx", "js", "jsx", "mjs", "cjs"):
-        return f"export const simulatedChange = {json.dumps(task.run_id)};\n", False
-    if suffix == "json":
-        return json.dumps({"simulated_change": task.run_id}) + "\n", False
-    if suffix in ("go", "rs", "java", "kt", "c", "h", "cpp", "cs", "swift"):
-        return f"// simulated change for run {task.run_id}\n", False
-    if suffix in ("toml", "yaml", "yml", "sh", "cfg", "ini", "rb"):
-        return f"# simulated change for run {task.run_id}\n", False
-    return f"Simulated change for run {task.run_id}: {summary}\n", False
-
-
-def write_checkout(checkout: str | None, completion: Mapping[str, Any], task: Task) -> None:
-    """Leave in the run's checkout (``JARVIS_CHECKOUT``) the files the completion says changed,
-    so the host's verification checks real files: ``verify_fail`` leaves out what was asked.
-
-    Each file holds what its kind would (`_file_text`); a changelog or backlog gets an entry
-    appended. Paths that are absolute or climb out are skipped, never written.
-    """
-    if not checkout:
-        return
-    root = Path(checkout).resolve()
-    today = datetime.now(UTC).date().isoformat()
-    for name in completion.get("files_changed") or []:
-        if not isinstance(name, str) or name.startswith(("/", "~")) or ".." in Path(name).parts:
-            continue
-        target = (root / name).resolve()
-        if not target.is_relative_to(root):
-            continue
-        text, append = _file_text(name, task, today)
-        # A file the repository already has is added to, as an edit would, not replaced.
-        grows = append or target.is_file()
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("a" if grows else "w", encoding="utf-8") as out:
-                out.write(text if append or not grows else f"\n{text}")
-        except OSError:
-            continue  # a file that cannot be written is simply missing at verification
-
-
-def _repository(checkout: str | None) -> Path | None:
-    """The checkout, when it is the root of a git work tree (a worktree the host made)."""
-    if not checkout:
-        return None
-    root = Path(checkout)
-    try:
-        top = git(["rev-parse", "--show-toplevel"], cwd=root, check=False).out.strip()
-    except GitError:
-        return None
-    return root if top and Path(top).resolve() == root.resolve() else None
-
-
-def _commit(repo: Path, message: str) -> str:
-    git(["add", "--all", "--", "."], cwd=repo)
-    commit = ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", message]
-    git(commit, cwd=repo, env=SIM_IDENTITY)
-    return git(["rev-parse", "HEAD"], cwd=repo).out.strip()
-
-
-def commit_work(
-    repo: Path, completion: dict[str, Any], task: Task, scenario: str, rng: random.Random
-) -> str:
-    """Make the change in the worktree and commit it; cite in ``completion`` what the scenario
-    says (the truth, or one of the `LIES`). Returns what it did, for the summary."""
-    claimed = list(completion.get("files_changed") or [])
-    touched = list(claimed)
-    note = ""
-    if scenario == "lie_files":
-        ghost = f"docs/{task.keyword}-notes.md"
-        claimed.append(ghost)
-        note = f"claims {ghost}, which it did not touch"
-    elif scenario == "lie_unclaimed":
-        extra = f"scripts/{task.keyword}_helper.py"
-        touched.append(extra)
-        note = f"changed {extra} without claiming it"
-    write_checkout(str(repo), {"files_changed": touched}, task)
-    if scenario == "leak_secret":
-        settings = "config/settings.py"
-        (repo / "config").mkdir(exist_ok=True)
-        (repo / settings).write_text(f'AWS_ACCESS_KEY_ID = "{EXAMPLE_AWS_KEY}"\n')
-        claimed.append(settings)
-        note = f"committed an access key in {settings}"
-    sha = _commit(repo, f"{_clip(task.text, 60)}\n\nRun {task.run_id}.")
-    if scenario == "stale_commit":
-        (repo / f".{task.keyword}-followup").write_text(f"follow-up for {task.run_id}\n")
-        claimed.append(f".{task.keyword}-followup")
-        _commit(repo, f"Follow-up for run {task.run_id}")
-        note = f"cites {sha[:12]}, its first commit, not the head"
-    elif scenario == "lie_commit":
-        sha = f"{rng.getrandbits(160):040x}"
-        note = f"cites {sha[:12]}, a commit that does not exist"
-    elif scenario == "uncommitted":
-        (repo / f"{task.keyword}.draft").write_text(f"draft left by {task.run_id}\n")
-        note = f"left {task.keyword}.draft uncommitted"
-    completion["commit_sha"] = sha
-    completion["files_changed"] = claimed
-    return note
-
-
-def build_completion(
-    dispatch: Mapping[str, Any], task: Task, scenario: str, rng: random.Random
-) -> Outcome:
-    """The completion for ``scenario``: valid for ok/slow/verify_fail, broken for fail_contract."""
-    sha = f"{rng.getrandbits(48):012x}"[: rng.randint(7, 12)]
-    files = list(task.files)
-    note = f"changed {len(files)} file(s); acceptance tests pass"
-    if scenario == "verify_fail":
-        omitted = task.asked or files[:1]
-        files = [f for f in files if f not in omitted] or ["README.md"]
-        why = "which the task asked for" if task.asked else "which the change needs"
-        note = f"changed {', '.join(files)}; left out {', '.join(omitted)}, {why}"
-    completion: dict[str, Any] = {
-        "run_id": task.run_id,
-        "branch": task.branch,
-        "commit_sha": sha,
-        "files_changed": files,
-        "test_result": "; ".join(_test_outcome(t, rng) for t in task.tests)
-        or f"{_runnable(task)}: {rng.randint(4, 60)} passed",
-        "risk": rng.choice(_RISKS),
-    }
-    if "pr_skipped_reason" in task.required and "pr_url" not in task.required:
-        completion["pr_skipped_reason"] = (
-            "the dispatch asks for no pull request; the branch is pushed for review"
-        )
-    else:
-        completion["pr_url"] = f"https://github.com/{task.repo}/pull/{rng.randint(10, 999)}"
-    for name in task.required:
-        if name in completion or name in P0_COMPLETION_FIELDS or name in PR_FIELDS:
-            continue
-        if name == "session_id":
-            given = dispatch.get("session_id")
-            completion[name] = (
-                given if isinstance(given, str) else f"sess-{rng.getrandbits(32):08x}"
-            )
-        elif name != "browser_evidence":
-            completion[name] = f"{name.replace('_', ' ')}: see the summary"
-    if "session_id" not in completion and isinstance(dispatch.get("session_id"), str):
-        completion["session_id"] = dispatch["session_id"]
-    if task.evidence:
-        completion["browser_evidence"] = _browser_evidence(task, rng)
-    if scenario == "fail_contract":
-        note = _break_a_gate(completion, rng)
-    completion["summary"] = f"{task.text[:120]} — {note}"
-    return Outcome(completion, note)
-
-
-def _browser_evidence(task: Task, rng: random.Random) -> dict[str, Any]:
-    port = rng.choice((3000, 4173, 5173, 8000, 8080))
-    base_url = f"http://127.0.0.1:{port}/"
-    # A prose acceptance test is a browser assertion; the screenshot filter is belt and braces
-    # (a valid dispatch cannot contain one) because evidence that mentions one fails its gate.
-    assertions = [t for t in task.tests if _test_kind(t) == "prose"]
-    steps = [
-        f"navigate_page {base_url} -> 200, page loaded",
-        f"take_snapshot: the {task.component} element is present in the accessibility tree",
-        *(f"evaluate_script: assert {json.dumps(a)} -> true" for a in assertions),
-        "list_console_messages: 0 errors, 0 warnings",
-    ]
-    return {
-        "base_url": base_url,
-        "tools_listed": list(_BROWSER_TOOLS),
-        "execute_tool_evidence": [s for s in steps if mentions_screenshot(s) is None],
-    }
-
-
-def _break_a_gate(completion: dict[str, Any], rng: random.Random) -> str:
-    """Spoil the completion the way a careless worker would; returns what it did."""
-    choice = rng.randrange(3)
-    if choice == 0:
-        completion["commit_sha"] = "HEAD~1"
-        return "reported the commit as HEAD~1"
-    if choice == 1:
-        del completion["test_result"]
-        return "did not report a test result"
-    completion["branch"] = "main"
-    return "committed on main"
-
-
-def _extra_steps(task: Task, rng: random.Random) -> Iterator[Step]:
-    """An endless, plausible stream of middle-of-the-work events."""
-    for path in task.files[:3]:
-        yield Step("reading", f"reading {path}", "read")
-    yield Step("searching", f"searching the repo for '{task.keyword}'", "grep")
-    yield Step("planning", f"planning: {len(task.files)} file(s) to change, tests first", None)
-    runnable = _runnable(task)
-    while True:
-        for path in task.files:
-            yield _edit(path, rng)
-        failed = rng.randint(0, 3)
-        passed = rng.randint(4, 60)
-        if failed:
-            yield Step("testing", f"running {runnable}: {failed} failed, {passed} passed", "bash")
-            yield Step("reading", f"reading the output of {runnable}", "read")
-        else:
-            yield Step("testing", f"running {runnable}: {passed} passed", "bash")
-
-
-def build_plan(
-    task: Task, outcome: Outcome, scenario: str, rng: random.Random, events: int | None = None
-) -> tuple[list[Step], int]:
-    """The events a scenario emits, and how many of them to emit before it stops or hangs.
-
-    ``events`` sets the count for a scenario that ends with a completion (the plan is never
-    shorter than its first and last steps)."""
-    count = {"slow": rng.randint(30, 40), "crash": rng.randint(2, 4), "hang": 1}.get(
-        scenario, rng.randint(4, 8)
-    )
-    if events is not None and scenario not in ("crash", "hang"):
-        count = events
-    start = [Step("reading", f"reading task: {_clip(task.text, 160)}", "read")]
-    end = [_edit(task.files[0], rng)]
-    if task.evidence:
-        end.append(Step("browser", f"checking the {task.component} in the browser", "browser"))
-    completion = outcome.completion
-    result = completion.get("test_result", "ok")
-    end.append(Step("testing", f"running acceptance tests: {result}", "bash"))
-    where = completion.get("pr_url") or "no pull request"
-    end.append(
-        Step(
-            "committing",
-            f"committed {completion['commit_sha']} on {completion['branch']}; {where}; "
-            f"{outcome.note}",
-            "bash",
-        )
-    )
-    extras = list(_take(_extra_steps(task, rng), max(0, count - len(start) - len(end))))
-    plan = start + extras + end
-    return plan, min(count, len(plan)) if scenario in ("crash", "hang") else len(plan)
-
-
-def _take(items: Iterator[Step], count: int) -> Iterator[Step]:
-    for _, item in zip(range(count), items, strict=False):
-        yield item
 
 
 class _StopFlag:
@@ -708,7 +180,7 @@ class Worker:
             "group_folder": self.config.lane,
             "timestamp": stamp,
             "phase": step.phase,
-            "summary": _clip(step.summary),
+            "summary": clip(step.summary),
             "seq": self.seq,
         }
         if step.tool_used:
@@ -747,7 +219,7 @@ class Worker:
             return
         self.acked.add(steer_id)
         self.pending.append((steer_id, text))
-        self.say(f"steer {steer_id} received: {_clip(text, 120)}")
+        self.say(f"steer {steer_id} received: {clip(text, 120)}")
 
     def wait(self, seconds: float, *, steerable: bool = True) -> bool:
         """Sleep, polling the steer file; False as soon as a stop signal arrived."""
@@ -774,7 +246,7 @@ class Worker:
     def run(self, scenario: str) -> int:
         task = read_task(self.config.dispatch, self.config.run_id, self.config.criteria)
         outcome = build_completion(self.config.dispatch, task, scenario, self.rng)
-        repo = _repository(os.environ.get("JARVIS_CHECKOUT"))
+        repo = repository_of(os.environ.get("JARVIS_CHECKOUT"))
         if repo is not None and scenario not in ("crash", "hang", "fail_contract"):
             # Real work in a real worktree: the commit comes first, so progress can cite it.
             try:

@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import ClassVar, Final
 
 from core.agents.base import MAX_FINAL_CHARS, LineAdapter
-from core.agents.events import AgentEvent, Phase, first_line, phase_of_command, plain
+from core.agents.events import AgentEvent, Phase, first_line, plain
+from core.agents.tool_calls import phase_of_command
 
 _NUMBER = r"\d{1,12}(?:\.\d{1,6})?k?"
 _TOKENS = re.compile(

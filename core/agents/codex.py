@@ -39,13 +39,11 @@ from core.agents.base import (
     opt_list,
     opt_str,
 )
-from core.agents.events import (
-    AgentEvent,
-    count,
+from core.agents.events import AgentEvent, count, first_line
+from core.agents.tool_calls import (
     describe_files,
     describe_plan,
     describe_tool,
-    first_line,
     phase_of_command,
     phase_of_tool,
     short_path,

@@ -35,14 +35,8 @@ from core.agents.base import (
     opt_list,
     opt_str,
 )
-from core.agents.events import (
-    AgentEvent,
-    count,
-    describe_tool,
-    dollars,
-    first_line,
-    phase_of_tool,
-)
+from core.agents.events import AgentEvent, count, dollars, first_line
+from core.agents.tool_calls import describe_tool, phase_of_tool
 
 
 class OpenCodeAdapter(JsonLinesAdapter):

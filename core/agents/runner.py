@@ -1,6 +1,6 @@
 """``python -m core.agents.runner --profile NAME``: a coding agent as a Jarvis worker.
 
-The host starts this for a run whose lane has an agent profile (`core.host.worker_profiles`). It
+The host starts this for a run whose lane has an agent profile (docs/agents.md). It
 speaks the worker protocol (docs/ipc.md) on the agent's behalf:
 
 - builds the agent's prompt from the dispatch and the criteria (`core.agents.prompt`) and runs
@@ -38,12 +38,12 @@ from core.agents.attempt import Attempt
 from core.agents.codex_usage import RolloutUsage, rollout_for, take_totals
 from core.agents.compose import compose_completion
 from core.agents.events import AgentEvent, Usage
+from core.agents.programs import DEFAULT_EXECUTABLES
 from core.agents.prompt import build_prompt
 from core.agents.registry import adapter_for
 from core.agents.spending import said, usage_doc
 from core.agents.unattended import unattended_args
 from core.contracts.completion import extract_completion
-from core.host.worker_profiles import DEFAULT_EXECUTABLES
 from core.ipc.worker_env import (
     OUTPUT_END,
     OUTPUT_START,

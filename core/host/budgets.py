@@ -1,16 +1,20 @@
 """Which running runs have crossed a budget (`[budgets]` in jarvis.toml), and why.
 
-Kept apart from the host's loop so the rule is one function of figures: what each attempt
-has used so far (as its agent reports it), how long each has run, and the workspace's totals.
-The host interrupts what this names, and the reason becomes the run's failure.
+The rule is one function of figures (`over_budget`): what each attempt has used so far (as its
+agent reports it), how long each has run, and the workspace's totals. `BudgetWatch` is the
+host's reading of those figures from the store; the host interrupts what it names, and the
+reason becomes the run's failure.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.host.config import BudgetsConfig
+from core.host.shared import Shared
+from core.moves import worked
 
 
 @dataclass(frozen=True)
@@ -108,3 +112,73 @@ def over_budget(
     if why is not None:
         over.update({run_id: why for run_id in running_s if run_id not in over})
     return over
+
+
+log = logging.getLogger("jarvis.host")
+
+
+class BudgetWatch:
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self.notes: dict[str, str] = {}
+        """Why a run being stopped for its budget is stopped (for its failure's reason)."""
+        self._said = False
+
+    def over(self, now: float, *, last_of: str | None = None) -> dict[str, str]:
+        """Running runs past a budget (`[budgets]`), each with the sentence that says which.
+
+        ``last_of``: judge only this run's attempt, which has just ended, on its figures (its
+        wall time was the reaper's to judge while it ran).
+        """
+        shared = self.shared
+        budgets = shared.config.budgets
+        if not shared.workers:
+            return {}
+        if last_of is not None:
+            running_s = {last_of: 0.0}
+        else:
+            running_s = {run_id: now - w.started for run_id, w in shared.workers.items()}
+        attempts = {}
+        if needs_attempt_usage(budgets):
+            attempts = {
+                run_id: Spent(
+                    int(u["tokens_in"]) + int(u["tokens_out"]),
+                    float(u["cost_usd"]),
+                    unreadable=u["unreadable"],
+                )
+                for run_id, u in shared.store.attempt_usage(list(running_s)).items()
+            }
+        total = self._workspace_spent() if has_workspace_cap(budgets) else None
+        return over_budget(budgets, running_s, attempts, total)
+
+    def _workspace_spent(self) -> Spent:
+        """The workspace's totals: what its agents reported, and how long its workers worked
+        (ended attempts, and running ones up to now, whichever host runs them); a figure no
+        cap asks for is left at 0, unread."""
+        store = self.shared.store
+        budgets = self.shared.config.budgets
+        tokens, cost, wall_s = 0, 0.0, 0.0
+        # Each sum reads every run, and the loop asks twice a tick: only what a cap needs.
+        if budgets.workspace_tokens is not None or budgets.workspace_cost_usd is not None:
+            total = store.workspace_usage()
+            tokens = int(total["tokens_in"]) + int(total["tokens_out"])
+            cost = float(total["cost_usd"])
+        if budgets.workspace_wall_s is not None:
+            ended_s, live = store.workspace_worked()
+            now = store.now()
+            wall_s = ended_s + sum(worked(started, now) for started in live)
+        return Spent(tokens, cost, wall_s)
+
+    def starts_held(self) -> bool:
+        """Whether the workspace is past a budget of its own, so no new run starts (said in
+        the log once each time it becomes so)."""
+        over = None
+        if has_workspace_cap(self.shared.config.budgets):
+            over = workspace_over(self.shared.config.budgets, self._workspace_spent())
+        if over:
+            if not self._said:
+                log.warning("%s: no new run starts", over)
+                self._said = True
+            return True
+        self._said = False
+        return False

@@ -12,7 +12,6 @@ left there. Either way the host reads the run's repository through a view of its
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import shutil
@@ -21,39 +20,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from core.contracts.completion import extract_completion
 from core.contracts.risk_gate import PATCH_CAP
 from core.criteria.run_criteria import checkout_dir
 from core.host.config import HostConfig, RepoConfig
 from core.host.sandbox import remove_run_dirs
 from core.lifecycle import RunState
 from core.repos import records, run_repo
-from core.repos.claims import ClaimCheck, check_claims
+from core.repos.completion_check import base_branch_of
 from core.repos.git import GitError, git, resolve_commit
 from core.repos.patches import read_patch
-from core.repos.run_check import check_run
 from core.repos.view import RunView, objects_dir, view_dir
 from core.repos.worktrees import Worktree, move_aside, prepare, refresh, remove, repository
-from core.store.api import RunStore
-from core.store.sqlite_store import Row
+from core.store.api import Row, RunStore
 
 log = logging.getLogger("jarvis.host")
 
 #: Runs whose worktree is in use: a branch checked out for one of them is not taken away.
 LIVE = (RunState.QUEUED.value, RunState.RUNNING.value, RunState.REVIEW_REQUESTED.value)
-
-
-def _dispatch(run: Row) -> dict[str, Any]:
-    try:
-        value = json.loads(run.get("dispatch_json") or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def base_branch_of(run: Row) -> str | None:
-    value = _dispatch(run).get("base_branch")
-    return value if isinstance(value, str) and value.strip() else None
 
 
 @dataclass(frozen=True)
@@ -181,37 +164,6 @@ class Preparer:
                 out.append(self._done.get_nowait())
             except queue.Empty:
                 return out
-
-
-def check_completion(
-    store: RunStore, workspace_root: Path, run_id: str, output: bytes
-) -> ClaimCheck | None:
-    """The git gates for a worker's output; None when the run is no longer running. A run in a
-    configured repository has its work taken into it (`core.repos.run_check`)."""
-    run = store.get_run(run_id)
-    if run is None or run["state"] != RunState.RUNNING.value:
-        return None
-    attempt = int(run["retry_count"]) + 1
-    made = records.attempt_git(store, run_id, attempt)
-    base = base_branch_of(run)
-    completion = extract_completion(output).completion
-    checkout = checkout_dir(workspace_root, run_id)
-    branch = str(run.get("dispatch_branch") or "")
-    if made.get("repo_dir") and run_repo.is_own_repository(checkout):
-        return check_run(
-            checkout, completion, run_id=run_id, attempt=attempt, branch=branch,
-            view_path=view_dir(workspace_root, run_id), main=Path(made["repo_dir"]),
-            base_commit=made.get("base_commit"), bases=[base] if base else [],
-            refs_at_start=records.refs_at_start(made),
-        )  # fmt: skip
-    return check_claims(
-        checkout,
-        completion,
-        branch=branch,
-        view_path=view_dir(workspace_root, run_id),
-        base_commit=made.get("base_commit"),
-        bases=[base] if base else [],
-    )
 
 
 def tidy(

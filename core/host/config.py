@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -36,11 +35,10 @@ from core.contracts.repositories import (
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
 from core.host.worker_profiles import (
     RESERVED,
-    SIMWORKER_MODULE,
+    DefaultWorker,
     LaneConfig,
     Sandbox,
     WorkerProfile,
-    moved_modules,
     profile_name_problem,
 )
 from core.ipc.inplace import WRITE_GRACE_S
@@ -50,10 +48,6 @@ POLL_ENV = "JARVIS_POLL"
 CONFIG_NAME = "jarvis.toml"
 #: Where repositories configured by ``url`` are cloned, under the workspace.
 REPOS_DIR = "repos"
-
-
-def _default_command() -> list[str]:
-    return [sys.executable, "-m", SIMWORKER_MODULE]
 
 
 def _lane_name(value: str) -> str:
@@ -75,10 +69,9 @@ def _profile_name(value: str) -> str:
 class WorkersConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    command: Annotated[list[str], Field(min_length=1), AfterValidator(moved_modules)] = Field(
-        default_factory=_default_command
-    )
-    """The worker program and its arguments; run without a shell."""
+    command: Annotated[list[str], Field(min_length=1)] | None = None
+    """The worker program and its arguments; run without a shell. Unset: the default worker
+    the configuration was read with (`DefaultWorker`), else none (a run fails to start)."""
     concurrency: Annotated[int, Field(ge=1, le=64)] = 1
     lane_concurrency: dict[str, Annotated[int, Field(ge=0, le=64)]] = Field(default_factory=dict)
     """Per-lane overrides; 0 pauses a lane."""
@@ -401,8 +394,8 @@ class HostConfig(BaseModel):
         named = [*self.workers.writable, *(found[1].writable if found is not None else [])]
         return [(workspace_root / Path(p).expanduser()).resolve() for p in named]
 
-    def worker_command(self, lane: str) -> list[str]:
-        """What the host runs for a run on ``lane``."""
+    def worker_command(self, lane: str) -> list[str] | None:
+        """What the host runs for a run on ``lane`` (None: no program is configured for it)."""
         found = self.profile_for(lane)
         return self.workers.command if found is None else found[1].worker_command(found[0])
 
@@ -431,8 +424,26 @@ class ConfigError(Exception):
     """The configuration file is unusable; ``str()`` lists every problem."""
 
 
-def config_from_text(text: str, path: Path) -> HostConfig:
-    """Validate ``text`` as the configuration file at ``path`` (named in the messages).
+def with_default_worker(config: HostConfig, default: DefaultWorker) -> HostConfig:
+    """``config`` with ``default``'s command where ``[workers] command`` is unset, and every
+    configured command's moved modules renamed."""
+    workers = config.workers
+    profiles = {
+        name: profile.model_copy(update={"command": default.renamed(profile.command)})
+        if profile.command is not None
+        else profile
+        for name, profile in workers.profiles.items()
+    }
+    command = list(default.command) if workers.command is None else workers.command
+    update = {"command": default.renamed(command), "profiles": profiles}
+    return config.model_copy(update={"workers": workers.model_copy(update=update)})
+
+
+def config_from_text(
+    text: str, path: Path, *, default_worker: DefaultWorker | None = None
+) -> HostConfig:
+    """Validate ``text`` as the configuration file at ``path`` (named in the messages), with
+    ``default_worker`` (when given) for the lanes it gives no program.
 
     Raises:
         ConfigError: the text is not TOML or breaks the schema; the message names each field.
@@ -442,14 +453,18 @@ def config_from_text(text: str, path: Path) -> HostConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}.") from None
     try:
-        return HostConfig.model_validate(data)
+        config = HostConfig.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(e.message for e in from_validation_error(exc, data))
         raise ConfigError(f"{path}: {problems}") from None
+    return config if default_worker is None else with_default_worker(config, default_worker)
 
 
-def load_config(workspace_root: Path, *, force_poll: bool = False) -> HostConfig:
-    """Read ``jarvis.toml`` (absent means all defaults).
+def load_config(
+    workspace_root: Path, *, force_poll: bool = False, default_worker: DefaultWorker | None = None
+) -> HostConfig:
+    """Read ``jarvis.toml`` (absent means all defaults; ``default_worker``, when given, works
+    the lanes it gives no program).
 
     Raises:
         ConfigError: the file is not TOML or breaks the schema; the message names each field.
@@ -461,7 +476,7 @@ def load_config(workspace_root: Path, *, force_poll: bool = False) -> HostConfig
             text = path.read_text("utf-8")
         except (UnicodeDecodeError, OSError) as exc:
             raise ConfigError(f"{path} is not valid TOML: {exc}.") from None
-    config = config_from_text(text, path)
+    config = config_from_text(text, path, default_worker=default_worker)
     if force_poll or os.environ.get(POLL_ENV, "") not in ("", "0"):
         config = config.model_copy(update={"watch": config.watch.model_copy(update={"poll": True})})
     return config

@@ -34,11 +34,10 @@ from pathlib import Path
 
 from core.host.faults import io_fault
 from core.host.lock import pid_alive
-from core.host.outcomes import fail_running
 from core.lifecycle import RunState
-from core.store.api import RunStore
+from core.store.api import RunStore, iso
 from core.store.hosts import Renewal
-from core.store.sqlite_store import iso
+from core.verdicts import fail_running
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +148,7 @@ class Lease:
                     if not _still_lost(tx.host(name), lost["incarnation"], tx.now):
                         break  # it came back (or another host finished): nothing more here
                     fresh = tx.get_run(run["run_id"])
-                    if fresh is None or fresh["state"] != RunState.RUNNING.value:
+                    if fresh is None or RunState(fresh["state"]) is not RunState.RUNNING:
                         continue
                     if fresh["host"] != name:
                         continue

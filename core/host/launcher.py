@@ -1,11 +1,11 @@
 """Starting a host in the background, asking whether one runs, and stopping it.
 
 `jarvis tui` calls `ensure_host` so that one command is enough: if no host holds the workspace,
-it starts ``python -m jarvis_cli host --workspace DIR`` as a detached service (its own session,
-stdin from /dev/null, stdout and stderr appended to ``<workspace>/host.log``) and waits until
-that host holds the workspace lock. The service outlives the console on purpose — like a tmux
-server, a dropped SSH session must not stop the runs in flight — and `stop_host` (``jarvis host
---stop``) ends it.
+it starts the host command it is given (``jarvis host --workspace DIR``) as a detached service
+(its own session, stdin from /dev/null, stdout and stderr appended to ``<workspace>/host.log``)
+and waits until that host holds the workspace lock. The service outlives the console on purpose
+— like a tmux server, a dropped SSH session must not stop the runs in flight — and `stop_host`
+(``jarvis host --stop``) ends it.
 
 Starting is serialised by a second lock, ``host.launch.lock``: several consoles opening one
 workspace at the same moment start exactly one host, and the others find it running.
@@ -23,7 +23,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +36,7 @@ START_TIMEOUT_S = 5.0
 STOP_TIMEOUT_S = 20.0
 _POLL_S = 0.02
 _PR_SET_PDEATHSIG = 1
-#: Where `core` and `jarvis_cli` are importable from: a checkout's root, or site-packages.
+#: Where this package and its siblings are importable from: a checkout's root, or site-packages.
 _IMPORT_ROOT = Path(__file__).resolve().parents[2]
 
 #: Hosts started by this process. Keeping the handle stops `subprocess` from warning that a
@@ -68,13 +68,9 @@ def workspace_root(workspace: Workspace | Path | str) -> Path:
     return Path(workspace).expanduser().resolve()
 
 
-def host_command(root: Path) -> list[str]:
-    """The command line of a host for ``root``: this Python, the ``jarvis host`` command."""
-    return [sys.executable, "-m", "jarvis_cli", "host", "--workspace", str(root)]
-
-
 def child_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
-    """An environment in which ``python -m jarvis_cli`` works from any directory."""
+    """An environment in which this checkout's packages import from any directory (so does a
+    ``python -m`` of one of them, such as the host command)."""
     env = dict(os.environ if base is None else base)
     parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     # A checkout run without installing needs its root on the path; an installed package is
@@ -155,10 +151,14 @@ def _launch_lock(root: Path, timeout_s: float) -> Iterator[None]:
 def ensure_host(
     workspace: Workspace | Path | str,
     *,
+    command: Sequence[str],
     timeout_s: float = START_TIMEOUT_S,
     env: Mapping[str, str] | None = None,
 ) -> LaunchedHost | None:
     """Start a detached host on the workspace unless one holds it already.
+
+    ``command`` is the host's command line for this workspace, the caller's to give (the engine
+    names no front end): ``jarvis tui`` gives its own ``jarvis host``.
 
     Returns the started host, or None when another host holds the workspace (started by someone
     else, or by a concurrent call that won the start).
@@ -176,7 +176,7 @@ def ensure_host(
         log_path = root / HOST_LOG
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
-                host_command(root),
+                list(command),
                 cwd=root,
                 env=child_env(env),
                 stdin=subprocess.DEVNULL,

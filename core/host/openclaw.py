@@ -117,7 +117,7 @@ def ingest_requests(store: RunStore, workspace_root: Path, errors_dir: Path) -> 
                 actor=SOURCE,
             )
             tx.audit(task_id, actor=SOURCE, action="dispatch", from_state=None,
-                     to_state="queued", reason=f"request {path.name}")  # fmt: skip
+                     to_state=RunState.QUEUED.value, reason=f"request {path.name}")  # fmt: skip
             apply_move(tx, run, Action.START, HOST, changes={"started_at": tx.now},
                        reason="an OpenClaw worker runs it outside the host")  # fmt: skip
             tx.put_receipt(key, SOURCE, "request")
@@ -168,7 +168,7 @@ def gate_finished_results(
                             "not checked: the request's repository is not configured")  # fmt: skip
         with store.transaction() as tx:
             current = tx.get_run(run["run_id"])
-            if current is None or current["state"] != RunState.RUNNING.value:
+            if current is None or RunState(current["state"]) is not RunState.RUNNING:
                 continue
             attempt = int(current["retry_count"]) + 1
             summary = (

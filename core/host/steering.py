@@ -16,8 +16,7 @@ from datetime import datetime, timedelta
 from core.ipc.files import atomic_write_json
 from core.ipc.layout import IpcLayout
 from core.lifecycle import RunState
-from core.store.api import RunStore
-from core.store.sqlite_store import iso
+from core.store.api import RunStore, iso
 
 
 def deliver_pending(store: RunStore, layout: IpcLayout, *, host: str | None = None) -> int:
@@ -74,10 +73,10 @@ def expire_steers(
     stale = store.steers_to_expire(deadline, RunState.RUNNING.value, host)
     expired = 0
     for steer in stale:
-        if steer["state"] == RunState.RUNNING.value and steer["run_id"] in patient:
+        if RunState(steer["state"]) is RunState.RUNNING and steer["run_id"] in patient:
             continue
         expired += 1
-        if steer["state"] != RunState.RUNNING.value:
+        if RunState(steer["state"]) is not RunState.RUNNING:
             reason = f"the run ended ({steer['state']}) before the steer was acknowledged"
         else:
             reason = f"not acknowledged within {ack_timeout_s:g} s"

@@ -32,30 +32,19 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from core.agents.programs import DEFAULT_EXECUTABLES
 from core.nanoclaw.launch import looks_like_container, run_word
 
 Agent = Literal["claude-code", "codex", "opencode", "aider", "command", "nanoclaw"]
 #: Agents whose ``command`` is the whole program: run as given, not through the adapter.
 RUN_AS_GIVEN = frozenset({"command", "nanoclaw"})
-
-#: The executable each agent is found as, when its profile names no ``command``.
-DEFAULT_EXECUTABLES: dict[str, list[str]] = {
-    "claude-code": ["claude"],
-    "codex": ["codex"],
-    "opencode": ["opencode"],
-    "aider": ["aider"],
-}
-
-#: The simulated worker, the default ``[workers] command``. Named, never imported: the engine
-#: does not depend on the simulator's package.
-SIMWORKER_MODULE = "jarvis_sim.simworker"
-#: Modules a worker command may still name by the path they had before they moved.
-MOVED_MODULES = {"core.simworker": SIMWORKER_MODULE}
 
 _PROFILE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -76,18 +65,6 @@ def profile_name_problem(name: str) -> str | None:
             "starting with a letter or digit."
         )
     return None
-
-
-def moved_modules(command: list[str]) -> list[str]:
-    """``command`` with a ``-m MODULE`` that moved naming the module where it is now.
-
-    A workspace's ``jarvis.toml`` written when the simulated worker was ``core.simworker`` keeps
-    working: the old name would otherwise start a worker that fails every run at its start.
-    """
-    return [
-        MOVED_MODULES.get(word, word) if i and command[i - 1] == "-m" else word
-        for i, word in enumerate(command)
-    ]
 
 
 def _secret_name(name: str) -> str:
@@ -118,7 +95,7 @@ class WorkerProfile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     agent: Agent
-    command: Annotated[list[str], Field(min_length=1), AfterValidator(moved_modules)] | None = None
+    command: Annotated[list[str], Field(min_length=1)] | None = None
     """The executable and fixed arguments (default: the agent's own name, found on PATH)."""
     model: str | None = None
     args: list[str] = Field(default_factory=list)
@@ -199,6 +176,25 @@ class WorkerProfile(BaseModel):
         if self.agent in RUN_AS_GIVEN:
             return self.executable()
         return [sys.executable, "-m", "core.agents.runner", "--profile", name]
+
+
+@dataclass(frozen=True)
+class DefaultWorker:
+    """The worker a front end supplies for the lanes ``jarvis.toml`` gives no program: its
+    command, and the modules it was once known by. The engine names no program of its own:
+    ``jarvis host`` passes the simulated worker."""
+
+    command: tuple[str, ...]
+    moved: Mapping[str, str] = field(default_factory=dict)
+    """Old module names, by the name each has now: a ``-m OLD`` in a configured command runs
+    ``-m NEW``, so a ``jarvis.toml`` written before a module moved keeps working."""
+
+    def renamed(self, command: list[str]) -> list[str]:
+        """``command`` with a ``-m MODULE`` that moved naming the module where it is now."""
+        return [
+            self.moved.get(word, word) if i and command[i - 1] == "-m" else word
+            for i, word in enumerate(command)
+        ]
 
 
 class LaneConfig(BaseModel):

@@ -17,12 +17,14 @@ from core.host.config import CONFIG_NAME, ConfigError, HostConfig, RepoConfig, l
 from core.host.repo_config import ConfigWriteError, RepoRefused, add_repo, remove_repo
 from core.host.sandbox import Probe, SandboxUnavailable, choose, probe
 from core.host.worker_check import check_program
+from core.host.worker_profiles import DefaultWorker
 from core.service.errors import ServiceError
 
 __all__ = [
     "CONFIG_NAME",
     "ConfigError",
     "ConfigWriteError",
+    "DefaultWorker",
     "HostConfig",
     "Probe",
     "RepoConfig",

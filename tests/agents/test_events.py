@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.agents.events import (
-    MAX_SUMMARY_CHARS,
-    AgentEvent,
-    Usage,
-    describe_tool,
-    one_line,
-    phase_of_command,
-    phase_of_tool,
-    total_usage,
-    unwrap_shell,
-)
+from core.agents.events import MAX_SUMMARY_CHARS, AgentEvent, Usage, one_line, total_usage
+from core.agents.tool_calls import describe_tool, phase_of_command, phase_of_tool, unwrap_shell
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ disk flush per commit).
 
 1. Ingest, events/s: the same progress files (``<lane>/progress/<run>/<n>.json``, 50 runs) go
    through the engine's ingest (`core.host.ingest.Ingestor.handle_many`, the host's batches of
-   `core.host.host.BATCH` files a transaction), files read and deleted included.
+   `core.host.inbox.BATCH` files a transaction), files read and deleted included.
 2. Event → visible in another process: this process hands one progress file at a time to the
    ingest (its own transaction, at ``--rate`` a second) and notes the wall time (``time.time_ns``)
    just before; a reader process reads as the console does (`jarvis_tui.feed.StoreFeed.read`
@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from core.host.fleet import Lease  # noqa: E402
-from core.host.host import BATCH  # noqa: E402
+from core.host.inbox import BATCH  # noqa: E402
 from core.host.ingest import Ingestor  # noqa: E402
 from core.intake import submit_dispatch  # noqa: E402
 from core.ipc.files import atomic_write_json  # noqa: E402

@@ -24,6 +24,7 @@ import pytest
 
 from core.intake import submit_dispatch
 from core.store.api import RunStore
+from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import dispatch_doc
 from tests.jarvis_cli import jarvis
 from tests.processes import HANG_GUARD_S
@@ -37,6 +38,8 @@ STEERABLE_INTERVAL = "100,150"
 #: How long a host may take to start before a test gives up on it: only a hang guard.
 START_TIMEOUT_S = HANG_GUARD_S
 
+#: The lane the tests queue their runs on unless they say otherwise.
+LANE = "jarvis-worker-1"
 WATCH_MODES = [pytest.param(False, id="inotify"), pytest.param(True, id="poll")]
 
 
@@ -63,6 +66,27 @@ def write_config(
         f"steer_ack_s = {steer_ack_s}\n"
         f"shutdown_grace_s = {shutdown_grace_s}\n"
     )
+
+
+def script_workspace(
+    tmp_path: Path, worker: str, run_id: str, *, no_output_s: float = 30, lane: str = LANE
+) -> Path:
+    """A workspace whose worker is the Python script ``worker``, with ``run_id`` queued on
+    ``lane``: the preamble of the tests that give the host a worker of their own."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    script = tmp_path / "worker.py"
+    script.write_text(worker)
+    (root / "jarvis.toml").write_text(
+        f"[workers]\ncommand = [{str(sys.executable)!r}, {str(script)!r}]\n"
+        f"[timeouts]\nno_output_s = {no_output_s:g}\nshutdown_grace_s = 1\n"
+    )
+    store = SqliteStore(root / "jarvis.db")
+    try:
+        dispatch(store, run_id, lane=lane)
+    finally:
+        store.close()
+    return root
 
 
 def dispatch(

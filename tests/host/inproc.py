@@ -29,12 +29,15 @@ LANE = "jarvis-worker-1"
 
 
 @contextmanager
-def host_in_process(root: Path, *run_ids: str) -> Iterator[Host]:
-    """A `Host` on ``root`` with its store open and ``run_ids`` queued on `LANE`."""
+def host_in_process(root: Path, *run_ids: str, config: str = "") -> Iterator[Host]:
+    """A `Host` on ``root`` with its store open and ``run_ids`` queued on `LANE`; ``config``,
+    when given, is its ``jarvis.toml``."""
     workspace = Workspace.resolve(root)
+    if config:
+        (workspace.root / "jarvis.toml").write_text(config)
     host = Host(workspace, load_config(workspace.root))
     host.store = SqliteStore(workspace.db_path)
-    host.ingestor = Ingestor(host.store, host.layout)
+    host.inbox.ingestor = Ingestor(host.store, host.layout)
     host.layout.errors_dir.mkdir(parents=True, exist_ok=True)
     for run_id in run_ids:
         result = submit_dispatch(

@@ -8,11 +8,12 @@ import pytest
 
 from core.host.config import ConfigError, load_config
 from core.host.lock import HostLock, HostLockHeld
+from jarvis_cli.defaults import load_host_config
 from tests.processes import PipedProcess
 
 
 def test_an_empty_workspace_gets_working_defaults(tmp_path: Path) -> None:
-    config = load_config(tmp_path)
+    config = load_host_config(tmp_path)  # as `jarvis host` reads it
     assert config.workers.command[1:] == ["-m", "jarvis_sim.simworker"]
     assert config.workers.limit_for("jarvis-worker-1") == 1
     assert config.timeouts.steer_ack_s > 0 and not config.watch.poll
@@ -27,7 +28,7 @@ def test_a_worker_command_naming_the_simulators_old_module_runs_it_where_it_is_n
         '[workers.sim]\nagent = "command"\ncommand = ["python3", "-m", "core.simworker"]\n'
         '[workers.other]\nagent = "command"\ncommand = ["core.simworker", "-m", "core.x"]\n'
     )
-    workers = load_config(tmp_path).workers
+    workers = load_host_config(tmp_path).workers
     assert workers.command == ["python3", "-m", "jarvis_sim.simworker", "-m", "x"]
     assert workers.profiles["sim"].command == ["python3", "-m", "jarvis_sim.simworker"]
     # Only a module after `-m` is renamed, and only one that moved.

@@ -9,30 +9,16 @@ from typing import Any
 
 import pytest
 
-from core.host.config import load_config
 from core.host.host import Host
 from core.host.ingest import Ingestor
-from core.intake import submit_dispatch
 from core.ipc.files import atomic_write_json
-from core.store.sqlite_store import SqliteStore
-from core.workspace import Workspace
-from tests.core.store_helpers import dispatch_doc
-
-LANE = "jarvis-worker-1"
+from tests.host.inproc import LANE, host_in_process
 
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[Host]:
-    workspace = Workspace.resolve(tmp_path / "ws")
-    made = Host(workspace, load_config(workspace.root))
-    made.store = SqliteStore(workspace.db_path)
-    made.ingestor = Ingestor(made.store, made.layout)
-    made.layout.errors_dir.mkdir(parents=True, exist_ok=True)
-    submit_dispatch(
-        made.store, dispatch_doc("r-1"), source_lane="main", target_lane=LANE, actor="t"
-    )
-    yield made
-    made.store.close()
+    with host_in_process(tmp_path / "ws", "r-1") as made:
+        yield made
 
 
 def progress(host: Host, seq: int, summary: str) -> Path:

@@ -134,7 +134,7 @@ def test_a_run_whose_lane_folder_is_a_link_fails_to_start_without_writing_throug
     outside = tmp_path / "lane-elsewhere"
     outside.mkdir()
     (host.layout.root / LANE).symlink_to(outside)
-    assert host._start(RUN) is False
+    assert host.launching.start(RUN) is False
     run = host.store.get_run(RUN)
     assert run is not None and run["state"] == "failed", run
     assert "symbolic link" in str(run["state_reason"]), run["state_reason"]

@@ -17,6 +17,7 @@ import pytest
 
 from core.host.launcher import HostLaunchError, ensure_host, host_status, stop_host
 from core.host.lock import HostLock
+from jarvis_cli.defaults import host_command
 from tests.host.hostkit import (
     START_TIMEOUT_S,
     HostProcess,
@@ -32,11 +33,12 @@ _RACER = """
 import json, sys, time
 from pathlib import Path
 from core.host.launcher import ensure_host
+from jarvis_cli.defaults import host_command
 ws, go = Path(sys.argv[1]), Path(sys.argv[2])
 print("ready", flush=True)
 while not go.exists():
     time.sleep(0.001)
-started = ensure_host(ws, timeout_s=float(sys.argv[3]))
+started = ensure_host(ws, command=host_command(ws), timeout_s=float(sys.argv[3]))
 print(json.dumps(started.pid if started else None), flush=True)
 """
 
@@ -82,14 +84,14 @@ def test_ensure_host_returns_none_when_a_host_runs(ws: Path) -> None:
     host = HostProcess(ws)
     try:
         host.wait_started()
-        assert ensure_host(ws) is None
+        assert ensure_host(ws, command=host_command(ws)) is None
         assert host_status(ws) == host.pid
     finally:
         host.stop()
 
 
 def test_the_started_host_is_detached_and_stopped_by_the_cli(ws: Path) -> None:
-    launched = ensure_host(ws, timeout_s=START_TIMEOUT_S)
+    launched = ensure_host(ws, command=host_command(ws), timeout_s=START_TIMEOUT_S)
     assert launched is not None and launched.log_path == ws / "host.log"
     assert host_status(ws) == launched.pid
     stat = Path(f"/proc/{launched.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -116,7 +118,7 @@ def test_stop_on_a_missing_workspace_creates_nothing(tmp_path: Path) -> None:
 def test_a_host_that_cannot_start_is_reported_with_its_log(ws: Path) -> None:
     (ws / "jarvis.toml").write_text("[workers]\nconcurrency = 0\n")
     with pytest.raises(HostLaunchError) as failed:
-        ensure_host(ws, timeout_s=START_TIMEOUT_S)
+        ensure_host(ws, command=host_command(ws), timeout_s=START_TIMEOUT_S)
     assert "exited with code 2" in str(failed.value)
     assert "workers.concurrency" in str(failed.value)  # the tail of host.log
     assert host_status(ws) is None

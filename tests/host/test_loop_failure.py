@@ -35,7 +35,7 @@ def test_a_loop_that_fails_stops_the_host_ends_its_lease_and_says_why(
         scheduled.set()
         raise ArithmeticError("a sum that overflowed")
 
-    host._schedule = broken  # type: ignore[method-assign]
+    host.launching.schedule = broken  # type: ignore[method-assign]
     failed: list[BaseException] = []
 
     def run() -> None:

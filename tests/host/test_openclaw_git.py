@@ -11,14 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from core.host.config import load_config
 from core.host.host import Host
-from core.host.ingest import Ingestor
 from core.repos.records import latest_git
-from core.store.sqlite_store import SqliteStore
-from core.workspace import Workspace
 from tests.conftest import SAMPLES
 from tests.gitrepo import commit, make_repo, run_git
+from tests.host.inproc import host_in_process
 
 SAMPLE = SAMPLES / "openclaw" / "results-L0-rounding-fix"
 TASK = "inv-142-rounding"
@@ -31,23 +28,14 @@ def origin(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "invoice", files)
 
 
-def make_host(tmp_path: Path, origin: Path | None) -> Host:
-    workspace = Workspace.resolve(tmp_path / "ws")
-    if origin is not None:
-        (workspace.root / "jarvis.toml").write_text(f'[repos."acme/invoice"]\npath = "{origin}"\n')
-    made = Host(workspace, load_config(workspace.root))
-    made.store = SqliteStore(workspace.db_path)
-    made.ingestor = Ingestor(made.store, made.layout)
-    made.layout.errors_dir.mkdir(parents=True, exist_ok=True)
-    return made
+def repo_config(origin: Path) -> str:
+    return f'[repos."acme/invoice"]\npath = "{origin}"\n'
 
 
 @pytest.fixture
 def host(tmp_path: Path, origin: Path) -> Iterator[Host]:
-    made = make_host(tmp_path, origin)
-    yield made
-    assert made.store is not None
-    made.store.close()
+    with host_in_process(tmp_path / "ws", config=repo_config(origin)) as made:
+        yield made
 
 
 def request_for(repo_path: Path) -> dict[str, object]:
@@ -147,14 +135,10 @@ def test_a_branch_that_does_not_exist_fails_the_run(host: Host, origin: Path) ->
 def test_an_unconfigured_repository_is_judged_on_the_patch_and_marked_unverified(
     tmp_path: Path, origin: Path
 ) -> None:
-    host = make_host(tmp_path, None)
-    try:
+    with host_in_process(tmp_path / "ws") as host:
         run_task(host, request_for(origin), (SAMPLE / "patch.diff").read_text())
         assert host.store is not None
         run = host.store.get_run(TASK)
         assert run is not None and run["state"] == "review_requested"
         assert gates(host)["git_diff"]["status"] == "not_checked"
         assert run["unverified"] == "the request's repository is not configured"
-    finally:
-        assert host.store is not None
-        host.store.close()

@@ -9,12 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core.host.config import load_config
 from core.host.host import Host
-from core.host.ingest import Ingestor
-from core.store.sqlite_store import SqliteStore
-from core.workspace import Workspace
 from tests.conftest import SAMPLES
+from tests.host.inproc import host_in_process
 
 OPENCLAW = SAMPLES / "openclaw"
 FOLDERS = {
@@ -26,13 +23,8 @@ FOLDERS = {
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[Host]:
-    workspace = Workspace.resolve(tmp_path / "ws")
-    made = Host(workspace, load_config(workspace.root))
-    made.store = SqliteStore(workspace.db_path)
-    made.ingestor = Ingestor(made.store, made.layout)
-    made.layout.errors_dir.mkdir(parents=True, exist_ok=True)
-    yield made
-    made.store.close()
+    with host_in_process(tmp_path / "ws") as made:
+        yield made
 
 
 def drop_request(host: Host, task_id: str) -> Path:

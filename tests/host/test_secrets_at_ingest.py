@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from core.host.host import Host
-from core.host.outcomes import record_completion, record_stderr
 from core.lifecycle import Action
 from core.moves import host_move
 from core.run_views import run_detail, run_summary
+from core.verdicts import record_completion, record_stderr
 from tests.cli.conftest import jarvis
 from tests.host.inproc import host_in_process, write_progress
 

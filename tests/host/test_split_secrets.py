@@ -11,13 +11,17 @@ of either secret past the four characters a mask keeps, and the run must be flag
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from core.store.sqlite_store import SqliteStore
-from tests.host.hostkit import cli, connect, dispatch, running_host, wait_for_states
+from tests.host.hostkit import (
+    cli,
+    connect,
+    running_host,
+    script_workspace,
+    wait_for_states,
+)
 from tests.jarvis_cli import jarvis
 
 pytestmark = pytest.mark.slow
@@ -65,21 +69,10 @@ print("</completion>")
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    script = tmp_path / "worker.py"
-    script.write_text(WORKER)
-    (root / "jarvis.toml").write_text(
-        f"[workers]\ncommand = [{str(sys.executable)!r}, {str(script)!r}]\n"
-        "[timeouts]\nno_output_s = 30\nshutdown_grace_s = 1\n"
-    )
     # The host passes its environment on to its workers: how the texts reach the worker.
     monkeypatch.setenv("SPLIT_SECRETS", json.dumps(SPLITS))
     monkeypatch.setenv("COLUMNS", "400")  # readable output wide enough to hold every summary
-    store = SqliteStore(root / "jarvis.db")
-    dispatch(store, RUN)
-    store.close()
-    return root
+    return script_workspace(tmp_path, WORKER, RUN)
 
 
 def leaked(output: str) -> list[str]:

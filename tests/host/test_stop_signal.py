@@ -22,19 +22,19 @@ def test_sigterm_stops_the_loop_through_the_wakeup_pipe_alone(tmp_path: Path) ->
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         host.install_signal_handlers()
-        assert not host._stop_asked()  # nothing arrived yet
+        assert not host.signals.asked()  # nothing arrived yet
         # As if the handler never ran: the signal is still written to the wakeup pipe.
         signal.signal(signal.SIGTERM, lambda *_: None)
         os.kill(os.getpid(), signal.SIGTERM)
         assert not host.stopping.is_set()
-        assert host._stop_asked() and host.stopping.is_set()
+        assert host.signals.asked() and host.stopping.is_set()
     finally:
         faulthandler.unregister(signal.SIGUSR1)
         signal.set_wakeup_fd(-1)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if host._signal_pipe is not None:
-            os.close(host._signal_pipe)
+        if host.signals.pipe is not None:
+            os.close(host.signals.pipe)
 
 
 def test_a_stop_wakes_a_loop_waiting_for_paths_at_once(tmp_path: Path) -> None:
@@ -43,11 +43,11 @@ def test_a_stop_wakes_a_loop_waiting_for_paths_at_once(tmp_path: Path) -> None:
     done = threading.Event()
 
     def drain() -> None:
-        host._drain(timeout=3600)  # an hour: only the stop's wake-up can end it in time
+        host.inbox.drain(timeout=3600)  # an hour: only the stop's wake-up can end it in time
         done.set()
 
     waiting = threading.Thread(target=drain, daemon=True)
     waiting.start()
     host.stop()
     assert done.wait(HANG_GUARD_S), "the loop stayed in its wait after the stop"
-    assert host._paths.empty()  # the wake-up is no path: nothing was ingested
+    assert host.inbox.paths.empty()  # the wake-up is no path: nothing was ingested

@@ -7,12 +7,10 @@ line on its second; both fail, and an operator retries the first between them.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from core.store.sqlite_store import SqliteStore
 from core.worker_logs import (
     LOG_LIMIT_BYTES,
     LOG_ROTATIONS,
@@ -21,7 +19,14 @@ from core.worker_logs import (
     rotated,
     tail_log,
 )
-from tests.host.hostkit import cli, connect, dispatch, run_row, running_host, wait_until
+from tests.host.hostkit import (
+    cli,
+    connect,
+    run_row,
+    running_host,
+    script_workspace,
+    wait_until,
+)
 from tests.processes import HANG_GUARD_S
 
 pytestmark = pytest.mark.slow
@@ -52,18 +57,7 @@ sys.exit(1)
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    script = tmp_path / "worker.py"
-    script.write_text(WORKER)
-    (root / "jarvis.toml").write_text(
-        f"[workers]\ncommand = [{str(sys.executable)!r}, {str(script)!r}]\n"
-        "[timeouts]\nno_output_s = 60\nshutdown_grace_s = 1\n"
-    )
-    store = SqliteStore(root / "jarvis.db")
-    dispatch(store, RUN)
-    store.close()
-    return root
+    return script_workspace(tmp_path, WORKER, RUN, no_output_s=60)
 
 
 def stream_files(folder: Path, name: str) -> list[Path]:

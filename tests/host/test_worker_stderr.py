@@ -14,8 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from core.store.sqlite_store import SqliteStore
-from tests.host.hostkit import cli, connect, dispatch, running_host, wait_for_states
+from tests.host.hostkit import (
+    cli,
+    connect,
+    running_host,
+    script_workspace,
+    wait_for_states,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -39,18 +44,7 @@ sys.exit(1)
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    script = tmp_path / "worker.py"
-    script.write_text(WORKER)
-    (root / "jarvis.toml").write_text(
-        f"[workers]\ncommand = [{str(sys.executable)!r}, {str(script)!r}]\n"
-        "[timeouts]\nno_output_s = 30\nshutdown_grace_s = 1\n"
-    )
-    store = SqliteStore(root / "jarvis.db")
-    dispatch(store, RUN, lane=LANE)
-    store.close()
-    return root
+    return script_workspace(tmp_path, WORKER, RUN, lane=LANE)
 
 
 def test_a_crashed_workers_stderr_is_shown_bounded_masked_and_inert(ws: Path) -> None:

@@ -27,7 +27,7 @@ import pytest
 from core.contracts.completion import evaluate_completion, extract_completion
 from core.contracts.dispatch import validate_dispatch
 from core.ipc.worker_env import REQUIRED_ENV
-from jarvis_sim import simworker
+from jarvis_sim import sim_task, sim_work, simworker
 from tests.processes import HANG_GUARD_S, PipedProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -524,8 +524,8 @@ def test_completions_gate_as_their_scenario_promises(sample: str) -> None:
     for seed in range(30):
         for scenario, state in expected.items():
             rng = random.Random(seed)
-            task = simworker.read_task(dispatch, dispatch["run_id"])
-            outcome = simworker.build_completion(dispatch, task, scenario, rng)
+            task = sim_task.read_task(dispatch, dispatch["run_id"])
+            outcome = sim_work.build_completion(dispatch, task, scenario, rng)
             output = f"log\n<completion>{json.dumps(outcome.completion)}</completion>\n"
             verdict = evaluate_completion(dispatch, output)
             assert verdict.state == state, (seed, scenario, verdict.to_json())
@@ -540,25 +540,25 @@ def test_plans_have_the_promised_number_of_events(scenario: str, low: int, high:
         dispatch = load(sample)
         for seed in range(30):
             rng = random.Random(seed)
-            task = simworker.read_task(dispatch, dispatch["run_id"])
-            outcome = simworker.build_completion(dispatch, task, scenario, rng)
-            plan, count = simworker.build_plan(task, outcome, scenario, rng)
+            task = sim_task.read_task(dispatch, dispatch["run_id"])
+            outcome = sim_work.build_completion(dispatch, task, scenario, rng)
+            plan, count = sim_work.build_plan(task, outcome, scenario, rng)
             assert low <= count <= high and count <= len(plan), (sample, seed, count)
 
 
 @pytest.mark.parametrize("scenario", ["ok", "slow", "verify_fail", "fail_contract"])
 def test_a_set_number_of_events_is_what_the_plan_has(scenario: str) -> None:
     dispatch = load("valid-backend-fix.json")
-    task = simworker.read_task(dispatch, dispatch["run_id"])
+    task = sim_task.read_task(dispatch, dispatch["run_id"])
     for events in (6, 25, 500):
         rng = random.Random(3)
-        outcome = simworker.build_completion(dispatch, task, scenario, rng)
-        plan, count = simworker.build_plan(task, outcome, scenario, rng, events)
+        outcome = sim_work.build_completion(dispatch, task, scenario, rng)
+        plan, count = sim_work.build_plan(task, outcome, scenario, rng, events)
         assert count == len(plan) == events, (events, count, len(plan))
     # crash and hang keep their own: they stop early whatever the count.
     rng = random.Random(3)
-    outcome = simworker.build_completion(dispatch, task, "crash", rng)
-    assert 2 <= simworker.build_plan(task, outcome, "crash", rng, 500)[1] <= 4
+    outcome = sim_work.build_completion(dispatch, task, "crash", rng)
+    assert 2 <= sim_work.build_plan(task, outcome, "crash", rng, 500)[1] <= 4
 
 
 @pytest.mark.slow
@@ -572,7 +572,7 @@ def test_sim_events_sets_how_many_events_a_run_emits(tmp_path: Path) -> None:
 
 
 def test_scenario_token_is_found_anywhere_in_the_input() -> None:
-    assert simworker.scenario_of({"input": "do it sim:slow please"}) == ("slow", None)
-    assert simworker.scenario_of({"input": "no token"}) == ("ok", None)
-    assert simworker.scenario_of({"input": "sim:nope"}) == ("ok", "nope")
-    assert simworker.scenario_of({"input": "xsim:crash"}) == ("ok", None)  # needs a word boundary
+    assert sim_task.scenario_of({"input": "do it sim:slow please"}) == ("slow", None)
+    assert sim_task.scenario_of({"input": "no token"}) == ("ok", None)
+    assert sim_task.scenario_of({"input": "sim:nope"}) == ("ok", "nope")
+    assert sim_task.scenario_of({"input": "xsim:crash"}) == ("ok", None)  # needs a word boundary

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from core.criteria.extract import extract_criteria
-from jarvis_sim import simworker
+from jarvis_sim import sim_task, sim_work, simworker
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs" / "dispatches"
 TODAY_RE = r"## \d{4}-\d{2}-\d{2}"
@@ -27,11 +27,11 @@ def _dispatch(name: str = "valid-backend-fix.json") -> dict[str, Any]:
 
 
 def _work(tmp_path: Path, dispatch: dict[str, Any], criteria: list[dict[str, Any]]) -> Path:
-    task = simworker.read_task(dispatch, dispatch["run_id"], criteria)
-    outcome = simworker.build_completion(dispatch, task, "ok", random.Random(1))
-    simworker.write_checkout(str(tmp_path), outcome.completion, task)
+    task = sim_task.read_task(dispatch, dispatch["run_id"], criteria)
+    outcome = sim_work.build_completion(dispatch, task, "ok", random.Random(1))
+    sim_work.write_checkout(str(tmp_path), outcome.completion, task)
     # A retry writes the same files again.
-    simworker.write_checkout(str(tmp_path), outcome.completion, task)
+    sim_work.write_checkout(str(tmp_path), outcome.completion, task)
     return tmp_path
 
 
@@ -87,7 +87,7 @@ def test_criteria_from_the_environment_reach_the_task(tmp_path: Path) -> None:
                                         "pattern": r"\[x\]", "description": "d"}]),
     }  # fmt: skip
     config = simworker.load_config(env)
-    task = simworker.read_task(config.dispatch, config.run_id, config.criteria)
+    task = sim_task.read_task(config.dispatch, config.run_id, config.criteria)
     assert "TODO.md" in task.files and "TODO.md" not in task.asked
     with pytest.raises(simworker.ConfigError, match="JARVIS_CRITERIA"):
         simworker.load_config({**env, "JARVIS_CRITERIA": "{"})

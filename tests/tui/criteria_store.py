@@ -17,11 +17,11 @@ from typing import Any
 from core.criteria import run_criteria
 from core.criteria.allowlist import DEFAULT_POLICY
 from core.criteria.verify import Verification
-from core.host.outcomes import record_completion
 from core.intake import submit_dispatch
 from core.lifecycle import Action
 from core.moves import host_move
 from core.store.sqlite_store import Row, SqliteStore
+from core.verdicts import record_completion
 from tests.core.store_helpers import dispatch_doc
 from tests.tui.conftest import START, build_store, ticking_clock
 

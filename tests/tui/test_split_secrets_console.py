@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from core.host.outcomes import record_completion
 from core.lifecycle import Action
 from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
+from core.verdicts import record_completion
 from jarvis_tui.modals.run_details import RunDetailsScreen
 from tests.host.inproc import host_in_process, write_progress
 from tests.tui.conftest import build_store, ticking_clock

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.host.outcomes import record_stderr
 from core.store.sqlite_store import SqliteStore
+from core.verdicts import record_stderr
 from tests.tui.conftest import HOSTILE, build_store, fixed_clock
 
 #: A token the stderr carries; it must never reach a screen.

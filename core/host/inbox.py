@@ -1,0 +1,272 @@
+"""The host's inbox: the IPC tree's files, watched and swept, ingested in batches.
+
+A watcher thread (watchfiles: inotify, or polling) only feeds paths into a queue, so an event
+file is ingested as soon as it is renamed into place instead of on the next sweep; the loop
+drains the queue every tick, and a full sweep still runs every second to pick up anything a
+watcher could miss (and every tick when polling). The effect of one file is `core.host.ingest`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import watchfiles
+
+from core.contracts.errors import preview
+from core.host import checkouts
+from core.host.faults import io_fault
+from core.host.ingest import Ingested, Ingestor
+from core.host.openclaw import gate_finished_results, ingest_requests
+from core.host.shared import Shared
+from core.ipc.layout import HOST_SNAPSHOTS
+from core.text import inert
+from core.workspace import lane_problem
+
+log = logging.getLogger("jarvis.host")
+
+#: Put on the path queue by `Inbox.wake`: no path, only a wake-up for a loop waiting on it.
+_WAKE = Path("")
+
+BATCH = 256
+"""Files ingested per transaction: one commit for many files is where the ingest rate comes from."""
+
+
+def json_files(path: Path) -> Iterator[Path]:
+    """The event files in one folder (hidden ones are a writer's temporaries)."""
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.name.endswith(".json") and not entry.name.startswith("."):
+                    yield Path(entry.path)
+    except OSError:
+        return
+
+
+class Inbox:
+    """Files into the store. `ingestor` is set once the store is open (`Host.run`)."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self.layout = shared.layout
+        self.paths: queue.SimpleQueue[Path] = queue.SimpleQueue()
+        """What the watcher saw, for the loop to ingest."""
+        self.ingestor: Ingestor | None = None
+        self._watcher: threading.Thread | None = None
+
+    def wake(self) -> None:
+        """Wake a loop waiting for paths now (safe from a signal handler).
+
+        A host once sat in that wait for two minutes past its SIGTERM, its other threads
+        already gone. SimpleQueue's put is reentrant, made for callers like this one.
+        """
+        self.paths.put(_WAKE)
+
+    def forget_queued(self) -> None:
+        """Drop the paths the watcher reported: the files are still on disk, and the first
+        sweep after a fault finds them all (nothing piles up in memory meanwhile)."""
+        while True:
+            try:
+                self.paths.get_nowait()
+            except queue.Empty:
+                return
+
+    def start_watcher(self) -> None:
+        root = self.layout.root
+
+        def interesting(change: watchfiles.Change, path: str) -> bool:
+            name = os.path.basename(path)
+            return (
+                change != watchfiles.Change.deleted
+                and name.endswith(".json")
+                and not (name.startswith("."))
+                # The host's own snapshots at the top of a lane, rewritten every few seconds.
+                and not (
+                    name in HOST_SNAPSHOTS and os.path.dirname(os.path.dirname(path)) == str(root)
+                )
+            )
+
+        def watch() -> None:
+            # Small debounce and step: an event file should reach the store in milliseconds,
+            # not on the next 2-second poll.
+            for changes in watchfiles.watch(
+                root,
+                watch_filter=interesting,
+                debounce=50,
+                step=2,
+                stop_event=self.shared.stopping,
+                rust_timeout=200,
+                raise_interrupt=False,
+            ):
+                for _, path in sorted(changes, key=lambda c: c[1]):
+                    self.paths.put(Path(path))
+
+        self._watcher = threading.Thread(target=watch, name="ipc-watcher", daemon=True)
+        self._watcher.start()
+
+    def drain(self, *, timeout: float) -> None:
+        """Ingest what the watcher reported, waiting up to ``timeout`` for the first path."""
+        try:
+            first = self.paths.get(timeout=timeout)
+        except queue.Empty:
+            return
+        batch = [first] if first is not _WAKE else []
+        deadline = time.monotonic() + 0.2  # stay responsive to workers under a flood of events
+        while time.monotonic() < deadline and not self.shared.stopping.is_set():
+            try:
+                path = self.paths.get_nowait()
+            except queue.Empty:
+                break
+            if path is not _WAKE:
+                batch.append(path)
+            if len(batch) >= BATCH:
+                self.ingest(batch)
+                batch = []
+        self.ingest(batch)
+
+    def _ingestor(self) -> Ingestor:
+        assert self.ingestor is not None, "the ingestor is made by Host.run"
+        return self.ingestor
+
+    def ingest(self, paths: list[Path]) -> None:
+        """Ingest a batch of files in one transaction; a file that sets off a bug is moved
+        aside alone, so the others still go in."""
+        # Names and messages logged here come from files: inert, like everywhere they are shown.
+        if not paths:
+            return
+        try:
+            results = self._ingestor().handle_many(paths)
+        except Exception as exc:
+            if io_fault(exc) is not None:
+                raise  # not the files' doing: the loop waits it out, the files stay
+            if isinstance(exc, OSError):  # the file system failed us; the sweep tries again
+                log.warning("could not ingest %d file(s): %s", len(paths), inert(str(exc)))
+                return
+            # A fault of ours, set off by some file. Re-raising would crash the host, and a
+            # restarted host would meet the same file and crash again: instead find the file,
+            # move it aside with the error as its reason, and go on with the others.
+            log.exception("ingesting a batch of %d file(s) failed; retrying one by one", len(paths))
+            results = [self._ingest_alone(path) for path in paths]
+        for path, result in zip(paths, results, strict=True):
+            if result.outcome == "quarantined":
+                log.warning("quarantined %s (%s)", inert(path.name), inert(result.detail))
+            elif result.outcome == "waiting" and result.detail:
+                # Written in place and read half-way: the writer's next write or a later sweep
+                # finishes it (`[watch] write_grace_s`).
+                log.info("waiting for %s (%s)", inert(str(path)), inert(result.detail))
+
+    def _ingest_alone(self, path: Path) -> Ingested:
+        try:
+            return self._ingestor().handle(path)
+        except Exception as exc:
+            if io_fault(exc) is not None:
+                raise
+            if isinstance(exc, OSError):
+                log.warning("could not ingest %s: %s", inert(str(path)), inert(str(exc)))
+                return Ingested("ignored")
+            log.exception("ingesting %s failed; moving it aside", inert(str(path)))
+            found = self.layout.classify(path)
+            lane = found.lane if found is not None else None
+            message = f"the host failed on this file: {type(exc).__name__}: {exc}"
+            # A QuarantineError here propagates: the loop waits until the reason can be written.
+            return self._ingestor().refuse(path, lane=lane, code="host_error", message=message)
+
+    def take_in_progress(self, lane: str, run_id: str) -> None:
+        """Ingest the progress a run's worker wrote, now (it wrote it just before it exited)."""
+        self.ingest(sorted(json_files(self.layout.progress_dir(lane, run_id))))
+
+    def event_files(
+        self, lane_dir: Path | None = None, *, links: list[Path] | None = None
+    ) -> Iterator[Path]:
+        """Every candidate event file on disk, in the order it should be ingested.
+
+        A lane, kind or run folder that is a symbolic link is never entered: it is appended to
+        ``links`` (when given), for `sweep` to move aside.
+        """
+        lanes = [lane_dir] if lane_dir else sorted(self._dirs(self.layout.root, links))
+        for lane in lanes:
+            if lane.name == self.layout.errors_dir.name:
+                continue
+            if _real_dir(lane / "progress", links):
+                for run_dir in sorted(self._dirs(lane / "progress", links)):
+                    yield from sorted(json_files(run_dir))
+            for folder in ("steer", "tasks", "messages"):
+                if _real_dir(lane / folder, links):
+                    yield from sorted(json_files(lane / folder))
+
+    def _dirs(self, path: Path, links: list[Path] | None = None) -> Iterator[Path]:
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        yield Path(entry.path)
+                    elif (
+                        links is not None
+                        and entry.is_symlink()
+                        and entry.name != self.layout.errors_dir.name
+                    ):
+                        links.append(Path(entry.path))
+        except OSError:
+            return
+
+    def sweep(self) -> None:
+        """Ingest everything on disk (start-up, the safety net, and polling mode)."""
+        shared = self.shared
+        self._ingestor().forget_gone()
+        batch: list[Path] = []
+        links: list[Path] = []
+        for path in self.event_files(links=links):
+            batch.append(path)
+            if len(batch) >= BATCH:
+                self.ingest(batch)
+                batch = []
+        self.ingest(batch)
+        for link in links:
+            self._refuse_link(link)
+        # OpenClaw requests and results live outside the IPC tree and are swept, not watched.
+        root = shared.workspace.root
+        ingest_requests(shared.store, root, self.layout.errors_dir)
+        gate_finished_results(
+            shared.store,
+            root,
+            lambda request: checkouts.openclaw_change(shared.config, root, request),
+            unchecked_may_review=shared.config.git.unverified_may_review,
+        )
+
+    def _refuse_link(self, link: Path) -> None:
+        """Move aside a folder of the IPC tree that is a symbolic link, never entering it.
+
+        Whatever it points at may be anyone's files; reading them as the lane's events would let
+        a lane speak for another folder, and writing into it would put the host's files there.
+        """
+        parts = link.relative_to(self.layout.root).parts
+        lane = parts[0] if lane_problem(parts[0]) is None else None
+        run_id = parts[2] if len(parts) == 3 and parts[1] == "progress" else None
+        what = {1: "lane folder", 2: "folder"}.get(len(parts), "run folder")
+        message = (
+            f"The {what} {preview('/'.join(parts))} is a symbolic link; the host never follows "
+            "links in the IPC tree, so nothing in it was read."
+        )
+        result = self._ingestor().refuse(link, lane=lane, code="symlink", message=message,
+                                         run_id=run_id)  # fmt: skip
+        if result.outcome == "quarantined":
+            log.warning("quarantined %s (%s)", inert(str(link)), inert(result.detail))
+
+
+def _real_dir(path: Path, links: list[Path] | None) -> bool:
+    """Whether ``path`` is a folder and not a link (a link is noted in ``links``)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISLNK(mode):
+        if links is not None:
+            links.append(path)
+        return False
+    return stat.S_ISDIR(mode)
