@@ -75,7 +75,7 @@ def test_a_statement_the_store_refuses_is_a_bug_of_the_loop_not_a_fault_of_the_s
     def broken() -> None:
         host.store.rows("SELECT * FROM no_such_table")
 
-    host._schedule = broken  # type: ignore[method-assign]
+    host.launching.schedule = broken  # type: ignore[method-assign]
     failed: list[BaseException] = []
 
     def run() -> None:
