@@ -34,21 +34,15 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from core.store.errors import CODES, LASTING, StoreError
+from core.store.errors import StoreError
 from core.store.faults import RESTORE, fault, store_fault
 from core.store.schema import MIGRATIONS, migrate
 
-#: The errors (and `fault`) stay importable from here, where they used to live, until every
-#: caller names core.store.errors and core.store.faults.
 __all__ = [
-    "CODES",
-    "LASTING",
-    "StoreError",
     "check_schema",
     "check_writable",
     "connect",
     "create_store",
-    "fault",
     "needs_creating",
     "quick_check",
     "step_names",

@@ -38,9 +38,7 @@ from core.store.opening import (
 from core.store.schema import migrate
 from core.store.statements import bound
 
-#: Kept importable from here, where they used to live, until every caller names
-#: core.store.api (the store's interface) for them.
-__all__ = ["Clock", "Row", "SqliteStore", "Transaction", "iso", "utc_now"]
+__all__ = ["SqliteStore", "Transaction"]
 
 
 class Transaction(RunTransaction):

@@ -65,11 +65,10 @@ from core.ipc.files import atomic_write_json  # noqa: E402
 from core.ipc.layout import IpcLayout  # noqa: E402
 from core.lifecycle import Action, IllegalTransition, RunState  # noqa: E402
 from core.moves import NotHeld, host_move  # noqa: E402
-from core.store.api import RunStore  # noqa: E402
+from core.store.api import RunStore, iso  # noqa: E402
 from core.store.changes import listener_for  # noqa: E402
 from core.store.location import open_store  # noqa: E402
 from core.store.runs import StaleVersion  # noqa: E402
-from core.store.sqlite_store import iso  # noqa: E402
 from jarvis_tui.app import POLL_INTERVAL  # noqa: E402
 from jarvis_tui.feed import StoreFeed  # noqa: E402
 from tests.core.store_helpers import dispatch_doc  # noqa: E402

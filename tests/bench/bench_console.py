@@ -95,7 +95,8 @@ sys.path.insert(0, str(ROOT))
 
 from core.contracts.completion import GATES  # noqa: E402
 from core.run_views import state_counts, table_rows  # noqa: E402
-from core.store.sqlite_store import SqliteStore, iso  # noqa: E402
+from core.store.api import iso  # noqa: E402
+from core.store.sqlite_store import SqliteStore  # noqa: E402
 from tests.processes import PtyProcess  # noqa: E402
 
 SAMPLE: dict[str, Any] = json.loads(

@@ -41,7 +41,8 @@ sys.path.insert(0, str(ROOT))
 from core import operator_actions  # noqa: E402
 from core.intake import submit_dispatch  # noqa: E402
 from core.run_views import run_summary  # noqa: E402
-from core.store.sqlite_store import SqliteStore, iso  # noqa: E402
+from core.store.api import iso  # noqa: E402
+from core.store.sqlite_store import SqliteStore  # noqa: E402
 
 SAMPLE: dict[str, Any] = json.loads(
     (ROOT / "sample_runs" / "dispatches" / "valid-backend-fix.json").read_text()

@@ -17,7 +17,8 @@ from core.run_views import (
     state_counts,
     table_rows,
 )
-from core.store.sqlite_store import Row, SqliteStore
+from core.store.api import Row
+from core.store.sqlite_store import SqliteStore
 from tests.core.store_helpers import make_run
 
 

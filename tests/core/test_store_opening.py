@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from core.lifecycle import RunState
-from core.store.opening import CODES, StoreError, fault
+from core.store.errors import CODES, StoreError
+from core.store.faults import fault
 from core.store.sqlite_store import SqliteStore
 from tests.broken_stores import BREAK, OPEN_CODE, good_store
 from tests.core.store_helpers import make_run

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.host.fleet import Lease
-from core.store.sqlite_store import SqliteStore, iso
+from core.store.api import iso
+from core.store.sqlite_store import SqliteStore
 from jarvis_tui.app import JarvisApp
 from tests.snapshots.test_snapshots import SIZES, SnapCompare, no_cursor_blink, on_run
 from tests.tui.conftest import build_store, fixed_clock

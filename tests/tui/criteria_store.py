@@ -20,7 +20,8 @@ from core.criteria.verify import Verification
 from core.intake import submit_dispatch
 from core.lifecycle import Action
 from core.moves import host_move
-from core.store.sqlite_store import Row, SqliteStore
+from core.store.api import Row
+from core.store.sqlite_store import SqliteStore
 from core.verdicts import record_completion
 from tests.core.store_helpers import dispatch_doc
 from tests.tui.conftest import START, build_store, ticking_clock

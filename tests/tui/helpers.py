@@ -16,7 +16,8 @@ from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerFailed
 
-from core.store.sqlite_store import Row, SqliteStore
+from core.store.api import Row
+from core.store.sqlite_store import SqliteStore
 from jarvis_tui.app import JarvisApp
 from jarvis_tui.widgets.run_table import RunTable
 from tests.processes import HANG_GUARD_S
