@@ -35,9 +35,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.agents.scripted_http import JsonHandler, serving
 from tests.agents.scripted_model import COMMIT_MESSAGE, FILE_NAME, FILE_TEXT, STEER_REPLY, Hold
 from tests.processes import HANG_GUARD_S
 
@@ -299,30 +299,7 @@ def _events(item: dict[str, Any], usage: dict[str, Any]) -> Iterator[dict[str, A
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass  # the requests are kept in the script, not printed
-
-    def _body(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            doc = json.loads(raw) if raw else {}
-        except ValueError:
-            doc = {"_raw": raw.decode("utf-8", "replace")}
-        return doc if isinstance(doc, dict) else {"_doc": doc}
-
-    def _json(self, status: int, doc: object) -> None:
-        data = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
+class _Handler(JsonHandler):
     def do_GET(self) -> None:
         self.server.script.record(self.path, {})
         # Codex asks ``GET /v1/models`` for the provider's model list: none beyond its own.
@@ -358,25 +335,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, script: Script) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.script = script
-
-
 @contextmanager
 def scripted_responses() -> Iterator[tuple[str, Script]]:
     """A running server: its base URL (``http://127.0.0.1:PORT/v1``) and its script."""
     script = Script()
-    server = _Server(script)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", script
-    finally:
-        script.release_all()
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(_Handler, script) as port:
+        yield f"http://127.0.0.1:{port}/v1", script
