@@ -4,7 +4,7 @@ Every module that changes where a run stands asks `transition`; nothing else com
 The table is the architecture's canonical lifecycle, the verification of a run's acceptance
 criteria, and the operator's moves:
 
-    queued -> running -> review_requested -> done          (approve)
+    queued -> running -> review_requested -> done          (approve: nothing to merge)
                       -> failed_contract  -> queued | done (retry | override)
                       -> failed           -> queued | done (retry | override)
     queued | running  -> failed                            (cancel)
@@ -14,10 +14,16 @@ criteria, and the operator's moves:
                                     -> failed              (a criterion fails)
                                     -> awaiting_approval -> pending  (approve_command)
 
+    review_requested, approved with a branch to merge (the sub-machine of review_requested):
+    review_requested -> merging -> done                    (the host merged it)
+                                -> review_requested        (the merge was refused)
+
 A run in ``pending``, ``verifying`` or ``awaiting_approval`` is still ``running`` (the store's
-``state``); where its verification stands is its ``verification_state``. The table names both
-kinds of stage alike, so a verification move is a move like any other: legal or an
-`IllegalTransition`, versioned, journalled and audited (`core.moves.apply_move`).
+``state``); where its verification stands is its ``verification_state``. A run in ``merging`` is
+still ``review_requested``: an operator approved it, and the host holding its repository merges
+its branch outside any store transaction (`core.host.merges`); the store's ``merge_state``. The
+table names every kind of stage alike, so a sub-machine's move is a move like any other: legal or
+an `IllegalTransition`, versioned, journalled and audited (`core.moves.apply_move`).
 
 docs/lifecycle.md draws it; `tests/core/test_lifecycle.py` checks this table against a model.
 """
@@ -52,17 +58,32 @@ class VerificationState(StrEnum):
     """A criterion's command is off the allowlist and waits for an operator to allow it."""
 
 
-Stage: TypeAlias = RunState | VerificationState
-"""Where a run stands: a state, or a state of the sub-machine of `PARENT`. ``running`` itself is
-the stage of a run whose worker is at work."""
+class MergeState(StrEnum):
+    """Where an approved run's merge stands: the states of ``review_requested``'s sub-machine,
+    the store's ``runs.merge_state`` (NULL outside it)."""
+
+    MERGING = "merging"
+    """Approved; the host holding the run's repository merges its branch next (or again, after
+    a restart: the merge finds itself done)."""
+
+
+SubStage: TypeAlias = VerificationState | MergeState
+Stage: TypeAlias = RunState | SubStage
+"""Where a run stands: a state, or a state of one of its sub-machines. ``running`` itself is the
+stage of a run whose worker is at work; ``review_requested`` of one waiting for its review."""
 
 PARENT = RunState.RUNNING
 """The state whose sub-machine `VerificationState` is."""
+MERGE_PARENT = RunState.REVIEW_REQUESTED
+"""The state whose sub-machine `MergeState` is."""
+SUB_STAGES: dict[RunState, tuple[SubStage, ...]] = {
+    PARENT: tuple(VerificationState),
+    MERGE_PARENT: tuple(MergeState),
+}
+"""Each state that has a sub-machine, and its states."""
 
 STAGES: tuple[Stage, ...] = tuple(
-    stage
-    for state in RunState
-    for stage in ((state, *VerificationState) if state is PARENT else (state,))
+    stage for state in RunState for stage in (state, *SUB_STAGES.get(state, ()))
 )
 """Every stage, in lifecycle order: each state, then its sub-states."""
 
@@ -84,10 +105,15 @@ class Action(StrEnum):
     OVERRIDE = "override"
     CANCEL = "cancel"
     APPROVE_COMMAND = "approve_command"
+    REQUEST_MERGE = "request_merge"
+    """The operator's approval of a run with a branch to merge: the host merges it next."""
+    MERGE = "merge"
+    REFUSE_MERGE = "refuse_merge"
 
 
 S = RunState
 V = VerificationState
+M = MergeState
 A = Action
 
 TRANSITIONS: dict[tuple[Stage, Action], Stage] = {
@@ -109,6 +135,10 @@ TRANSITIONS: dict[tuple[Stage, Action], Stage] = {
     (V.AWAITING_APPROVAL, A.PASS_GATES): S.REVIEW_REQUESTED,
     (V.AWAITING_APPROVAL, A.FAIL): S.FAILED,
     (S.REVIEW_REQUESTED, A.APPROVE): S.DONE,
+    # Approving a run whose branch is to be merged asks the host holding its repository.
+    (S.REVIEW_REQUESTED, A.REQUEST_MERGE): M.MERGING,
+    (M.MERGING, A.MERGE): S.DONE,
+    (M.MERGING, A.REFUSE_MERGE): S.REVIEW_REQUESTED,
     (S.FAILED, A.RETRY): S.QUEUED,
     (S.FAILED_CONTRACT, A.RETRY): S.QUEUED,
     (S.FAILED, A.OVERRIDE): S.DONE,
@@ -121,7 +151,9 @@ TRANSITIONS: dict[tuple[Stage, Action], Stage] = {
 }
 """(stage, action) → next stage. A pair that is absent is an illegal move."""
 
-OPERATOR_ACTIONS = frozenset({A.APPROVE, A.RETRY, A.OVERRIDE, A.CANCEL, A.APPROVE_COMMAND})
+OPERATOR_ACTIONS = frozenset(
+    {A.APPROVE, A.REQUEST_MERGE, A.RETRY, A.OVERRIDE, A.CANCEL, A.APPROVE_COMMAND}
+)
 REASON_REQUIRED = frozenset({A.OVERRIDE, A.CANCEL})
 """Destructive moves carry a non-blank reason, recorded with the transition."""
 
@@ -129,7 +161,7 @@ TERMINAL = frozenset({S.DONE})
 NEEDS_HUMAN: frozenset[Stage] = frozenset(
     {S.REVIEW_REQUESTED, S.FAILED_CONTRACT, S.FAILED, V.AWAITING_APPROVAL}
 )
-"""Stages in which nothing happens until an operator decides."""
+"""Stages in which nothing happens until an operator decides (``merging`` waits on a host)."""
 RETRYABLE = frozenset(stage for (stage, action) in TRANSITIONS if action is A.RETRY)
 """The dispatch contract's retry table: resubmitting these run ids retries them."""
 
@@ -146,12 +178,22 @@ _PHRASE = {
     A.OVERRIDE: "it can be overridden",
     A.CANCEL: "it can be cancelled",
     A.APPROVE_COMMAND: "a command can be approved for it",
+    A.REQUEST_MERGE: "it can be approved",
+    A.MERGE: "its branch can be merged",
+    A.REFUSE_MERGE: "its merge can be refused",
 }
+
+_BARE: dict[Stage, str] = {PARENT: "its worker at work", MERGE_PARENT: "not yet approved"}
+"""What a state with a sub-machine means alone, where its sub-states are named apart."""
 
 
 def state_of(stage: Stage) -> RunState:
     """The run's state at ``stage`` (a sub-state's parent)."""
-    return PARENT if isinstance(stage, VerificationState) else stage
+    if isinstance(stage, VerificationState):
+        return PARENT
+    if isinstance(stage, MergeState):
+        return MERGE_PARENT
+    return stage
 
 
 def verification_of(stage: Stage) -> VerificationState | None:
@@ -159,26 +201,32 @@ def verification_of(stage: Stage) -> VerificationState | None:
     return stage if isinstance(stage, VerificationState) else None
 
 
-def stage_of(run: Mapping[str, Any]) -> Stage:
-    """Where a stored run (a row with ``state`` and ``verification_state``) stands.
+def merge_of(stage: Stage) -> MergeState | None:
+    """The run's ``merge_state`` at ``stage``: None outside the sub-machine."""
+    return stage if isinstance(stage, MergeState) else None
 
-    A ``verification_state`` outside `PARENT` is ignored: the sub-machine exists only there.
+
+def stage_of(run: Mapping[str, Any]) -> Stage:
+    """Where a stored run (a row with ``state``, ``verification_state`` and ``merge_state``)
+    stands.
+
+    A sub-state outside its parent is ignored: each sub-machine exists only there.
 
     Raises:
         ValueError: the row names no state (or sub-state) of the lifecycle.
     """
     state = RunState(run["state"])
-    sub = run.get("verification_state")
-    if state is PARENT and sub:
+    if state is PARENT and (sub := run.get("verification_state")):
         return VerificationState(sub)
+    if state is MERGE_PARENT and (merging := run.get("merge_state")):
+        return MergeState(merging)
     return state
 
 
 def label(stage: Stage) -> str:
     """The stage as people read it: ``running`` or ``running (verifying)``."""
-    if isinstance(stage, VerificationState):
-        return f"{PARENT.value} ({stage.value})"
-    return stage.value
+    parent = state_of(stage)
+    return stage.value if parent is stage else f"{parent.value} ({stage.value})"
 
 
 def allowed_from(action: Action) -> tuple[Stage, ...]:
@@ -190,11 +238,11 @@ def _collapsed(stages: Iterable[Stage]) -> list[str]:
     """Labels of ``stages``, a state standing for its sub-states when all of them are there
     (and saying it means none of them when they are not)."""
     chosen = list(stages)
-    whole = PARENT in chosen and all(v in chosen for v in VerificationState)
+    whole = {p for p, subs in SUB_STAGES.items() if p in chosen and all(s in chosen for s in subs)}
     return [
-        f"{PARENT.value} (its worker at work)" if s is PARENT and not whole else label(s)
+        f"{s.value} ({_BARE[s]})" if s in _BARE and s not in whole else label(s)
         for s in chosen
-        if not (whole and isinstance(s, VerificationState))
+        if state_of(s) is s or state_of(s) not in whole
     ]
 
 

@@ -14,16 +14,19 @@ from typing import Any
 
 from core.lifecycle import (
     Action,
+    MergeState,
     RunState,
     Stage,
     VerificationState,
     label,
+    merge_of,
     stage_of,
     state_of,
     transition,
     verification_of,
 )
 from core.store.api import Row, RunStore, RunTransaction
+from core.store.runs import STAGE_COLUMNS
 
 HOST = "host"
 #: Moves that end the worker's attempt (its gates passed into verification included).
@@ -46,18 +49,21 @@ def apply_move(
 
     The journal row's ``from`` and ``to`` are states; a move into, within or out of the
     verification sub-machine adds ``verification_from`` and ``verification_to`` (null outside
-    it), so replaying the journal gives both columns.
+    it), and one of the merge sub-machine ``merge_from`` and ``merge_to``, so replaying the
+    journal gives every column.
 
     Raises:
         IllegalTransition: the lifecycle does not allow the move; nothing was written.
     """
-    assert not {"state", "verification_state"} & set(changes or {}), "the lifecycle decides"
+    assert not STAGE_COLUMNS & set(changes or {}), "the lifecycle decides"
     here = stage_of(run)
     there = transition(run["run_id"], here, action)
     sub_here, sub_there = verification_of(here), verification_of(there)
+    merge_here, merge_there = merge_of(here), merge_of(there)
     values: dict[str, Any] = {
         "state": state_of(there).value,
         "verification_state": sub_there.value if sub_there else None,
+        "merge_state": merge_there.value if merge_there else None,
         **(changes or {}),
     }
     if here is RunState.RUNNING and there is not RunState.RUNNING:
@@ -71,6 +77,9 @@ def apply_move(
     if sub_here or sub_there:
         payload["verification_from"] = sub_here.value if sub_here else None
         payload["verification_to"] = sub_there.value if sub_there else None
+    if merge_here or merge_there:
+        payload["merge_from"] = merge_here.value if merge_here else None
+        payload["merge_to"] = merge_there.value if merge_there else None
     payload["reason"] = reason
     if via:
         payload["via"] = via
@@ -112,6 +121,10 @@ def moved(payload: Mapping[str, Any]) -> tuple[Stage, Stage] | None:
             here = VerificationState(payload["verification_from"])
         if payload.get("verification_to"):
             there = VerificationState(payload["verification_to"])
+        if payload.get("merge_from"):
+            here = MergeState(payload["merge_from"])
+        if payload.get("merge_to"):
+            there = MergeState(payload["merge_to"])
     except (KeyError, TypeError, ValueError):
         return None
     return here, there

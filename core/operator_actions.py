@@ -30,7 +30,7 @@ from core.lifecycle import (
     stage_of,
 )
 from core.moves import apply_move
-from core.repos.approval import carry_out_merge
+from core.repos.approval import MergeRequest, decide, host_state
 from core.run_views import run_summary
 from core.store.api import Row, RunStore, RunTransaction
 
@@ -158,13 +158,14 @@ def approve(
     expected_version: int | None = None,
     merge: bool = True,
 ) -> ActionResult:
-    """``review_requested → done``, carrying out the run's merge mode.
+    """``review_requested → done``, or ``→ review_requested (merging)`` for a branch to merge.
 
-    A run with a branch in a configured repository is merged into its base when its merge mode
-    is ``auto-merge`` (and ``merge`` is true); ``recommend-only`` records the recommendation.
-    The merge happens under the store's write lock, before the move: a conflict (or a branch
-    that moved since its claims were checked) refuses the approval and changes nothing, and two
-    operators approving at once get one merge and one refusal.
+    A run with a branch in a configured repository whose merge mode is ``auto-merge`` (and
+    ``merge`` true) is asked of the host holding its repository, which merges it outside any
+    transaction and then moves the run on (`core.repos.approval`); the result's ``merge`` says
+    it is pending. Anything else is decided here: ``recommend-only`` records the
+    recommendation, ``merge`` false leaves the branch, a run with no repository is just done.
+    Two operators approving at once get one approval and one refusal.
     """
     with store.transaction() as tx:
         run = _current(tx, run_id, expected_version)
@@ -174,12 +175,14 @@ def approve(
         if not is_legal(stage, Action.APPROVE):
             refusal = IllegalTransition(run_id, stage, Action.APPROVE)
             return _refused("illegal_transition", str(refusal), run)
-        outcome = carry_out_merge(tx, run, operator, merge=merge)
-        if outcome is not None and outcome.refused:
-            return ActionResult(False, run, Refusal(outcome.refused, outcome.note),
-                                merge=outcome.to_json())  # fmt: skip
+        decided = decide(tx, run, operator, merge=merge)
+        if isinstance(decided, MergeRequest):
+            updated = apply_move(tx, run, Action.REQUEST_MERGE, operator)
+            host = run.get("host")
+            pending = decided.to_json(host, host_state(tx, host, tx.now))
+            return ActionResult(True, updated, merge=pending)
         updated = apply_move(tx, run, Action.APPROVE, operator, changes={"finished_at": tx.now})
-    return ActionResult(True, updated, merge=outcome.to_json() if outcome else None)
+    return ActionResult(True, updated, merge=decided.to_json() if decided else None)
 
 
 def retry(

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from core.lifecycle import NEEDS_HUMAN, RunState, stage_of
+from core.repos.approval import merge_status
 from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
 from core.store.api import Row, RunStore
@@ -21,7 +22,7 @@ SUMMARY_FIELDS = (
     "created_at", "updated_at", "started_at", "finished_at",
     "last_progress_summary", "last_progress_at", "steer_count",
     "dispatch_repo", "dispatch_branch", "commit_sha", "pr_url", "verification_state",
-    "secrets_found", "unverified",
+    "merge_state", "secrets_found", "unverified",
 )  # fmt: skip
 
 
@@ -85,6 +86,8 @@ def run_detail(store: RunStore, run_id: str, *, events: int = 50) -> dict[str, A
     # The end of each attempt's stderr (masked and inert when stored), oldest attempt first.
     detail["stderr"] = store.stderr_of(run_id)
     detail["diff_stat"] = diff_stat(store, run_id)
+    # Where an approved run's merge stands (pending on a host), or what it came to.
+    detail["merge"] = merge_status(store, row)
     detail["quarantined"] = quarantined_files(store, run_id=run_id, limit=REFUSALS_SHOWN)
     detail["quarantined_count"] = store.refusal_count(run_id)
     return detail

@@ -130,6 +130,17 @@ def runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def merge_line(merge: dict[str, Any]) -> Text:
+    """Where an approved run's merge stands, or what it came to (`core.repos.approval`)."""
+    note = data(str(merge.get("note") or ""))
+    if merge.get("pending"):
+        return Text.assemble(("  ◈ merge pending: ", "cyan"), note)
+    if merge.get("refused"):
+        return Text.assemble((f"  ! merge refused ({merge['refused']}): ", "bold yellow"), note)
+    return Text.assemble((f"  ⑂ {str(merge.get('done') or '').replace('_', ' ')}: ", "green"),
+                         note)  # fmt: skip
+
+
 def show(args: argparse.Namespace) -> int:
     from jarvis_cli.show_progress import events_wanted, progress_table
 
@@ -161,6 +172,8 @@ def show(args: argparse.Namespace) -> int:
     if detail.get("unverified"):
         # The claims of its completion could not be checked against git: say so up front.
         out.print(Text.assemble(("  ? unverified: ", "bold yellow"), data(detail["unverified"])))
+    if merge := detail.get("merge"):
+        out.print(merge_line(merge))
     stat = detail.get("diff_stat")
     if stat:
         out.print(

@@ -60,7 +60,7 @@ def search_text(row: Row) -> str:
     verification), progress and the state's reason."""
     cached = row.get(SEARCH)
     if cached is None:
-        fields = ("run_id", "lane", "task_type", "state", "verification_state",
+        fields = ("run_id", "lane", "task_type", "state", "verification_state", "merge_state",
                   "last_progress_summary", "state_reason")  # fmt: skip
         cached = row[SEARCH] = "\n".join(str(row.get(name) or "") for name in fields).lower()
     return cached

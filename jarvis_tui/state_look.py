@@ -2,8 +2,9 @@
 
 Never colour alone: the symbol carries the meaning without it (monochrome terminals, NO_COLOR,
 colour blindness, screenshots in a ticket). Every stage of the lifecycle has one look, the
-stages of verification (the sub-machine of ``running``) included; importing this module checks
-that the looks and `core.lifecycle.STAGES` name the same stages.
+stages of verification (the sub-machine of ``running``) and of an approved run's merge (of
+``review_requested``) included; importing this module checks that the looks and
+`core.lifecycle.STAGES` name the same stages.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from typing import Any
 
 from rich.text import Text
 
-from core.lifecycle import RunState, VerificationState
-from core.service.stages import PARENT, STAGES, Stage, stage_of
+from core.lifecycle import MergeState, RunState, VerificationState
+from core.service.stages import STAGES, Stage, label, stage_of, state_of
 
-S, V = RunState, VerificationState
+S, V, M = RunState, VerificationState, MergeState
 
 #: Stage → (symbol, style). Every symbol is one cell wide in every terminal (no emoji: they are
 #: two cells in some) and in the common monospace fonts (a glyph a font lacks is a box). The
-#: stages of verification: a quarter, then half of the way; a hollow ◆, a smaller decision.
+#: stages of verification: a quarter, then half of the way; a hollow ◆, a smaller decision; a
+#: ◆ in a frame, decided and in the host's hands.
 STATE_LOOK: dict[str, tuple[str, str]] = {
     S.QUEUED: ("○", "dim"),
     S.RUNNING: ("▶", "cyan"),
@@ -28,6 +30,7 @@ STATE_LOOK: dict[str, tuple[str, str]] = {
     V.VERIFYING: ("◑", "cyan"),
     V.AWAITING_APPROVAL: ("◇", "bold yellow"),
     S.REVIEW_REQUESTED: ("◆", "yellow"),
+    M.MERGING: ("◈", "cyan"),
     S.FAILED_CONTRACT: ("⊘", "red"),
     S.FAILED: ("✗", "bold red"),
     S.DONE: ("✓", "green"),
@@ -54,40 +57,51 @@ def shown_stage(run: Mapping[str, Any]) -> Stage | None:
         return None
 
 
+def run_label(run: Mapping[str, Any]) -> str:
+    """Where the run stands in words: ``review_requested (merging)`` (its state when the row
+    names no stage the lifecycle knows)."""
+    stage = shown_stage(run)
+    return label(stage) if stage is not None else str(run.get("state") or "?")
+
+
 def look(stage: str) -> tuple[str, str]:
     """``stage``'s (symbol, style); ``?`` for a name the lifecycle does not know."""
     return STATE_LOOK.get(stage, _UNKNOWN)
 
 
+def sub_stage(run: Mapping[str, Any]) -> str | None:
+    """The run's stage in its state's sub-machine (``verifying``, ``merging``), if any."""
+    stage = shown_stage(run)
+    return None if stage is None or state_of(stage) is stage else stage.value
+
+
 def state_text(
     state: str,
     overridden: bool = False,
-    verification: str | None = None,
+    sub: str | None = None,
     *,
     compact: bool = False,
 ) -> Text:
     """The state as ``symbol name`` in its style, with an ``(overridden)`` mark when it was.
 
-    A running run whose criteria are being verified adds its stage of verification: its symbol
-    and name (``▶ running ◑ verifying``), or its symbol alone with ``compact`` (a table cell).
+    A run in a state's sub-machine adds its sub-stage (`sub_stage`): its symbol and name
+    (``▶ running ◑ verifying``, ``◆ review_requested ◈ merging``), or its symbol alone with
+    ``compact`` (a table cell).
     """
     symbol, style = look(state)
     text = Text(f"{symbol} {state}", style=style)
-    if verification and state == PARENT:
-        sub_symbol, sub_style = look(verification)
-        text.append(f" {sub_symbol}" if compact else f" {sub_symbol} {verification}", sub_style)
+    if sub and sub in STATE_LOOK:
+        sub_symbol, sub_style = look(sub)
+        text.append(f" {sub_symbol}" if compact else f" {sub_symbol} {sub}", sub_style)
     if overridden:
         text.append(" (overridden)", style="magenta")
     return text
 
 
 def run_state_text(run: Mapping[str, Any], *, compact: bool = False) -> Text:
-    """`state_text` for a run (a row with ``state``, ``verification_state``, ``overridden``)."""
+    """`state_text` for a run (a row with ``state``, its sub-stages' columns, ``overridden``)."""
     return state_text(
-        str(run.get("state") or ""),
-        bool(run.get("overridden")),
-        run.get("verification_state"),
-        compact=compact,
+        str(run.get("state") or ""), bool(run.get("overridden")), sub_stage(run), compact=compact
     )
 
 

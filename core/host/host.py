@@ -7,6 +7,7 @@ short ticks; each tick runs the rooms' steps in order (`Host.steps`). The rooms,
 - `launching` — queued runs claimed, checkouts made, workers started;
 - `supervision` — running workers: timeouts, budgets (`budget_watch`), reaping, the way out;
 - `outcomes` — an attempt's end: gated completion or failure; `verifiers` — the criteria;
+- `merges` — approved runs' branches merged into their bases, outside any transaction;
 - `recovery` — what a previous host left, and the signals that stop this one.
 
 What they share (the store, the workers, the configuration) is `shared.Shared`.
@@ -35,6 +36,7 @@ from core.host.inbox import Inbox
 from core.host.ingest import Ingestor
 from core.host.launching import Launching
 from core.host.lock import HostLock
+from core.host.merges import Merges
 from core.host.outcomes import AttemptEnds
 from core.host.recovery import StopSignals, recover
 from core.host.refusals import catch_up
@@ -117,6 +119,8 @@ class Host:
         self.supervision = Supervision(self.shared, self.budgets, self.outcomes.finish)
         self.verifiers = Verifiers(workspace.root, self.store_at, config, self.stopping)
         """Verify runs' criteria off the loop, a few at a time (`core.host.verifiers`)."""
+        self.merges = Merges(self.store_at, self.stopping)
+        """Merge approved runs' branches off the loop (`core.host.merges`)."""
         self.worker_runs = WorkerRunsWriter(self.layout, owner=f"jarvis-{os.getpid()}")
         """Each lane's ``worker_runs.json``, what NanoClaw's agents read (`core.nanoclaw`)."""
 
@@ -325,6 +329,7 @@ class Host:
             self.launching.take_prepared,
             self.supervision.reap,
             lambda: self.verifiers.start_due(self.shared.store, self.name),
+            lambda: self.merges.start_due(self.shared.store, self.name),
             self.launching.schedule,
             self._steer,
             lambda: self.worker_runs.refresh(self.shared.store, self.config.lanes),
@@ -368,4 +373,5 @@ class Host:
         if self.store is not None and not taken:
             self.launching.abandon()
         self.verifiers.join(self.config.timeouts.shutdown_grace_s + 1)
+        self.merges.join(self.config.timeouts.shutdown_grace_s + 1)
         self.supervision.stop_all(taken=taken)

@@ -39,8 +39,9 @@ class MergeOutcome:
     """One sentence for the operator: what happened, or why nothing did."""
     merged_commit: str | None = None
     refused: str | None = None
-    """``branch_moved``, ``moved_outside``, ``merge_conflict``, ``no_base``, ``no_branch`` or
-    ``git``."""
+    """``branch_moved``, ``moved_outside``, ``merge_conflict``, ``base_moved`` (while merging),
+    ``push_rejected`` (merged here, not pushed: ``merged_commit`` is set), ``no_base``,
+    ``no_branch``, ``no_record`` or ``git``."""
     pushed: bool | None = None
     conflicts: list[str] = field(default_factory=list)
 
@@ -51,6 +52,7 @@ class MergeOutcome:
             "merged_commit": self.merged_commit,
             "pushed": self.pushed,
             "conflicts": self.conflicts,
+            "refused": self.refused,
         }
 
 
@@ -110,8 +112,10 @@ def merge_branch(
             return MergeOutcome(outcome.done, f"{outcome.note} Pushed {base} to {remote}.",
                                 outcome.merged_commit, pushed=True)  # fmt: skip
         said = " ".join(push.err.split())[:300]
-        return MergeOutcome(outcome.done, f"{outcome.note} Pushing {base} to {remote} failed: "
-                            f"{said}", outcome.merged_commit, pushed=False)  # fmt: skip
+        note = (f"{outcome.note} Pushing {base} to {remote} was rejected: {said} Approve again "
+                "to push again.")  # fmt: skip
+        return MergeOutcome(outcome.done, note, outcome.merged_commit, refused="push_rejected",
+                            pushed=False)  # fmt: skip
     return outcome
 
 
@@ -155,11 +159,10 @@ def _merge(
             "Nothing was merged; look at the repository, then approve with --no-merge to "
             "accept it as it is.",
         )
-    ref = f"refs/heads/{base}"
     if _is_ancestor(repo, base_tip, head):
         _mark(repo, marker, head, run_id)
-        git(["update-ref", "-m", f"jarvis: fast-forward for run {run_id}", ref, head, base_tip],
-            cwd=repo)  # fmt: skip
+        if not _move_base(repo, base, head, base_tip, marker, f"fast-forward for run {run_id}"):
+            return _base_moved(repo, base, base_tip)
         return MergeOutcome("fast_forward", f"{base} fast-forwarded to {head[:12]}.", head)
     merged = git(["merge-tree", "--write-tree", "--name-only", "-z", base_tip, head], cwd=repo,
                  check=False)  # fmt: skip
@@ -181,5 +184,29 @@ def _merge(
     commit = git(["commit-tree", tree, "-p", base_tip, "-p", head], cwd=repo,
                  env=JARVIS_IDENTITY, stdin=message).out.strip()  # fmt: skip
     _mark(repo, marker, head, run_id)
-    git(["update-ref", "-m", f"jarvis: merge for run {run_id}", ref, commit, base_tip], cwd=repo)
+    if not _move_base(repo, base, commit, base_tip, marker, f"merge for run {run_id}"):
+        return _base_moved(repo, base, base_tip)
     return MergeOutcome("merge_commit", f"{branch} merged into {base} as {commit[:12]}.", commit)
+
+
+def _move_base(repo: Path, base: str, new: str, old: str, marker: str, why: str) -> bool:
+    """Move ``base`` from ``old`` to ``new`` (compare-and-swap); False, the mark taken back,
+    when it is no longer at ``old``: something moved it while this merge was made."""
+    moved = git(["update-ref", "-m", f"jarvis: {why}", f"refs/heads/{base}", new, old],
+                cwd=repo, check=False)  # fmt: skip
+    if moved.code == 0:
+        return True
+    if resolve_commit(repo, f"refs/heads/{base}") == old:
+        said = " ".join(moved.err.split())[:300]
+        raise GitError(f"`git update-ref` failed: {said}", moved.code, said)
+    git(["update-ref", "-d", marker], cwd=repo, check=False)
+    return False
+
+
+def _base_moved(repo: Path, base: str, was: str) -> MergeOutcome:
+    now = resolve_commit(repo, f"refs/heads/{base}")
+    return _refuse(
+        "base_moved",
+        f"{base} moved while the merge was made (from {was[:12]} to {(now or 'nothing')[:12]}); "
+        "nothing was merged. Approve again to merge onto where it is now.",
+    )

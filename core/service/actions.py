@@ -75,11 +75,26 @@ def _retry(store: RunStore, root: Path, request: ActionRequest) -> Outcome:
 
 def _approve(store: RunStore, root: Path, request: ActionRequest) -> Outcome:
     from core import operator_actions
+    from core.service.merging import wait_for_merge, wait_s
 
-    return _moved(request, operator_actions.approve(
+    timeout = wait_s(request.options.get("timeout"))
+    if timeout is None:
+        said = request.options.get("timeout")
+        refusal = Refusal("bad_timeout", f"--timeout {said!r} is not a number of seconds above "
+                          "zero.", "timeout")  # fmt: skip
+        return Outcome(request, False, store.get_run(request.run_id), refusal)
+    approved = _moved(request, operator_actions.approve(
         store, request.run_id, request.operator, expected_version=request.expected_version,
         merge=not request.options.get("no_merge"),
     ))  # fmt: skip
+    if (
+        approved.ok
+        and approved.merge
+        and approved.merge.get("pending")
+        and request.options.get("wait")
+    ):
+        return wait_for_merge(store, approved, timeout)
+    return approved
 
 
 def _with_reason(move: str) -> EngineCall:
@@ -189,9 +204,13 @@ register(OperatorAction(
 register(OperatorAction(
     "approve", "a", "Approve", "Approve a run in review", "Approve a run in {stages}",
     _approve, move=Action.APPROVE, done="Approved",
-    verb="approve", verb_help="{move}, merging the branch as its merge mode says",
+    verb="approve", verb_help="{move}; a branch to merge is merged by the host holding it",
     options=(Option("no_merge", "--no-merge", takes="flag",
-                    help="approve without merging the run's branch"),),
+                    help="approve without merging the run's branch"),
+             Option("wait", "--wait", takes="flag",
+                    help="wait for the host's merge and say what it came to"),
+             Option("timeout", "--timeout", metavar="SECONDS",
+                    help="with --wait: give up waiting after this long (default 600)")),
 ))  # fmt: skip
 register(OperatorAction(
     "cancel", "x", "Cancel", "Cancel, with a reason",

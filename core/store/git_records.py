@@ -39,11 +39,34 @@ class GitReads(Statements):
             [run_id],
         )
 
+    def merges_due(self, state: str, merging: str, host: str | None = None) -> list[dict[str, Any]]:
+        """Approved runs whose branch waits to be merged (``state`` and ``merge_state`` given by
+        the lifecycle), longest waiting first, of the runs ``host`` holds when given
+        (`core.store.hosts.held_by`): ``run_id``, ``attempt``, ``repo_dir``."""
+        return self.rows(
+            "SELECT r.run_id, g.attempt, g.repo_dir FROM runs r JOIN run_git g "
+            "ON g.run_id = r.run_id AND g.attempt = r.retry_count + 1 "
+            f"WHERE r.state = ? AND r.merge_state = ?{held_by(host)} "
+            "ORDER BY r.updated_at, r.run_id",
+            [state, merging, *([host] if host else [])],
+        )
+
+    def last_merge(self, run_id: str) -> dict[str, Any] | None:
+        """The run's latest ``merge`` journal row (what a merge, or an approval that merged
+        nothing, came to): ``payload`` (JSON text), ``actor``, ``at``."""
+        found = self.rows(
+            "SELECT payload, actor, at FROM journal WHERE run_id = ? AND kind = 'merge' "
+            "ORDER BY seq DESC LIMIT 1",
+            [run_id],
+        )
+        return dict(found[0]) if found else None
+
     def worktrees_to_remove(
         self, cutoff: str, *, done: str, failed: str, limit: int = 20, host: str | None = None
     ) -> list[dict[str, Any]]:
-        """Worktrees still on disk of runs whose operator's last word — an approval or an
-        override (``done``), or a cancel (``failed``) — was said at or before ``cutoff``:
+        """Worktrees still on disk of runs whose operator's last word — an approval (or the
+        merge it asked for) or an override (``done``), or a cancel (``failed``) — was said at
+        or before ``cutoff``:
         ``run_id``, ``attempt``, ``repo_dir``, ``checkout``, oldest first (of the runs ``host``
         holds when given: `core.store.hosts.held_by`), with its ``branch``."""
         return self.rows(
@@ -52,7 +75,8 @@ class GitReads(Statements):
             "JOIN audit a ON a.id = (SELECT MAX(id) FROM audit WHERE run_id = r.run_id) "
             "WHERE g.removed_at IS NULL AND g.repo_dir IS NOT NULL "
             "AND g.attempt = r.retry_count + 1 "
-            "AND ((r.state = ? AND a.action = 'approve') OR (r.state = ? AND a.action = 'cancel') "
+            "AND ((r.state = ? AND a.action IN ('approve', 'merge')) "
+            "     OR (r.state = ? AND a.action = 'cancel') "
             "     OR (r.state = ? AND a.action = 'override')) "
             f"AND a.at <= ?{held_by(host)} ORDER BY a.at LIMIT ?",
             [done, failed, done, cutoff, *([host] if host else []), limit],
@@ -123,8 +147,27 @@ class GitWrites(Writes):
             [self.now, run_id, attempt],
         )
 
-    def record_merge(self, run_id: str, attempt: int, merged_commit: str | None, note: str) -> None:
+    def request_merge(self, run_id: str, attempt: int, operator: str) -> None:
+        """The operator approved the attempt's branch to be merged, now: the last merge's note
+        and refusal are cleared (its commit stays, should a push be all that is left)."""
         self.execute(
-            "UPDATE run_git SET merged_commit = ?, merge_note = ? WHERE run_id = ? AND attempt = ?",
-            [merged_commit, note, run_id, attempt],
+            "UPDATE run_git SET merge_requested_by = ?, merge_requested_at = ?, "
+            "merge_note = NULL, merge_refused = NULL WHERE run_id = ? AND attempt = ?",
+            [operator, self.now, run_id, attempt],
+        )
+
+    def record_merge(
+        self,
+        run_id: str,
+        attempt: int,
+        merged_commit: str | None,
+        note: str,
+        refused: str | None = None,
+    ) -> None:
+        """What the merge did (its commit, or None), its note, and its refusal's code if it
+        was refused; a refused merge keeps a commit an earlier try made."""
+        self.execute(
+            "UPDATE run_git SET merged_commit = COALESCE(?, merged_commit), merge_note = ?, "
+            "merge_refused = ? WHERE run_id = ? AND attempt = ?",
+            [merged_commit, note, refused, run_id, attempt],
         )

@@ -15,6 +15,7 @@ from typing import Final
 from core.store.shared_ddl import (
     CONFINEMENT,
     HOSTS_TABLE,
+    MERGE_BY_HOST,
     REFUSAL_TARGET,
     USAGE_COST_COMPUTED,
     USAGE_UNREADABLE,
@@ -280,4 +281,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0006_usage_cost_computed", USAGE_COST_COMPUTED),
     # SQLite's 0017, the same text.
     ("0007_confinement", CONFINEMENT),
+    # SQLite's 0018, the same text.
+    ("0008_merge_by_host", MERGE_BY_HOST),
 )

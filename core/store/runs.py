@@ -15,9 +15,10 @@ from core.store.statements import Statements, Where, Writes, marks, without_nul
 #: on (the run's existence and its state). Progress and steers do not bump it, so a chatty worker
 #: or a colleague's steer never makes an operator's retry or override stale.
 VERSIONED_KINDS = frozenset({"created", "transition"})
-#: The columns that say where a run stands in the lifecycle (its state, and inside ``running``
-#: where the verification of its criteria stands): written only by versioned changes.
-STAGE_COLUMNS = frozenset({"state", "verification_state"})
+#: The columns that say where a run stands in the lifecycle (its state; inside ``running`` where
+#: the verification of its criteria stands; inside ``review_requested`` whether its approved
+#: branch is being merged): written only by versioned changes.
+STAGE_COLUMNS = frozenset({"state", "verification_state", "merge_state"})
 
 
 class StaleVersion(Exception):

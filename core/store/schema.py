@@ -19,6 +19,7 @@ from core.store import sqlite_ddl
 from core.store.shared_ddl import (
     CONFINEMENT,
     HOSTS_TABLE,
+    MERGE_BY_HOST,
     REFUSAL_TARGET,
     USAGE_COST_COMPUTED,
     USAGE_UNREADABLE,
@@ -48,6 +49,8 @@ RUN_COLUMNS = (
     "host",
     # confinement: how its latest worker ran, and where a retry starts
     "sandbox", "retry_fresh",
+    # an approved run's merge, carried out by the host holding its repository
+    "merge_state",
 )  # fmt: skip
 
 
@@ -82,6 +85,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("0015_refusal_target", REFUSAL_TARGET),
     ("0016_usage_cost_computed", USAGE_COST_COMPUTED),
     ("0017_confinement", CONFINEMENT),
+    ("0018_merge_by_host", MERGE_BY_HOST),
 )
 
 

@@ -59,3 +59,15 @@ CONFINEMENT = """
         -- JSON): a branch that moved while the run ran is told at gating.
         ALTER TABLE run_git ADD COLUMN refs_at_start TEXT;
 """
+
+MERGE_BY_HOST = """
+        -- merging while the host holding an approved run's repository merges its branch (the
+        -- lifecycle's sub-machine of review_requested, core/lifecycle.py); NULL otherwise.
+        ALTER TABLE runs ADD COLUMN merge_state TEXT;
+        CREATE INDEX runs_merging ON runs (merge_state) WHERE merge_state IS NOT NULL;
+        -- Who approved the merge and when; why the latest merge was refused (merge_conflict,
+        -- base_moved, push_rejected, ...: core/repos/merge.py), NULL when it was not.
+        ALTER TABLE run_git ADD COLUMN merge_requested_by TEXT;
+        ALTER TABLE run_git ADD COLUMN merge_requested_at TEXT;
+        ALTER TABLE run_git ADD COLUMN merge_refused TEXT;
+"""

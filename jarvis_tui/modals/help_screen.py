@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from core.lifecycle import VerificationState
+from core.lifecycle import MERGE_PARENT, MergeState, VerificationState
 from core.service.actions import ACTIONS
 from core.service.stages import PARENT, Stage, or_list
 from jarvis_tui.run_model import STATE_KEYS
@@ -67,6 +67,11 @@ def help_sections() -> Sections:
                 (
                     "",
                     f"{_symbols((PARENT,))} and its criteria: {_symbols(tuple(VerificationState))}",
+                ),
+                (
+                    "",
+                    f"{_symbols((MERGE_PARENT,))} approved, its host merging: "
+                    f"{_symbols(tuple(MergeState))}",
                 ),
                 ("0", "Every state again"),
                 ("S", "Sort by the next column (age, updated, state, run, lane, task, retries)"),

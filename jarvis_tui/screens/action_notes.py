@@ -10,6 +10,7 @@ from core.service.actions import ACTIONS, availability
 from core.service.criteria import approved_of, criterion_command, pending_commands
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.screens.effects import Note
+from jarvis_tui.state_look import run_label
 
 
 def outcome_notes(outcome: Outcome, *, host_running: bool) -> list[Note]:
@@ -36,7 +37,7 @@ def outcome_notes(outcome: Outcome, *, host_running: bool) -> list[Note]:
         notes.append(Note(f"Allowed {one_line(json.dumps(argv), 200)} for run {run_id}; "
                           f"{later}.", "Done"))  # fmt: skip
     elif outcome.run is not None:
-        state = outcome.run["state"]
+        state = run_label(outcome.run)
         extra = f", retry {outcome.run['retry_count']}" if request.action == "retry" else ""
         # What approving did with the branch (merged, recommended, left), in git's words.
         merged = f" {shown(str(outcome.merge['note']))}" if outcome.merge else ""

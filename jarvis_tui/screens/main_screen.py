@@ -37,6 +37,7 @@ from textual.worker import Worker, WorkerState
 from core.service.reads import RunView
 from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
 from jarvis_tui.feed import FeedRead
+from jarvis_tui.merge_watch import MERGE_TOAST_SECONDS, MergeWatch
 from jarvis_tui.messages import (
     ActionFinished,
     RunViewReceived,
@@ -105,6 +106,8 @@ class MainScreen(ViewControls):
         self._view_line = Text()
         self.attention_toasts = AttentionToasts(clock=lambda: self.clock().timestamp())
         """Runs that started needing a human, for one toast at a time (never behind a dialog)."""
+        self.merge_watch = MergeWatch()
+        """The merges this console asked for, told when the host decides them."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -187,6 +190,7 @@ class MainScreen(ViewControls):
         """What else ``read`` changes on screen (`StoreView.follow_read`)."""
         if not first:
             self.attention_toasts.entered(read.journal)
+            self._merges_decided(read.journal)
             self.raise_attention_toast()
         self._show_view_line()
         stream = self.query_one(ProgressStream)
@@ -367,7 +371,20 @@ class MainScreen(ViewControls):
 
     @on(ActionFinished)
     def _action_finished(self, message: ActionFinished) -> None:
+        merge = message.outcome.merge
+        if message.outcome.ok and merge and merge.get("pending"):
+            self.merge_watch.ask(message.outcome.request.run_id)
         self.do(self.actions.finished(message))
+
+    def _merges_decided(self, journal: list[dict[str, Any]]) -> None:
+        """Tell the operator what became of the merges asked here (`MergeWatch`). A refused
+        one is said here, with the host's reason, rather than again as needing a human."""
+        for run_id, toast, merged in self.merge_watch.decided(journal):
+            self.notify(toast.message, title=toast.title, markup=False,
+                        severity="information" if merged else "warning",
+                        timeout=MERGE_TOAST_SECONDS)  # fmt: skip
+            if not merged:
+                self.attention_toasts.waiting.pop(run_id, None)
 
     def steer_sent(self, run_id: str, text: str) -> None:
         """The steer ``text`` was queued for ``run_id`` (`ActionsView.steer_sent`)."""

@@ -33,7 +33,7 @@ from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.screens.action_notes import outcome_notes
 from jarvis_tui.screens.effects import Dialog, Effect, Effects, Focus, Note, Post, Work
 from jarvis_tui.screens.store_sync import StoreSync
-from jarvis_tui.state_look import state_text
+from jarvis_tui.state_look import state_text, sub_stage
 
 
 class ActionsView(Protocol):
@@ -119,7 +119,7 @@ class RunActionsController:
             f"{entry.label} run ",
             (shown(snapshot["run_id"]), "bold"),
             ", which is ",
-            state_text(str(snapshot["state"]), verification=snapshot.get("verification_state")),
+            state_text(str(snapshot["state"]), sub=sub_stage(snapshot)),
             f"?\n\n{entry.consequence}",
         )
         if snapshot.get("state_reason"):

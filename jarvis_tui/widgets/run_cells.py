@@ -12,7 +12,7 @@ from rich.text import Text
 from core.service.text import found_kinds, usage_brief
 from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.safe_text import one_line, shown
-from jarvis_tui.state_look import STEER_LOOK, state_text
+from jarvis_tui.state_look import STEER_LOOK, state_text, sub_stage
 
 Row = dict[str, Any]
 
@@ -128,8 +128,8 @@ def cells(row: Row, now: datetime) -> tuple[Text, ...]:
     """The cells for one run, every worker-supplied string made inert and masked."""
     return (
         run_text(row),
-        # The state, and the stage of verification a running run is at (its symbol).
-        state_text(str(row["state"]), verification=row.get("verification_state"), compact=True),
+        # The state, and the stage of its sub-machine (verification, a merge) it is at.
+        state_text(str(row["state"]), sub=sub_stage(row), compact=True),
         Text(str(row.get("retry_count") or 0) if row.get("retry_count") else "", justify="right"),
         Text("!" if row.get("overridden") else "", style="bold magenta"),
         Text(age_text(row.get("created_at"), now), justify="right"),

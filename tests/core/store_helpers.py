@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core.intake import submit_dispatch
-from core.lifecycle import Action, RunState, Stage, VerificationState
+from core.lifecycle import Action, MergeState, RunState, Stage, VerificationState
 from core.moves import host_move
 from core.store.api import RunStore
 
@@ -37,6 +37,7 @@ PATHS: dict[Stage, tuple[Action, ...]] = {
     VerificationState.VERIFYING: _VERIFYING,
     VerificationState.AWAITING_APPROVAL: (*_VERIFYING, Action.AWAIT_APPROVAL),
     RunState.REVIEW_REQUESTED: (Action.START, Action.PASS_GATES),
+    MergeState.MERGING: (Action.START, Action.PASS_GATES, Action.REQUEST_MERGE),
     RunState.FAILED_CONTRACT: (Action.START, Action.FAIL_GATES),
     RunState.FAILED: (Action.START, Action.FAIL),
     RunState.DONE: (Action.START, Action.PASS_GATES, Action.APPROVE),

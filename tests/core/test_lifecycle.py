@@ -29,6 +29,7 @@ from core import operator_actions
 from core.criteria import run_criteria
 from core.intake import submit_dispatch
 from core.lifecycle import (
+    MERGE_PARENT,
     NEEDS_HUMAN,
     OPERATOR_ACTIONS,
     PARENT,
@@ -38,11 +39,13 @@ from core.lifecycle import (
     TRANSITIONS,
     Action,
     IllegalTransition,
+    MergeState,
     RunState,
     Stage,
     VerificationState,
     allowed_from,
     label,
+    merge_of,
     stage_of,
     state_of,
     transition,
@@ -70,10 +73,15 @@ def dispatch(run_id: str) -> dict[str, Any]:
     return doc
 
 
+#: Operator actions `drive` takes through the operator's own call; the rest (approving a run
+#: with a branch to merge among them: these runs have none) as the store's move.
+BY_OPERATOR = {Action.APPROVE, Action.RETRY, Action.OVERRIDE, Action.CANCEL}
+
+
 def drive(store: SqliteStore, run_id: str, path: tuple[Action, ...]) -> None:
     """Bring a fresh (queued) run through ``path`` of host and operator moves."""
     for action in path:
-        if action in OPERATOR_ACTIONS:
+        if action in BY_OPERATOR:
             result = {
                 Action.APPROVE: lambda: operator_actions.approve(store, run_id, "op"),
                 Action.RETRY: lambda: operator_actions.retry(store, run_id, "op"),
@@ -95,16 +103,35 @@ def pair_id(pair: tuple[Stage, Action]) -> str:
 # -- the table ------------------------------------------------------------------------------------
 
 
-def test_the_stages_are_the_states_with_verification_inside_running() -> None:
+def test_the_stages_are_the_states_with_their_sub_machines_inside() -> None:
     assert [s for s in STAGES if isinstance(s, RunState)] == list(RunState)
     assert [s for s in STAGES if isinstance(s, VerificationState)] == list(VerificationState)
+    assert [s for s in STAGES if isinstance(s, MergeState)] == list(MergeState)
     # Each sub-state comes right after its parent, in the sub-machine's own order.
-    at = STAGES.index(PARENT)
-    assert STAGES[at + 1 : at + 1 + len(VerificationState)] == tuple(VerificationState)
+    for parent, subs in ((PARENT, VerificationState), (MERGE_PARENT, MergeState)):
+        at = STAGES.index(parent)
+        assert STAGES[at + 1 : at + 1 + len(subs)] == tuple(subs)
     for stage in STAGES:
-        assert state_of(stage) is (PARENT if isinstance(stage, VerificationState) else stage)
+        parents: dict[type, Stage] = {VerificationState: PARENT, MergeState: MERGE_PARENT}
+        assert state_of(stage) is parents.get(type(stage), stage)
         assert verification_of(stage) is (stage if isinstance(stage, VerificationState) else None)
+        assert merge_of(stage) is (stage if isinstance(stage, MergeState) else None)
     assert label(V.VERIFYING) == "running (verifying)" and label(RunState.DONE) == "done"
+    assert label(MergeState.MERGING) == "review_requested (merging)"
+
+
+def test_a_merge_moves_only_within_review_requested_or_on_to_done() -> None:
+    merging = MergeState.MERGING
+    assert allowed_from(Action.REQUEST_MERGE) == (MERGE_PARENT,)
+    assert {a for (s, a) in TRANSITIONS if s is merging} == {Action.MERGE, Action.REFUSE_MERGE}
+    assert TRANSITIONS[(merging, Action.MERGE)] is RunState.DONE
+    assert TRANSITIONS[(merging, Action.REFUSE_MERGE)] is MERGE_PARENT
+    # Decided, and in a host's hands: no operator's move applies, and it needs no human.
+    assert not {a for (s, a) in TRANSITIONS if s is merging} & OPERATOR_ACTIONS
+    assert merging not in NEEDS_HUMAN and MERGE_PARENT in NEEDS_HUMAN
+    refused = str(IllegalTransition("r1", merging, Action.APPROVE))
+    assert refused == ("Run r1 is review_requested (merging); it can be approved only when it "
+                       "is review_requested (not yet approved).")  # fmt: skip
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
@@ -542,7 +569,7 @@ class StoreMachine(RuleBasedStateMachine):
             self.steer(run_id, STEERS[0], False)
         elif move == "resubmit":
             self.resubmit(run_id)
-        elif Action(move) in OPERATOR_ACTIONS:
+        elif Action(move) in BY_OPERATOR or Action(move) is Action.APPROVE_COMMAND:
             action = Action(move)
             result, refusal, before = self.operator(run_id, action, REASONS[0], False)
             assert refusal is None
@@ -637,6 +664,19 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(run_id=st.sampled_from(RUN_IDS))
     def fail(self, run_id: str) -> None:
         self.host(run_id, Action.FAIL)
+
+    # An approval that asks a host to merge, and the host's merge, done or refused.
+    @rule(run_id=st.sampled_from(RUN_IDS))
+    def request_merge(self, run_id: str) -> None:
+        self.host(run_id, Action.REQUEST_MERGE)
+
+    @rule(run_id=st.sampled_from(RUN_IDS))
+    def merge(self, run_id: str) -> None:
+        self.host(run_id, Action.MERGE)
+
+    @rule(run_id=st.sampled_from(RUN_IDS))
+    def refuse_merge(self, run_id: str) -> None:
+        self.host(run_id, Action.REFUSE_MERGE)
 
     # The host's moves of verification: the gates passed into it, the host starts verifying,
     # a criterion's command waits for approval.

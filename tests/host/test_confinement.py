@@ -143,7 +143,8 @@ def test_in_the_sandbox_every_write_outside_is_refused_and_the_work_still_lands(
     run = run_row(conn, "r1")
     assert run["sandbox"] == "bwrap"
     assert journal(conn, "r1", "worker")[0]["sandbox"] == "bwrap"
-    code, approved = cli(ws, "approve", "r1")
+    with running_host(ws):  # the host holding the repository merges
+        code, approved = cli(ws, "approve", "r1", "--wait")
     assert code == 0 and approved["merge"]["done"] == "fast_forward", approved
     assert run_git(scene.main, "rev-parse", "main") == run["commit_sha"]
     assert scene.markers_left() == []
@@ -165,7 +166,8 @@ def test_unconfined_planted_hooks_and_fsmonitor_never_run_through_gating_and_app
     assert "fsmonitor" in (scene.main / "config").read_text()
     # Gating moved the run's branch into the main repository; approval fast-forwards main:
     # each a ref update that would run the reference-transaction hook.
-    code, approved = cli(ws, "approve", "r1")
+    with running_host(ws):  # the host holding the repository merges
+        code, approved = cli(ws, "approve", "r1", "--wait")
     assert code == 0 and approved["merge"]["done"] == "fast_forward", approved
     assert run_git(scene.main, "rev-parse", "main") == run_row(conn, "r1")["commit_sha"]
     assert scene.markers_left() == []

@@ -98,7 +98,8 @@ def test_the_readme_real_repository_example_merges_on_approve(ws: Path, tmp_path
     assert shown["run"]["unverified"] is None
     git_gates = [g for g in shown["run"]["gates"] if g["name"] in GIT_GATES]
     assert [g["status"] for g in git_gates] == ["passed"] * len(GIT_GATES), git_gates
-    code, approved = cli(ws, "approve", RUN)
+    with running_host(ws):  # the host holding the repository merges
+        code, approved = cli(ws, "approve", RUN, "--wait")
     assert code == 0 and approved["merge"]["done"] == "fast_forward", approved
     assert run_git(bare, "rev-parse", "main") == run_git(bare, "rev-parse", "jarvis-retry-counter")
 

@@ -253,7 +253,8 @@ def test_codex_patches_commits_reaches_review_and_is_merged_against_a_scripted_m
     cost = (tokens_in * PRICE_IN + tokens_out * PRICE_OUT) / 1_000_000
     assert usage["cost_computed"] is True and usage["cost_usd"] == pytest.approx(cost), usage
 
-    code, approved = cli(ws, "approve", "r1")
+    with running_host(ws):  # the host holding the repository merges
+        code, approved = cli(ws, "approve", "r1", "--wait")
     assert code == 0 and approved["ok"], approved
     assert run_git(origin, "rev-parse", "main") == head
 

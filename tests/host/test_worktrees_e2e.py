@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -350,22 +351,56 @@ def reviewed(ws: Path, store: SqliteStore, conn: sqlite3.Connection, run_ids: li
         wait_for_states(conn, dict.fromkeys(run_ids, "review_requested"), WAIT, host=host)
 
 
-def test_approve_merges_the_branch_and_records_it(
+def approved(ws: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """``jarvis approve ARGS --wait`` while the host runs: the host makes the merge."""
+    with running_host(ws):
+        return cli(ws, "approve", *args, "--wait")
+
+
+def test_approve_asks_the_host_which_merges_the_branch_and_records_it(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection, bare_origin: Path
 ) -> None:
     configure(ws, bare_origin)
     reviewed(ws, store, conn, ["r1"])
     head = run_git(bare_origin, "rev-parse", "jarvis-r1")
-    code, result = cli(ws, "approve", "r1")
-    assert code == 0 and result["ok"], result
-    assert result["merge"]["done"] == "fast_forward"
+    main = run_git(bare_origin, "rev-parse", "main")
+    # No host runs: the approval is recorded and the merge waits for one, saying so.
+    code, asked = cli(ws, "approve", "r1")
+    assert code == 0 and asked["ok"] and asked["merge"]["pending"] is True, asked
+    assert "carries it out when it runs again" in asked["merge"]["note"]
+    assert asked["run"]["merge_state"] == "merging"
+    assert run_git(bare_origin, "rev-parse", "main") == main  # nothing merged in the approval
+    assert (run_row(conn, "r1")["state"], run_row(conn, "r1")["merge_state"]) == (
+        "review_requested", "merging")  # fmt: skip
+    with running_host(ws) as host:
+        wait_for_states(conn, {"r1": "done"}, WAIT, host=host)
     assert run_git(bare_origin, "rev-parse", "main") == head
-    assert run_row(conn, "r1")["state"] == "done"
+    assert run_row(conn, "r1")["merge_state"] is None
     (merged,) = journal_rows(conn, "r1", "merge")
-    assert (merged["mode"], merged["merged_commit"]) == ("auto-merge", head)
-    audit = rows(conn, "SELECT action, reason FROM audit WHERE run_id = 'r1' ORDER BY id")
-    assert [a["action"] for a in audit][-2:] == ["merge", "approve"]
+    assert (merged["mode"], merged["merged_commit"], merged["done"]) == (
+        "auto-merge", head, "fast_forward")  # fmt: skip
+    audit = rows(conn, "SELECT actor, action FROM audit WHERE run_id = 'r1' ORDER BY id")
+    assert [a["action"] for a in audit][-2:] == ["request_merge", "merge"]
+    assert audit[-1]["actor"] == "host" and audit[-2]["actor"] != "host"
     assert rows(conn, "SELECT merged_commit FROM run_git")[0]["merged_commit"] == head
+    code, shown = cli(ws, "show", "r1")
+    merge = shown["run"]["merge"]
+    assert (merge["done"], merge["pending"]) == ("fast_forward", False)
+    assert merge["merged_commit"] == head
+    assert merge["requested_by"] == audit[-2]["actor"]
+
+
+def test_approve_wait_says_what_the_merge_came_to(
+    ws: Path, store: SqliteStore, conn: sqlite3.Connection, bare_origin: Path
+) -> None:
+    configure(ws, bare_origin)
+    reviewed(ws, store, conn, ["r1"])
+    head = run_git(bare_origin, "rev-parse", "jarvis-r1")
+    code, result = approved(ws, "r1")
+    assert code == 0 and result["ok"], result
+    assert result["merge"]["done"] == "fast_forward" and result["merge"]["merged_commit"] == head
+    assert result["run"]["state"] == "done"
+    assert run_git(bare_origin, "rev-parse", "main") == head
 
 
 def test_approve_no_merge_and_recommend_only_leave_the_base(
@@ -374,8 +409,10 @@ def test_approve_no_merge_and_recommend_only_leave_the_base(
     configure(ws, bare_origin)
     main = run_git(bare_origin, "rev-parse", "main")
     reviewed(ws, store, conn, ["r1"])
+    # Nothing for a host to do: decided in the approval, no host needed.
     code, result = cli(ws, "approve", "r1", "--no-merge")
     assert code == 0 and result["merge"]["done"] == "not_merged"
+    assert run_row(conn, "r1")["state"] == "done"
     assert run_git(bare_origin, "rev-parse", "main") == main
 
     recommend = 'base_ref = "main"\nmerge = "recommend-only"\n'
@@ -388,21 +425,26 @@ def test_approve_no_merge_and_recommend_only_leave_the_base(
     assert run_git(bare_origin, "rev-parse", "main") == main
 
 
-def test_a_conflicting_approval_is_refused_and_changes_nothing(
+def test_a_conflicting_merge_is_refused_and_changes_nothing_but_the_run(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection, bare_origin: Path, tmp_path: Path
 ) -> None:
     configure(ws, bare_origin, concurrency=2)
     reviewed(ws, store, conn, ["r1", "r2"])  # both change src/fleet_engine/retry.py
-    assert cli(ws, "approve", "r1")[1]["merge"]["done"] == "fast_forward"
+    assert approved(ws, "r1")[1]["merge"]["done"] == "fast_forward"
     main = run_git(bare_origin, "rev-parse", "main")
     version = run_row(conn, "r2")["version"]
-    code, result = cli(ws, "approve", "r2")
+    code, result = approved(ws, "r2")
     assert code == 1 and result["refusal"]["code"] == "merge_conflict", result
     assert "src/fleet_engine/retry.py" in result["refusal"]["message"]
     assert run_git(bare_origin, "rev-parse", "main") == main
     after = run_row(conn, "r2")
-    assert (after["state"], after["version"]) == ("review_requested", version)
-    assert journal_rows(conn, "r2", "merge") == []
+    # Asked, then refused: two moves, back where it was, ready to be approved again.
+    assert (after["state"], after["merge_state"], after["version"]) == (
+        "review_requested", None, version + 2)  # fmt: skip
+    (refused,) = journal_rows(conn, "r2", "merge")
+    assert refused["refused"] == "merge_conflict" and refused["merged_commit"] is None
+    code, shown = cli(ws, "show", "r2")
+    assert shown["run"]["merge"]["refused"] == "merge_conflict"
 
 
 def test_two_operators_approving_at_once_get_one_merge_and_one_refusal(
@@ -412,16 +454,20 @@ def test_two_operators_approving_at_once_get_one_merge_and_one_refusal(
     reviewed(ws, store, conn, ["r1"])
     command = [sys.executable, "-m", "jarvis_cli", "approve", "r1", "--json",
                "--workspace", str(ws)]  # fmt: skip
-    racers = [
-        subprocess.Popen([*command, "--operator", name], stdout=subprocess.PIPE, text=True)
-        for name in ("ana", "ben")
-    ]
-    results = [json.loads(p.communicate(timeout=WAIT)[0]) for p in racers]
+    with running_host(ws) as host:
+        racers = [
+            subprocess.Popen([*command, "--operator", name], stdout=subprocess.PIPE, text=True)
+            for name in ("ana", "ben")
+        ]
+        results = [json.loads(p.communicate(timeout=WAIT)[0]) for p in racers]
+        wait_for_states(conn, {"r1": "done"}, WAIT, host=host)
     assert sorted(r["ok"] for r in results) == [False, True], results
     (refused,) = [r for r in results if not r["ok"]]
     assert refused["refusal"]["code"] == "illegal_transition"
     assert len(journal_rows(conn, "r1", "merge")) == 1
-    assert len(rows(conn, "SELECT 1 FROM audit WHERE run_id = 'r1' AND action = 'approve'")) == 1
+    assert len(rows(conn, "SELECT 1 FROM audit WHERE run_id = 'r1' AND action = 'merge'")) == 1
+    asked = "SELECT 1 FROM audit WHERE run_id = 'r1' AND action = 'request_merge'"
+    assert len(rows(conn, asked)) == 1
 
 
 def test_the_host_works_on_while_a_checkout_is_being_made(

@@ -147,10 +147,43 @@ def test_the_base_is_pushed_after_the_merge(bare: Path, tmp_path: Path) -> None:
     assert run_git(remote, "rev-parse", "main") == head
 
 
-def test_a_failed_push_is_said_and_the_merge_stands(bare: Path, tmp_path: Path) -> None:
+def test_a_rejected_push_refuses_the_merge_keeps_it_and_approving_again_pushes(
+    bare: Path, tmp_path: Path
+) -> None:
     run_git(bare, "remote", "add", "upstream", str(tmp_path / "nowhere.git"))
     head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
     outcome = merge(bare, head, remote="upstream")
-    assert outcome.done == "fast_forward" and outcome.pushed is False
-    assert "Pushing main to upstream failed" in outcome.note
-    assert run_git(bare, "rev-parse", "main") == head
+    assert outcome.refused == "push_rejected" and outcome.pushed is False
+    assert outcome.done == "fast_forward" and outcome.merged_commit == head
+    assert "Pushing main to upstream was rejected" in outcome.note
+    assert outcome.note.endswith("Approve again to push again.")
+    assert run_git(bare, "rev-parse", "main") == head  # merged here all the same
+    # The remote is there now: approving again finds the merge done and pushes it.
+    run_git(tmp_path, "init", "--quiet", "--bare", str(tmp_path / "nowhere.git"))
+    again = merge(bare, head, remote="upstream")
+    assert (again.done, again.refused, again.pushed) == ("already_merged", None, True)
+    assert run_git(tmp_path / "nowhere.git", "rev-parse", "main") == head
+
+
+def test_a_base_moved_while_the_merge_was_made_is_refused_and_left_alone(
+    bare: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = on_branch(bare, "jarvis-r1", {"app.py": "a = 2\nb = 1\n"}, tmp_path)
+    other = on_branch(bare, "other", {"notes.txt": "x\n"}, tmp_path)
+    on_branch(bare, "main", {"README": "moved on\n"}, tmp_path)  # a merge commit is needed
+    import core.repos.merge as merging
+
+    real = merging.git
+
+    def git_racing(args: list[str], **kwargs: object):  # type: ignore[no-untyped-def]
+        if args[0] == "commit-tree":  # someone pushes to main while the merge is made
+            run_git(bare, "update-ref", "refs/heads/main", other)
+        return real(args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(merging, "git", git_racing)
+    outcome = merge(bare, head)
+    assert outcome.refused == "base_moved" and outcome.merged_commit is None
+    assert f"to {other[:12]}" in outcome.note and "Approve again" in outcome.note
+    assert run_git(bare, "rev-parse", "main") == other  # theirs stands, nothing dropped
+    # The mark is taken back: the run's work is not in main, and is never taken as merged.
+    assert run_git(bare, "for-each-ref", "refs/jarvis/r1/merged") == ""

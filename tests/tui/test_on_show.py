@@ -103,7 +103,8 @@ async def test_a_run_approved_out_of_a_state_filter_stays_on_show_so_a_second_a_
         assert read_run(store_db, "run-review-2")["state"] == "review_requested"
         assert (
             "Approve: not possible",
-            "Run run-review is done; it can be approved only when it is review_requested.",
+            "Run run-review is done; it can be approved only when it is review_requested (not "
+            "yet approved).",
             "warning",
         ) in app.notes
         # Moving the cursor is choosing: now the neighbour is on show, and `a` approves it.
