@@ -31,7 +31,7 @@ from jarvis_cli.output import (
     verdict_line,
 )
 from jarvis_cli.trouble import print_run_trouble, refusals_line
-from jarvis_tui.state_look import run_state_text
+from jarvis_tui.state_look import merge_text, run_state_text
 
 __all__ = ["age", "dispatch", "journal", "open_store", "runs", "show", "workspace_root"]
 
@@ -130,17 +130,6 @@ def runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def merge_line(merge: dict[str, Any]) -> Text:
-    """Where an approved run's merge stands, or what it came to (`core.repos.approval`)."""
-    note = data(str(merge.get("note") or ""))
-    if merge.get("pending"):
-        return Text.assemble(("  ◈ merge pending: ", "cyan"), note)
-    if merge.get("refused"):
-        return Text.assemble((f"  ! merge refused ({merge['refused']}): ", "bold yellow"), note)
-    return Text.assemble((f"  ⑂ {str(merge.get('done') or '').replace('_', ' ')}: ", "green"),
-                         note)  # fmt: skip
-
-
 def show(args: argparse.Namespace) -> int:
     from jarvis_cli.show_progress import events_wanted, progress_table
 
@@ -173,7 +162,7 @@ def show(args: argparse.Namespace) -> int:
         # The claims of its completion could not be checked against git: say so up front.
         out.print(Text.assemble(("  ? unverified: ", "bold yellow"), data(detail["unverified"])))
     if merge := detail.get("merge"):
-        out.print(merge_line(merge))
+        out.print(Text.assemble("  ", merge_text(merge)))
     stat = detail.get("diff_stat")
     if stat:
         out.print(

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from core.lifecycle import MergeState, RunState, VerificationState
 from core.service.stages import STAGES, Stage, label, stage_of, state_of
+from jarvis_tui.safe_text import one_line, shown
 
 S, V, M = RunState, VerificationState, MergeState
 
@@ -35,6 +36,8 @@ STATE_LOOK: dict[str, tuple[str, str]] = {
     S.FAILED: ("✗", "bold red"),
     S.DONE: ("✓", "green"),
 }
+MERGE_LOOKS = frozenset(M)
+"""Sub-stages a table cell shows alone (`state_text`)."""
 if list(STATE_LOOK) != list(STAGES):
     raise AssertionError(f"STATE_LOOK must follow core.lifecycle.STAGES: {list(STAGES)}")
 
@@ -86,9 +89,13 @@ def state_text(
 
     A run in a state's sub-machine adds its sub-stage (`sub_stage`): its symbol and name
     (``▶ running ◑ verifying``, ``◆ review_requested ◈ merging``), or its symbol alone with
-    ``compact`` (a table cell).
+    ``compact`` (a table cell: ``▶ running ◑``), where a merge shows alone (``◈ merging``).
     """
     symbol, style = look(state)
+    if compact and sub in MERGE_LOOKS:
+        # ``review_requested ◈`` is wider than a table's state column: the merge says it all.
+        sub_symbol, sub_style = look(sub)
+        return Text(f"{sub_symbol} {sub}", style=sub_style)
     text = Text(f"{symbol} {state}", style=style)
     if sub and sub in STATE_LOOK:
         sub_symbol, sub_style = look(sub)
@@ -103,6 +110,20 @@ def run_state_text(run: Mapping[str, Any], *, compact: bool = False) -> Text:
     return state_text(
         str(run.get("state") or ""), bool(run.get("overridden")), sub_stage(run), compact=compact
     )
+
+
+def merge_text(merge: Mapping[str, Any]) -> Text:
+    """Where an approved run's merge stands, or what it came to (`core.repos.approval`'s
+    ``merge_status``), on one line: the host's note inert."""
+    note = one_line(str(merge.get("note") or ""), 300)
+    if merge.get("pending"):
+        symbol, style = look(M.MERGING)
+        return Text.assemble((f"{symbol} merge pending: ", style), note)
+    if merge.get("refused"):
+        return Text.assemble((f"! merge refused ({shown(merge['refused'])}): ", "bold yellow"),
+                             note)  # fmt: skip
+    done = shown(str(merge.get("done") or "")).replace("_", " ")
+    return Text.assemble((f"⑂ {done}: ", "green"), note)
 
 
 def steer_text(status: str) -> Text:

@@ -7,6 +7,7 @@ The front ends import the lifecycle's enums themselves (`core.lifecycle.RunState
 from __future__ import annotations
 
 from core.lifecycle import (
+    MERGE_PARENT,
     NEEDS_HUMAN,
     PARENT,
     STAGES,
@@ -22,6 +23,7 @@ from core.moves import moved
 from core.run_views import needs_attention
 
 __all__ = [
+    "MERGE_PARENT",
     "NEEDS_HUMAN",
     "PARENT",
     "STAGES",

@@ -18,9 +18,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from core.lifecycle import MERGE_PARENT, MergeState, VerificationState
+from core.lifecycle import MergeState, VerificationState
 from core.service.actions import ACTIONS
-from core.service.stages import PARENT, Stage, or_list
+from core.service.stages import MERGE_PARENT, PARENT, Stage, or_list
 from jarvis_tui.run_model import STATE_KEYS
 from jarvis_tui.state_look import look
 

@@ -15,7 +15,7 @@ from core.service.reads import RunView
 from core.service.stages import verification_of
 from core.service.text import usage_line
 from jarvis_tui.safe_text import one_line, shown
-from jarvis_tui.state_look import look, run_state_text, shown_stage
+from jarvis_tui.state_look import look, merge_text, run_state_text, shown_stage
 from jarvis_tui.widgets.text_pane import TextPane
 
 
@@ -59,6 +59,9 @@ def _run_header(detail: dict[str, Any]) -> Text:
     if detail.get("state_reason"):
         text.append("\nreason: ", style="dim")
         text.append(one_line(detail["state_reason"], 300))
+    if merge := detail.get("merge"):
+        text.append("\n")
+        text.append_text(merge_text(merge))
     text.append("\n")
     for action, entry in ACTIONS.items():
         key, label = entry.key, entry.label

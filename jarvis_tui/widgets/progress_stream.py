@@ -92,12 +92,19 @@ def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
         )
     elif kind == "worktree":
         line.append_text(_worktree_text(payload))
+    elif kind == "merge_requested":
+        line.append(f"⑂ merge into {shown(payload.get('base') or '?')} requested", style="cyan")
+        host = f" of host {shown(payload['host'])}" if payload.get("host") else ""
+        line.append(f"  by {shown(entry.get('actor') or '')}{host}", style="dim")
     elif kind == "merge":
         done = str(payload.get("done") or "")
-        style = "green" if done in ("fast_forward", "merge_commit", "already_merged") else "yellow"
-        line.append(f"⑂ {shown(done.replace('_', ' ') or 'merge')}", style=style)
+        merged = done in ("fast_forward", "merge_commit", "already_merged")
+        what = str(payload.get("refused") or done or "merge").replace("_", " ")
+        style = "green" if merged and not payload.get("refused") else "yellow"
+        line.append(f"⑂ {shown(what)}", style=style)
         line.append(f" — {one_line(payload.get('note') or '', 200)}")
-        line.append(f"  by {shown(entry.get('actor') or '')}", style="dim")
+        host = f" on host {shown(payload['host'])}" if payload.get("host") else ""
+        line.append(f"  approved by {shown(entry.get('actor') or '')}{host}", style="dim")
     elif kind == "quarantined":
         line.append(f"⛔ refused file: {shown(payload.get('code') or '?')}", style="bold yellow")
         line.append(f" — {one_line(payload.get('message') or '', 160)}")

@@ -25,4 +25,16 @@ def test_a_merge_says_what_was_done_and_escapes_what_git_said() -> None:
     text = line("merge", {"done": "fast_forward", "note": "main fast-forwarded\x1b[2J to abc."})
     assert text.startswith("19:52:16 ⑂ fast forward — main fast-forwarded")
     assert "\x1b" not in text
-    assert text.endswith("by host")
+    assert text.endswith("approved by host")
+
+
+def test_a_merge_asked_of_a_host_then_refused_says_who_and_why() -> None:
+    asked = line("merge_requested", {"base": "main", "branch": "x", "host": "build\x1b[2J-01"})
+    assert asked == "19:52:16 ⑂ merge into main requested  by host of host build\\x1b[2J-01"
+    note = "jarvis-x does not merge cleanly into main: 1 file(s)"
+    refused = line("merge", {"done": None, "refused": "merge_conflict", "host": "build-01",
+                             "note": note})  # fmt: skip
+    assert refused == (
+        "19:52:16 ⑂ merge conflict — jarvis-x does not merge cleanly into main: 1 file(s)  "
+        "approved by host on host build-01"
+    )

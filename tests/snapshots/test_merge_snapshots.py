@@ -1,0 +1,43 @@
+"""Approved runs whose branch a host merges: one still merging (the table's ◈, the gates
+panel's pending line), one refused by its host and back in review.
+
+Regenerate with ``pytest tests/snapshots --snapshot-update`` on Python 3.11 and look at every
+changed SVG before committing it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jarvis_tui.app import JarvisApp
+from tests.snapshots.test_snapshots import SIZES, SnapCompare, no_cursor_blink, on_run
+from tests.tui.conftest import fixed_clock
+from tests.tui.merge_store import build_merge_store
+
+__all__ = ["no_cursor_blink"]  # the autouse fixture, in force here too
+
+
+@pytest.fixture
+def console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workspace").mkdir()
+    db = build_merge_store(Path("workspace") / "jarvis.db")
+    return JarvisApp(db, live=False, clock=fixed_clock, operator="snapshot")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_run_merging_on_its_host(
+    snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
+) -> None:
+    keys = ("g",) if size == (80, 24) else ()  # folded at 80 columns: bring the gates forward
+    assert snap_compare(console, terminal_size=size, run_before=on_run("run-merging", *keys))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_run_whose_merge_was_refused(
+    snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
+) -> None:
+    keys = ("g",) if size == (80, 24) else ()
+    assert snap_compare(console, terminal_size=size, run_before=on_run("run-merge-refused", *keys))
