@@ -1,7 +1,8 @@
 """An approved run's merge holds no store lock while git works: with the host's git stopped in
 the middle of moving the base branch, another operator's writes and the host's own work go on,
 on SQLite and on PostgreSQL (whose writers share one fleet-wide lock). Released, the merge
-finishes and the run is done."""
+finishes and the run is done. A host killed with -9 just after git moved the base merges
+again when it restarts, finds the merge done, and records it once."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from core.store.api import RunStore
 from core.store.location import open_store
 from tests.core.store_helpers import dispatch_doc
 from tests.gitrepo import make_repo, run_git
-from tests.host.hostkit import running_host, wait_until, write_config
+from tests.host.hostkit import HostProcess, running_host, wait_until, write_config
 from tests.processes import HANG_GUARD_S
 
 pytestmark = pytest.mark.slow
@@ -27,9 +28,10 @@ pytestmark = pytest.mark.slow
 REPO = "acme-labs/fleet-engine"
 
 
-def slow_git(gate: Path) -> Path:
-    """A ``git`` that stops before moving ``main`` (an ``update-ref`` of it) until the test
-    says: it marks ``gate/blocked``, then waits for ``gate/release``. Anything else is git."""
+def slow_git(gate: Path, *, after: bool = False) -> Path:
+    """A ``git`` that stops before moving ``main`` (an ``update-ref`` of it; ``after``: once it
+    moved it) until the test says: it marks ``gate/blocked``, then waits for ``gate/release``.
+    Anything else is git."""
     real = shutil.which("git")
     assert real is not None
     folder = gate / "bin"
@@ -43,9 +45,11 @@ def slow_git(gate: Path) -> Path:
         '  [ "$a" = refs/heads/main ] && main=1\n'
         "done\n"
         'if [ -n "$ref" ] && [ -n "$main" ]; then\n'
-        f'  touch "{gate}/blocked"\n'
+        + (f'  "{real}" "$@" || exit $?\n' if after else "")
+        + f'  touch "{gate}/blocked"\n'
         f'  while [ ! -e "{gate}/release" ]; do sleep 0.05; done\n'
-        "fi\n"
+        + ("  exit 0\n" if after else "")
+        + "fi\n"
         f'exec "{real}" "$@"\n'
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
@@ -124,5 +128,46 @@ def test_a_slow_merge_holds_up_no_other_writer(
             wait_until(lambda: stage(store, "r1") == ("done", None), HANG_GUARD_S,
                        "r1's merge to finish once git goes on")  # fmt: skip
         assert run_git(origin, "rev-parse", "main") == run_git(origin, "rev-parse", "jarvis-r1")
+    finally:
+        store.close()
+
+
+def test_a_host_killed_just_after_git_moved_the_base_records_the_merge_once(
+    tmp_path: Path,
+) -> None:
+    origin = make_repo(tmp_path / "origin.git", {"src/fleet_engine/retry.py": "RETRIES = 1\n"},
+                       bare=True)  # fmt: skip
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_config(ws, no_output_s=60)
+    with (ws / "jarvis.toml").open("a") as toml:
+        toml.write(f'[repos."{REPO}"]\npath = "{origin}"\nbase_ref = "main"\n')
+    gate = tmp_path / "gate"
+    path = f"{slow_git(gate, after=True)}{os.pathsep}{os.environ.get('PATH', '')}"
+    store = open_store(ws / "jarvis.db")
+    try:
+        enqueue(store, "r1")
+        host = HostProcess(ws, env={"PATH": path})
+        try:
+            host.wait_started()
+            wait_until(lambda: stage(store, "r1") == ("review_requested", None), HANG_GUARD_S,
+                       "r1 to reach review")  # fmt: skip
+            head = run_git(origin, "rev-parse", "jarvis-r1")
+            assert operator_actions.approve(store, "r1", "ana").ok
+            wait_until(lambda: (gate / "blocked").exists(), HANG_GUARD_S,
+                       "git to have moved main")  # fmt: skip
+            assert run_git(origin, "rev-parse", "main") == head  # moved; nothing recorded yet
+            host.kill()
+        finally:
+            (gate / "release").touch()
+            host.kill()
+        assert stage(store, "r1") == ("review_requested", "merging")
+        with running_host(ws):
+            wait_until(lambda: stage(store, "r1") == ("done", None), HANG_GUARD_S,
+                       "r1's merge to be found done")  # fmt: skip
+        assert run_git(origin, "rev-parse", "main") == head  # no second merge on top
+        merges = [e for e in store.journal_since(0, run_id="r1") if e["kind"] == "merge"]
+        assert len(merges) == 1 and '"already_merged"' in merges[0]["payload"], merges
+        assert [a["action"] for a in store.audit_of("r1")][-2:] == ["request_merge", "merge"]
     finally:
         store.close()

@@ -16,7 +16,7 @@ from tests.tui.conftest import HOSTILE, build_store, fixed_clock
 BRANCH = "jarvis-fix\x1b[31m[bold]x[/bold]"
 
 
-def _reviewed_with_branch(store: SqliteStore, run_id: str) -> None:
+def reviewed_with_branch(store: SqliteStore, run_id: str) -> None:
     make_run(store, run_id, RunState.REVIEW_REQUESTED)
     with store.transaction() as tx:
         tx.put_worktree(run_id, 1, {
@@ -36,7 +36,7 @@ def build_merge_store(db_path: Path) -> Path:
     store = SqliteStore(db_path, clock=fixed_clock)
     try:
         for run_id in ("run-merging", "run-merge-refused"):
-            _reviewed_with_branch(store, run_id)
+            reviewed_with_branch(store, run_id)
             asked = operator_actions.approve(store, run_id, "ana")
             assert asked.ok and asked.merge and asked.merge["pending"], asked
         refused = give_up(store, "run-merge-refused", f"git said {HOSTILE}")
