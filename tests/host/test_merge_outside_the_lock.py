@@ -64,6 +64,21 @@ def enqueue(store: RunStore, run_id: str) -> None:
     assert result.outcome == "enqueued", result.to_json()
 
 
+def merge_workspace(tmp_path: Path, store_url: str | None = None) -> tuple[Path, Path, str | Path]:
+    """A workspace whose runs work on a bare ``origin``: the workspace, the repository, and
+    where its store is (``store_url``, else its SQLite file)."""
+    origin = make_repo(tmp_path / "origin.git", {"src/fleet_engine/retry.py": "RETRIES = 1\n"},
+                       bare=True)  # fmt: skip
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_config(ws, no_output_s=60)
+    with (ws / "jarvis.toml").open("a") as toml:
+        toml.write(f'[repos."{REPO}"]\npath = "{origin}"\nbase_ref = "main"\n')
+        if store_url is not None:
+            toml.write(f'[store]\nurl = "{store_url}"\n')
+    return ws, origin, store_url if store_url is not None else ws / "jarvis.db"
+
+
 def stage(store: RunStore, run_id: str) -> tuple[str, str | None]:
     run = store.get_run(run_id) or {}
     return str(run.get("state")), run.get("merge_state")
@@ -73,17 +88,8 @@ def stage(store: RunStore, run_id: str) -> tuple[str, str | None]:
 def test_a_slow_merge_holds_up_no_other_writer(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    origin = make_repo(tmp_path / "origin.git", {"src/fleet_engine/retry.py": "RETRIES = 1\n"},
-                       bare=True)  # fmt: skip
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    write_config(ws, no_output_s=60)
-    location: str | Path = ws / "jarvis.db"
-    with (ws / "jarvis.toml").open("a") as toml:
-        toml.write(f'[repos."{REPO}"]\npath = "{origin}"\nbase_ref = "main"\n')
-        if backend == "postgres":
-            location = str(request.getfixturevalue("pg_url"))
-            toml.write(f'[store]\nurl = "{location}"\n')
+    url = str(request.getfixturevalue("pg_url")) if backend == "postgres" else None
+    ws, origin, location = merge_workspace(tmp_path, url)
     gate = tmp_path / "gate"
     path = f"{slow_git(gate)}{os.pathsep}{os.environ.get('PATH', '')}"
     store = open_store(location)
@@ -135,16 +141,10 @@ def test_a_slow_merge_holds_up_no_other_writer(
 def test_a_host_killed_just_after_git_moved_the_base_records_the_merge_once(
     tmp_path: Path,
 ) -> None:
-    origin = make_repo(tmp_path / "origin.git", {"src/fleet_engine/retry.py": "RETRIES = 1\n"},
-                       bare=True)  # fmt: skip
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    write_config(ws, no_output_s=60)
-    with (ws / "jarvis.toml").open("a") as toml:
-        toml.write(f'[repos."{REPO}"]\npath = "{origin}"\nbase_ref = "main"\n')
+    ws, origin, location = merge_workspace(tmp_path)
     gate = tmp_path / "gate"
     path = f"{slow_git(gate, after=True)}{os.pathsep}{os.environ.get('PATH', '')}"
-    store = open_store(ws / "jarvis.db")
+    store = open_store(location)
     try:
         enqueue(store, "r1")
         host = HostProcess(ws, env={"PATH": path})

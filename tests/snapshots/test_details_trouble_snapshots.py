@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from jarvis_tui.app import JarvisApp
-from tests.snapshots.test_snapshots import SnapCompare, no_cursor_blink, on_run
-from tests.tui.conftest import fixed_clock
+from tests.snapshots.test_snapshots import SnapCompare, console_over, no_cursor_blink, on_run
 from tests.tui.trouble_store import build_trouble_store
 
 __all__ = ["no_cursor_blink"]  # the autouse fixture, in force here too
@@ -20,10 +19,7 @@ __all__ = ["no_cursor_blink"]  # the autouse fixture, in force here too
 
 @pytest.fixture
 def console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "workspace").mkdir()
-    db = build_trouble_store(Path("workspace") / "jarvis.db")
-    return JarvisApp(db, live=False, clock=fixed_clock, operator="snapshot")
+    return console_over(build_trouble_store, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize(

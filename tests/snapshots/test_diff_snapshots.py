@@ -17,8 +17,7 @@ from textual.pilot import Pilot
 
 from jarvis_tui.app import JarvisApp
 from jarvis_tui.modals.diff_screen import DiffScreen
-from tests.snapshots.test_snapshots import SIZES, SnapCompare, no_cursor_blink
-from tests.tui.conftest import fixed_clock
+from tests.snapshots.test_snapshots import SIZES, SnapCompare, console_over, no_cursor_blink
 from tests.tui.diff_store import build_diff_store
 from tests.tui.helpers import select, settle, wait_for
 
@@ -27,10 +26,7 @@ __all__ = ["no_cursor_blink"]  # the autouse fixture, in force here too
 
 @pytest.fixture
 def console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "workspace").mkdir()
-    db = build_diff_store(Path("workspace") / "jarvis.db")
-    return JarvisApp(db, live=False, clock=fixed_clock, operator="snapshot")
+    return console_over(build_diff_store, tmp_path, monkeypatch)
 
 
 def diff_of(run_id: str, *keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from jarvis_tui.app import JarvisApp
-from tests.snapshots.test_snapshots import SIZES, SnapCompare, no_cursor_blink, on_run
-from tests.tui.conftest import fixed_clock
+from tests.snapshots.test_snapshots import SIZES, SnapCompare, console_over, no_cursor_blink, on_run
 from tests.tui.merge_store import build_merge_store
 
 __all__ = ["no_cursor_blink"]  # the autouse fixture, in force here too
@@ -21,10 +20,7 @@ __all__ = ["no_cursor_blink"]  # the autouse fixture, in force here too
 
 @pytest.fixture
 def console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "workspace").mkdir()
-    db = build_merge_store(Path("workspace") / "jarvis.db")
-    return JarvisApp(db, live=False, clock=fixed_clock, operator="snapshot")
+    return console_over(build_merge_store, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -31,14 +31,21 @@ def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(TextArea, "_toggle_cursor_blink_visible", lambda self: None)
 
 
-@pytest.fixture
-def console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
-    """The console over the deterministic store, live polling off, clock fixed."""
+def console_over(
+    build: Callable[[Path], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> JarvisApp:
+    """The console over the store ``build`` fills, live polling off, clock fixed."""
     # The header shows the workspace path; a relative one keeps tmp_path out of the capture.
     monkeypatch.chdir(tmp_path)
     (tmp_path / "workspace").mkdir()
-    db = build_store(Path("workspace") / "jarvis.db")
+    db = build(Path("workspace") / "jarvis.db")
     return JarvisApp(db, live=False, clock=fixed_clock, operator="snapshot")
+
+
+@pytest.fixture
+def console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
+    """The console over the deterministic store."""
+    return console_over(build_store, tmp_path, monkeypatch)
 
 
 def on_run(run_id: str, *keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
