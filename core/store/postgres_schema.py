@@ -283,4 +283,32 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0007_confinement", CONFINEMENT),
     # SQLite's 0018, the same text.
     ("0008_merge_by_host", MERGE_BY_HOST),
+    (
+        "0009_run_counts",
+        """
+        -- SQLite's 0019: runs per state, kept by a trigger in the writer's transaction.
+        CREATE TABLE run_counts (
+            state TEXT PRIMARY KEY,
+            n BIGINT NOT NULL
+        );
+        INSERT INTO run_counts (state, n) SELECT state, COUNT(*) FROM runs GROUP BY state;
+        CREATE FUNCTION count_runs() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'UPDATE' AND OLD.state IS NOT DISTINCT FROM NEW.state THEN
+                RETURN NULL;
+            END IF;
+            IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                UPDATE run_counts SET n = n - 1 WHERE state = OLD.state;
+            END IF;
+            IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                INSERT INTO run_counts (state, n) VALUES (NEW.state, 1)
+                    ON CONFLICT (state) DO UPDATE SET n = run_counts.n + 1;
+            END IF;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER runs_counted AFTER INSERT OR DELETE OR UPDATE OF state ON runs
+            FOR EACH ROW EXECUTE FUNCTION count_runs();
+        CREATE INDEX runs_newest ON runs (created_at DESC, run_id);
+        """,
+    ),
 )

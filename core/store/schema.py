@@ -86,6 +86,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("0016_usage_cost_computed", USAGE_COST_COMPUTED),
     ("0017_confinement", CONFINEMENT),
     ("0018_merge_by_host", MERGE_BY_HOST),
+    ("0019_run_counts", sqlite_ddl.RUN_COUNTS),
 )
 
 

@@ -382,3 +382,32 @@ WORKED_TIME = """
             WHERE started_at IS NOT NULL AND finished_at IS NOT NULL
               AND finished_at >= started_at;
         """
+
+#: 0019_run_counts
+RUN_COUNTS = """
+        -- How many runs are in each state, kept by the store itself in the writer's
+        -- transaction: a console's header reads a handful of rows instead of counting every
+        -- run on every change (a GROUP BY over a million runs: 80 ms a read).
+        CREATE TABLE run_counts (
+            state TEXT PRIMARY KEY,
+            n INTEGER NOT NULL
+        );
+        INSERT INTO run_counts (state, n) SELECT state, COUNT(*) FROM runs GROUP BY state;
+        CREATE TRIGGER runs_counted_insert AFTER INSERT ON runs BEGIN
+            INSERT OR IGNORE INTO run_counts (state, n) VALUES (NEW.state, 0);
+            UPDATE run_counts SET n = n + 1 WHERE state = NEW.state;
+        END;
+        CREATE TRIGGER runs_counted_update AFTER UPDATE OF state ON runs
+            WHEN OLD.state IS NOT NEW.state BEGIN
+            UPDATE run_counts SET n = n - 1 WHERE state = OLD.state;
+            INSERT OR IGNORE INTO run_counts (state, n) VALUES (NEW.state, 0);
+            UPDATE run_counts SET n = n + 1 WHERE state = NEW.state;
+        END;
+        CREATE TRIGGER runs_counted_delete AFTER DELETE ON runs BEGIN
+            UPDATE run_counts SET n = n - 1 WHERE state = OLD.state;
+        END;
+        -- The newest runs first (a console's first page, `jarvis runs`): read from an index,
+        -- not sorted from every run.
+        CREATE INDEX runs_newest ON runs (created_at DESC, run_id);
+        """
+

@@ -753,6 +753,14 @@ class StoreMachine(RuleBasedStateMachine):
             assert stage is self.model[run_id].stage
 
     @invariant()
+    def the_kept_counts_are_every_runs(self) -> None:
+        expected: dict[str, int] = {}
+        for model in self.model.values():
+            state = state_of(model.stage).value
+            expected[state] = expected.get(state, 0) + 1
+        assert self.store.state_counts() == expected
+
+    @invariant()
     def one_audit_row_per_successful_move(self) -> None:
         for run_id, model in self.model.items():
             rows = self.store.rows(

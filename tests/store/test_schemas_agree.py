@@ -250,4 +250,4 @@ def test_the_comparison_sees_each_kind_of_difference(tmp_path: Path, pg_url: str
     assert "runs_lane" not in tables["runs"]["indexes"]
     assert tables["worker_stderr"]["unique"] == set()
     assert tables["run_git"]["foreign_keys"] == set()
-    assert after["triggers"] == set()  # type: ignore[comparison-overlap]
+    assert not {t for t in after["triggers"] if t[0] == "journal"}  # type: ignore[index]

@@ -1,0 +1,113 @@
+"""Runs per state, kept by the store as runs change (``run_counts``), equal to a count of every
+run: under writers racing on separate connections of both backends, through every kind of
+change (created, moved by the host and by operators, retried, cancelled, deleted by hand), and
+for runs written before the counts existed (the migration counts them once)."""
+
+from __future__ import annotations
+
+import random
+import threading
+from pathlib import Path
+
+import pytest
+from sqlite_utils import Database
+
+from core import operator_actions
+from core.lifecycle import Action, RunState
+from core.moves import host_move
+from core.store.api import RunStore
+from core.store.schema import MIGRATIONS
+from core.store.sqlite_store import SqliteStore
+from tests.backends import another_connection
+from tests.core.store_helpers import make_run
+
+WRITERS = 4
+RUNS_EACH = 25
+
+
+def test_the_counts_follow_every_kind_of_change(any_store: RunStore) -> None:
+    assert any_store.state_counts() == {}
+    make_run(any_store, "r1", RunState.QUEUED)
+    make_run(any_store, "r2", RunState.FAILED)
+    make_run(any_store, "r3", RunState.REVIEW_REQUESTED)
+    assert any_store.state_counts() == {"queued": 1, "failed": 1, "review_requested": 1}
+    assert operator_actions.retry(any_store, "r2", "ops").ok  # failed → queued
+    assert operator_actions.cancel(any_store, "r1", "ops", "not needed").ok  # queued → failed
+    host_move(any_store, "r3", Action.REQUEST_MERGE)  # a sub-stage: the state stays
+    assert any_store.state_counts() == {"queued": 1, "failed": 1, "review_requested": 1}
+    host_move(any_store, "r3", Action.MERGE)
+    with any_store.transaction() as tx:  # by hand, as an operator's repair might
+        tx.execute("DELETE FROM runs WHERE run_id = 'r1'", [])
+    assert any_store.state_counts() == {"queued": 1, "done": 1}
+    assert any_store.state_counts() == any_store.recount_states()
+
+
+def test_writers_racing_on_many_connections_keep_the_counts_exact(any_store: RunStore) -> None:
+    start = threading.Barrier(WRITERS)
+    failures: list[BaseException] = []
+
+    def write(n: int) -> None:
+        store = another_connection(any_store)
+        rng = random.Random(n)
+        try:
+            start.wait()
+            for i in range(RUNS_EACH):
+                run_id = f"w{n}-{i}"
+                make_run(store, run_id, rng.choice([RunState.QUEUED, RunState.RUNNING,
+                                                    RunState.FAILED]))  # fmt: skip
+                move = rng.choice(["retry", "cancel", "start", "nothing"])
+                if move == "retry":
+                    operator_actions.retry(store, run_id, "ops")
+                elif move == "cancel":
+                    operator_actions.cancel(store, run_id, "ops", "racing")
+                elif move == "start":
+                    try:
+                        host_move(store, run_id, Action.START)
+                    except Exception:  # not queued: the lifecycle refused, nothing written
+                        pass
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    counts = any_store.state_counts()
+    assert sum(counts.values()) == WRITERS * RUNS_EACH
+    assert counts == any_store.recount_states()
+
+
+def test_runs_written_before_the_counts_are_counted_by_the_migration(tmp_path: Path) -> None:
+    path = tmp_path / "jarvis.db"
+    old = Database(path)
+    MIGRATIONS.apply(old, stop_before="0019_run_counts")
+    old.close()
+    store = SqliteStore(path)
+    try:
+        for run_id, state in (("a", RunState.QUEUED), ("b", RunState.QUEUED),
+                              ("c", RunState.DONE)):  # fmt: skip
+            make_run(store, run_id, state)
+        # As a store from before would hold them: the table gone, then migrated again.
+        with store.transaction() as tx:
+            tx.execute("DROP TABLE run_counts", [])
+            tx.execute("DELETE FROM _sqlite_migrations WHERE name = '0019_run_counts'", [])
+            for trigger in ("insert", "update", "delete"):
+                tx.execute(f"DROP TRIGGER runs_counted_{trigger}", [])
+            tx.execute("DROP INDEX runs_newest", [])
+    finally:
+        store.close()
+    again = SqliteStore(path)
+    try:
+        assert again.state_counts() == {"queued": 2, "done": 1} == again.recount_states()
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize("state", list(RunState))
+def test_every_state_is_counted(any_store: RunStore, state: RunState) -> None:
+    make_run(any_store, "r1", state)
+    assert any_store.state_counts() == {state.value: 1}
