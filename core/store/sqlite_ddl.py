@@ -410,4 +410,3 @@ RUN_COUNTS = """
         -- not sorted from every run.
         CREATE INDEX runs_newest ON runs (created_at DESC, run_id);
         """
-
