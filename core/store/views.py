@@ -3,6 +3,7 @@ journal: the SQLite backend's statements, as methods the store takes on (`ViewRe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -100,13 +101,22 @@ class ViewReads(Statements):
 
     # -- many runs ----------------------------------------------------------------------------
 
-    def runs_by_id(self, run_ids: Sequence[str] | None) -> list[dict[str, Any]]:
-        """Whole runs: the named ones (in chunks), or every run, newest first."""
+    def runs_by_id(
+        self, run_ids: Sequence[str] | None, columns: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Runs: the named ones (in chunks), or every run, newest first; whole, or only
+        ``columns`` (a table's summary: never a dispatch's JSON it does not show).
+
+        Raises:
+            ValueError: ``columns`` names one that is not a column of ``runs``.
+        """
+        picked = "*" if columns is None else ", ".join(_run_columns(columns))
         if run_ids is None:
-            return self.rows("SELECT * FROM runs ORDER BY created_at DESC, run_id")
+            return self.rows(f"SELECT {picked} FROM runs ORDER BY created_at DESC, run_id")
         found: list[dict[str, Any]] = []
         for chunk in _chunks(run_ids):
-            found += self.rows(f"SELECT * FROM runs WHERE run_id IN ({marks(chunk)})", chunk)
+            found += self.rows(f"SELECT {picked} FROM runs WHERE run_id IN ({marks(chunk)})",
+                               chunk)  # fmt: skip
         return found
 
     def steer_counts(self, run_ids: Sequence[str] | None) -> list[dict[str, Any]]:
@@ -179,6 +189,17 @@ class ViewReads(Statements):
         return self.rows(
             f"SELECT * FROM journal{where} ORDER BY seq DESC LIMIT ?", [*where.params, limit]
         )
+
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def _run_columns(columns: Sequence[str]) -> Sequence[str]:
+    """``columns``, each a plain column name: they are written into the statement."""
+    for column in columns:
+        if not _NAME.fullmatch(column):
+            raise ValueError(f"not a column name: {column!r}")
+    return columns
 
 
 def _chunks(items: Sequence[str]) -> list[list[str]]:

@@ -13,7 +13,10 @@ are kept as a host's writes would keep them). Then, in the same process and the 
   `recount_states()`, the ``GROUP BY state`` over every run the console ran on every poll that
   saw a change — the baseline, measured in the same run;
 - the first page: `newest_run_ids(200)` (the ``runs_newest`` index) against the same query
-  with the index ruled out (``NOT INDEXED``: every run read and sorted, as before the index).
+  with the index ruled out (``NOT INDEXED``: every run read and sorted, as before the index);
+- the first read's rows: the memory (tracemalloc's peak) of reading every run with the
+  table's summary columns (`runs_by_id(None, SUMMARY_FIELDS)`) against reading whole rows
+  (``SELECT *``, each dispatch's JSON included, as the console's first read did).
 
 Each figure is the median of ``--repeats`` calls (after one warm-up), on a warm page cache;
 the ratio is baseline ÷ now.
@@ -26,11 +29,13 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from core.run_views import SUMMARY_FIELDS  # noqa: E402
 from core.store.sqlite_store import SqliteStore  # noqa: E402
 from tests.bench.bench_console import fill  # noqa: E402
 
@@ -43,6 +48,15 @@ def median_ms(call: Callable[[], object], repeats: int) -> float:
         call()
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
+
+
+def peak_mb(call: Callable[[], object]) -> float:
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
 
 
 def measure(size: int, repeats: int) -> None:
@@ -61,6 +75,8 @@ def measure(size: int, repeats: int) -> None:
             recount = median_ms(store.recount_states, repeats)
             newest = median_ms(lambda: store.newest_run_ids(200), repeats)
             scanned = median_ms(lambda: store.rows(scan), repeats)
+            summary_mb = peak_mb(lambda: store.runs_by_id(None, SUMMARY_FIELDS))
+            whole_mb = peak_mb(lambda: store.runs_by_id(None))
         finally:
             store.close()
     print(f"{size:>9,} runs (filled in {filled_s:.0f} s)")
@@ -71,6 +87,10 @@ def measure(size: int, repeats: int) -> None:
     print(
         f"  first page  index {newest:7.3f} ms   full scan (baseline) {scanned:7.3f} ms   "
         f"{scanned / newest:8.0f}x"
+    )
+    print(
+        f"  first read  summary {summary_mb:6.1f} MB  whole rows (baseline) {whole_mb:6.1f} MB  "
+        f"{whole_mb / summary_mb:8.1f}x"
     )
 
 
