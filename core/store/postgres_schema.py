@@ -311,4 +311,38 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         CREATE INDEX runs_newest ON runs (created_at DESC, run_id);
         """,
     ),
+    (
+        "0010_usage_totals",
+        """
+        -- SQLite's 0020: every run's reported usage, summed, kept by a trigger.
+        CREATE TABLE usage_totals (
+            fleet TEXT PRIMARY KEY,
+            tokens_in DOUBLE PRECISION NOT NULL,
+            tokens_out DOUBLE PRECISION NOT NULL,
+            cost_usd DOUBLE PRECISION NOT NULL,
+            cost_computed_rows BIGINT NOT NULL
+        );
+        INSERT INTO usage_totals (fleet, tokens_in, tokens_out, cost_usd, cost_computed_rows)
+            SELECT 'all', COALESCE(SUM(CAST(tokens_in AS DOUBLE PRECISION)), 0),
+                   COALESCE(SUM(CAST(tokens_out AS DOUBLE PRECISION)), 0),
+                   COALESCE(SUM(cost_usd), 0), COALESCE(SUM(cost_computed), 0)
+            FROM run_usage;
+        CREATE FUNCTION sum_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                UPDATE usage_totals SET tokens_in = tokens_in - OLD.tokens_in,
+                    tokens_out = tokens_out - OLD.tokens_out, cost_usd = cost_usd - OLD.cost_usd,
+                    cost_computed_rows = cost_computed_rows - OLD.cost_computed;
+            END IF;
+            IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                UPDATE usage_totals SET tokens_in = tokens_in + NEW.tokens_in,
+                    tokens_out = tokens_out + NEW.tokens_out, cost_usd = cost_usd + NEW.cost_usd,
+                    cost_computed_rows = cost_computed_rows + NEW.cost_computed;
+            END IF;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER run_usage_summed AFTER INSERT OR UPDATE OR DELETE ON run_usage
+            FOR EACH ROW EXECUTE FUNCTION sum_usage();
+        """,
+    ),
 )

@@ -87,6 +87,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("0017_confinement", CONFINEMENT),
     ("0018_merge_by_host", MERGE_BY_HOST),
     ("0019_run_counts", sqlite_ddl.RUN_COUNTS),
+    ("0020_usage_totals", sqlite_ddl.USAGE_TOTALS),
 )
 
 

@@ -410,3 +410,41 @@ RUN_COUNTS = """
         -- not sorted from every run.
         CREATE INDEX runs_newest ON runs (created_at DESC, run_id);
         """
+
+#: 0020_usage_totals
+USAGE_TOTALS = """
+        -- What every run's agents reported, summed, kept by the store in the writer's
+        -- transaction: the console's header reads one row instead of summing every attempt's
+        -- figures on every change. One row ('all'); cost_computed_rows counts the attempts
+        -- whose cost Jarvis computed (the fleet's cost is marked computed when any is).
+        CREATE TABLE usage_totals (
+            fleet TEXT PRIMARY KEY,
+            tokens_in REAL NOT NULL,
+            tokens_out REAL NOT NULL,
+            cost_usd REAL NOT NULL,
+            cost_computed_rows INTEGER NOT NULL
+        );
+        INSERT INTO usage_totals (fleet, tokens_in, tokens_out, cost_usd, cost_computed_rows)
+            SELECT 'all', COALESCE(SUM(CAST(tokens_in AS REAL)), 0),
+                   COALESCE(SUM(CAST(tokens_out AS REAL)), 0), COALESCE(SUM(cost_usd), 0),
+                   COALESCE(SUM(cost_computed), 0)
+            FROM run_usage;
+        CREATE TRIGGER run_usage_summed_insert AFTER INSERT ON run_usage BEGIN
+            UPDATE usage_totals SET tokens_in = tokens_in + NEW.tokens_in,
+                tokens_out = tokens_out + NEW.tokens_out, cost_usd = cost_usd + NEW.cost_usd,
+                cost_computed_rows = cost_computed_rows + NEW.cost_computed;
+        END;
+        CREATE TRIGGER run_usage_summed_update AFTER UPDATE ON run_usage BEGIN
+            UPDATE usage_totals SET
+                tokens_in = tokens_in + NEW.tokens_in - OLD.tokens_in,
+                tokens_out = tokens_out + NEW.tokens_out - OLD.tokens_out,
+                cost_usd = cost_usd + NEW.cost_usd - OLD.cost_usd,
+                cost_computed_rows = cost_computed_rows + NEW.cost_computed - OLD.cost_computed;
+        END;
+        CREATE TRIGGER run_usage_summed_delete AFTER DELETE ON run_usage BEGIN
+            UPDATE usage_totals SET tokens_in = tokens_in - OLD.tokens_in,
+                tokens_out = tokens_out - OLD.tokens_out, cost_usd = cost_usd - OLD.cost_usd,
+                cost_computed_rows = cost_computed_rows - OLD.cost_computed;
+        END;
+        """
+

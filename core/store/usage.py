@@ -98,7 +98,18 @@ class UsageReads(Statements):
         return {r["run_id"]: r for r in rows}
 
     def workspace_usage(self) -> dict[str, Any]:
-        """Every run's figures together, what could be read of them: the fleet's burn."""
+        """Every run's figures together, what could be read of them: the fleet's burn, as the
+        store keeps it (``usage_totals``, summed as figures change), not summed from every
+        attempt's row."""
+        row = self.rows(
+            "SELECT tokens_in, tokens_out, cost_usd, cost_computed_rows > 0 AS cost_computed "
+            "FROM usage_totals"
+        )[0]
+        return _totals(row)
+
+    def workspace_usage_summed(self) -> dict[str, Any]:
+        """`workspace_usage` summed from every attempt's row: what the kept totals must equal
+        (a check, and the benchmark's baseline)."""
         row = self.rows(f"SELECT {_SUMS}, MAX(cost_computed) AS cost_computed FROM run_usage")[0]
         return _totals({key: value or 0 for key, value in row.items()})
 

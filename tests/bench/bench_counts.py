@@ -14,6 +14,9 @@ are kept as a host's writes would keep them). Then, in the same process and the 
   saw a change — the baseline, measured in the same run;
 - the first page: `newest_run_ids(200)` (the ``runs_newest`` index) against the same query
   with the index ruled out (``NOT INDEXED``: every run read and sorted, as before the index);
+- the fleet's usage: `workspace_usage()` (the ``usage_totals`` row the writers keep) against
+  `workspace_usage_summed()`, the sum over every attempt's figures the header took on every
+  poll that saw a change; each run gets one attempt's figures (bulk SQL, after the fill);
 - the first read's rows: the memory (tracemalloc's peak) of reading every run with the
   table's summary columns (`runs_by_id(None, SUMMARY_FIELDS)`) against reading whole rows
   (``SELECT *``, each dispatch's JSON included, as the console's first read did).
@@ -64,8 +67,15 @@ def measure(size: int, repeats: int) -> None:
         db = Path(folder) / "jarvis.db"
         started = time.perf_counter()
         fill(db, size)
-        filled_s = time.perf_counter() - started
         store = SqliteStore(db)
+        with store.transaction() as tx:
+            tx.execute(
+                "INSERT INTO run_usage (run_id, attempt, seq, tokens_in, tokens_out, cost_usd, "
+                "cost_computed, updated_at) SELECT run_id, 1, 1, 1200, 300, 0.0042, 0, created_at "
+                "FROM runs",
+                [],
+            )
+        filled_s = time.perf_counter() - started
         try:
             assert store.state_counts() == store.recount_states()
             scan = ("SELECT run_id FROM runs NOT INDEXED ORDER BY created_at DESC, run_id "
@@ -75,6 +85,9 @@ def measure(size: int, repeats: int) -> None:
             recount = median_ms(store.recount_states, repeats)
             newest = median_ms(lambda: store.newest_run_ids(200), repeats)
             scanned = median_ms(lambda: store.rows(scan), repeats)
+            assert store.workspace_usage()["tokens_in"] == 1200 * size
+            usage = median_ms(store.workspace_usage, repeats)
+            summed = median_ms(store.workspace_usage_summed, repeats)
             summary_mb = peak_mb(lambda: store.runs_by_id(None, SUMMARY_FIELDS))
             whole_mb = peak_mb(lambda: store.runs_by_id(None))
         finally:
@@ -87,6 +100,10 @@ def measure(size: int, repeats: int) -> None:
     print(
         f"  first page  index {newest:7.3f} ms   full scan (baseline) {scanned:7.3f} ms   "
         f"{scanned / newest:8.0f}x"
+    )
+    print(
+        f"  usage       kept {usage:8.3f} ms   summed (baseline) {summed:10.3f} ms   "
+        f"{summed / usage:8.0f}x"
     )
     print(
         f"  first read  summary {summary_mb:6.1f} MB  whole rows (baseline) {whole_mb:6.1f} MB  "

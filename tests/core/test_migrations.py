@@ -34,7 +34,8 @@ def test_0002_keeps_progress_written_under_0001(tmp_path: Path) -> None:
                        "0010_progress_identity", "0011_verification_in_the_lifecycle",
                        "0012_worked_time", "0013_hosts", "0014_usage_unreadable",
                        "0015_refusal_target", "0016_usage_cost_computed",
-                       "0017_confinement", "0018_merge_by_host", "0019_run_counts"]  # fmt: skip
+                       "0017_confinement", "0018_merge_by_host", "0019_run_counts",
+                       "0020_usage_totals"]  # fmt: skip
     (event,) = store.rows("SELECT run_id, attempt, seq, summary FROM progress_events")
     assert event == {"run_id": "r1", "attempt": 1, "seq": 7, "summary": "kept across the upgrade"}
     assert store.get_run("r1")["worker_pid"] is None  # type: ignore[index]

@@ -193,5 +193,6 @@ def test_opening_again_applies_no_migration_twice(pg_url: str) -> None:
     names = [r["name"] for r in again.rows("SELECT name FROM jarvis_migrations ORDER BY name")]
     assert names == ["0001_initial", "0002_worked_time", "0003_hosts", "0004_usage_unreadable",
                      "0005_refusal_target", "0006_usage_cost_computed",
-                     "0007_confinement", "0008_merge_by_host", "0009_run_counts"]  # fmt: skip
+                     "0007_confinement", "0008_merge_by_host", "0009_run_counts",
+                     "0010_usage_totals"]  # fmt: skip
     again.close()

@@ -1,7 +1,8 @@
-"""Runs per state, kept by the store as runs change (``run_counts``), equal to a count of every
-run: under writers racing on separate connections of both backends, through every kind of
-change (created, moved by the host and by operators, retried, cancelled, deleted by hand), and
-for runs written before the counts existed (the migration counts them once)."""
+"""Runs per state (``run_counts``) and the fleet's reported usage (``usage_totals``), kept by
+the store as they change, equal to a count (a sum) of every run: under writers racing on
+separate connections of both backends, through every kind of change (created, moved by the host
+and by operators, retried, cancelled, deleted by hand), and for runs written before the counts
+existed (the migration counts them once)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from sqlite_utils import Database
 
 from core import operator_actions
+from core.ipc.payloads import Usage
 from core.lifecycle import Action, RunState
 from core.moves import host_move
 from core.store.api import RunStore
@@ -111,3 +113,46 @@ def test_runs_written_before_the_counts_are_counted_by_the_migration(tmp_path: P
 def test_every_state_is_counted(any_store: RunStore, state: RunState) -> None:
     make_run(any_store, "r1", state)
     assert any_store.state_counts() == {state.value: 1}
+
+
+def test_the_fleets_usage_is_kept_as_figures_grow_race_and_go(any_store: RunStore) -> None:
+    """What every run's agents reported, summed as reports arrive (the kept totals the
+    console's header reads), equal to a sum over every attempt's figures."""
+    for n in range(WRITERS):
+        make_run(any_store, f"u{n}", RunState.RUNNING)
+    start = threading.Barrier(WRITERS)
+    failures: list[BaseException] = []
+
+    def report(n: int) -> None:
+        store = another_connection(any_store)
+        rng = random.Random(n)
+        try:
+            start.wait()
+            for seq in range(RUNS_EACH):
+                attempt = 1 + seq % 2
+                cost = rng.randrange(10_000) / 1000
+                figures = Usage(tokens_in=rng.randrange(10_000), tokens_out=rng.randrange(500),
+                                cost_usd=cost, cost_computed=seq % 3 == 0)  # fmt: skip
+                with store.transaction() as tx:  # cumulative figures, out of order: some kept
+                    tx.record_usage(f"u{n}", attempt, seq, figures)
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=report, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    kept, summed = any_store.workspace_usage(), any_store.workspace_usage_summed()
+    assert kept["tokens_in"] > 0 and kept["cost_computed"] is True
+    # Tokens are whole numbers, exact in a double; a cost summed in another order may differ
+    # in its last bits only.
+    assert kept == {**summed, "cost_usd": pytest.approx(summed["cost_usd"], abs=1e-6)}
+    with any_store.transaction() as tx:  # by hand, as an operator's repair might
+        tx.execute("DELETE FROM run_usage WHERE run_id = 'u0'", [])
+    after = any_store.workspace_usage_summed()
+    close = pytest.approx(after["cost_usd"], abs=1e-6)
+    assert any_store.workspace_usage() == {**after, "cost_usd": close}
