@@ -69,9 +69,42 @@ def live(store: RunStore) -> bool:
     return row is not None and str(row["lease_until"]) >= store.now()
 
 
+def write_lock_free(url: str) -> bool:
+    """Whether no writer holds the store's write lock now (taken and let go at once)."""
+    if url.startswith("postgresql://"):
+        with psycopg.connect(url, autocommit=True) as other:
+            taken = bool(
+                other.execute("SELECT pg_try_advisory_lock(%s)", [WRITE_LOCK]).fetchone()[0]
+            )  # type: ignore[index]
+            if taken:
+                other.execute("SELECT pg_advisory_unlock(%s)", [WRITE_LOCK])
+            return taken
+    other = sqlite3.connect(url, isolation_level=None, timeout=0)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        other.close()
+
+
 @contextmanager
-def paused(host: HostProcess) -> Iterator[None]:
-    os.kill(host.pid, signal.SIGSTOP)
+def paused(host: HostProcess, url: str) -> Iterator[None]:
+    """The host stopped (SIGSTOP) between two of its writes: a host frozen inside a write
+    transaction would hold the store's lock, and nothing else could write until it came back,
+    which is not what these tests are about. Stopped while it holds the lock, it is let go on a
+    moment and stopped again."""
+
+    def stopped_between_writes() -> bool:
+        os.kill(host.pid, signal.SIGSTOP)
+        if write_lock_free(url):
+            return True
+        os.kill(host.pid, signal.SIGCONT)
+        return False
+
+    wait_until(stopped_between_writes, HANG_GUARD_S, "the host stopped between writes", host.log)
     try:
         yield
     finally:
@@ -127,7 +160,7 @@ def test_a_host_whose_store_was_away_past_its_lease_keeps_its_runs(
         wait_for(store, {"long": "running"}, host)
         before = store.host("h1")
         assert before is not None
-        with paused(host) if outage == "paused" else write_lock_held(url):
+        with paused(host, url) if outage == "paused" else write_lock_held(url):
             # Until the store itself says the lease ran out: what another host would see.
             wait_until(lambda: lapsed(store), HANG_GUARD_S, "h1's lease to run out", host.log)
         wait_until(
@@ -152,7 +185,7 @@ def test_a_host_whose_store_was_away_past_its_lease_keeps_its_runs(
 def test_a_host_recovered_while_paused_stops_those_workers_and_takes_its_name_back(
     backend: tuple[str, RunStore], ws: Path
 ) -> None:
-    _, store = backend
+    url, store = backend
     dispatch(store, "long", scenario="slow")
     with running_host(ws, interval=LONG_INTERVAL) as host:
         wait_for(store, {"long": "running"}, host)
@@ -163,7 +196,7 @@ def test_a_host_recovered_while_paused_stops_those_workers_and_takes_its_name_ba
         )
         before = store.host("h1")
         assert before is not None
-        with paused(host):
+        with paused(host, url):
             wait_until(lambda: lapsed(store), HANG_GUARD_S, "h1's lease to run out", host.log)
             # Another host finds h1 lost and recovers it: the run fails there, once.
             recoverer = Lease(store, "h2", ws.parent / "other", None, 1.0, 30.0)
@@ -194,7 +227,7 @@ def test_a_host_recovered_while_paused_stops_those_workers_and_takes_its_name_ba
 def test_a_host_whose_name_was_taken_while_paused_stops_and_says_so(
     backend: tuple[str, RunStore], ws: Path
 ) -> None:
-    _, store = backend
+    url, store = backend
     # A worker that never ends by itself: whatever the run's state at the end, the host that
     # lost its name must have left it so, not the worker's own end.
     dispatch(store, "long", scenario="hang")
@@ -207,7 +240,7 @@ def test_a_host_whose_name_was_taken_while_paused_stops_and_says_so(
             HANG_GUARD_S,
             "long's worker",
         )
-        with paused(host):
+        with paused(host, url):
             wait_until(lambda: lapsed(store), HANG_GUARD_S, "h1's lease to run out", host.log)
             # Another host starts under the name once the lease is out.
             newcomer = Lease(store, "h1", ws.parent / "elsewhere", None, 0.2, 3600.0,
