@@ -5,11 +5,16 @@ merges it a moment later (or much later, when that host is down). The operator w
 ``a`` hears the result then — merged, or refused and why — without watching the run. Other
 consoles are not told: the merge was not theirs, and the run's row shows where it stands.
 
+The host may decide before the console hears back from its own approval (the poll that reads
+the host's move can come before the action's answer): decisions of runs not asked about are
+kept for a while, and asking about one of them answers at once.
+
 Plain Python: the screen feeds it the journal it reads.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,6 +24,11 @@ from jarvis_tui.safe_text import one_line, shown
 
 #: Seconds a merge's toast stays up.
 MERGE_TOAST_SECONDS = 10.0
+#: Decisions kept for runs not (yet) asked about.
+KEPT = 200
+
+Decided = tuple[str, Toast, bool]
+"""A run, its toast, and whether its merge went through (False: refused, with the reason)."""
 
 
 class MergeWatch:
@@ -26,29 +36,38 @@ class MergeWatch:
 
     def __init__(self) -> None:
         self.asked: set[str] = set()
+        self._unasked: OrderedDict[str, Decided] = OrderedDict()
 
-    def ask(self, run_id: str) -> None:
-        self.asked.add(run_id)
+    def ask(self, run_id: str) -> Decided | None:
+        """Watch ``run_id``'s merge; its decision at once if the host already made it."""
+        early = self._unasked.pop(run_id, None)
+        if early is None:
+            self.asked.add(run_id)
+        return early
 
-    def decided(self, entries: Iterable[dict[str, Any]]) -> list[tuple[str, Toast, bool]]:
-        """For each merge asked here that these journal entries decide: its run, a toast, and
-        whether it went through (False: refused, with the host's reason)."""
-        toasts: list[tuple[str, Toast, bool]] = []
+    def decided(self, entries: Iterable[dict[str, Any]]) -> list[Decided]:
+        """The decisions these journal entries hold of merges asked here (the others kept
+        for a late `ask`)."""
+        told: list[Decided] = []
         for entry in entries:
             payload = entry.get("payload")
+            if entry.get("kind") != "transition" or not isinstance(payload, dict):
+                continue
             run_id = str(entry.get("run_id"))
-            if entry.get("kind") != "transition" or run_id not in self.asked:
-                continue
-            if not isinstance(payload, dict):
-                continue
-            action = payload.get("action")
             reason = one_line(str(payload.get("reason") or ""), 240)
+            action = payload.get("action")
             if action == Action.MERGE:
-                toasts.append((run_id, Toast(f"Run {shown(run_id)} merged", reason), True))
+                decision = (run_id, Toast(f"Run {shown(run_id)} merged", reason), True)
             elif action == Action.REFUSE_MERGE:
                 refused = Toast(f"Run {shown(run_id)}: merge refused", reason)
-                toasts.append((run_id, refused, False))
+                decision = (run_id, refused, False)
             else:
                 continue
-            self.asked.discard(run_id)
-        return toasts
+            if run_id in self.asked:
+                self.asked.discard(run_id)
+                told.append(decision)
+            else:
+                self._unasked[run_id] = decision
+                while len(self._unasked) > KEPT:
+                    self._unasked.popitem(last=False)
+        return told

@@ -32,6 +32,9 @@ log = logging.getLogger("jarvis.host")
 
 AT_ONCE = 2
 """Merges at once, in different repositories."""
+LOOK_EVERY_S = 0.25
+"""How often the loop asks the store for approved runs to merge: an approval is merged within
+a quarter of a second, and a busy loop (50 ticks a second) is not a query richer each tick."""
 
 
 class Merges:
@@ -44,6 +47,7 @@ class Merges:
         """The runs being merged, by run id: their repository and thread."""
         self._fault: str | None = None
         """A storage fault a merge met, for the loop to wait out (set on its thread)."""
+        self._next_look = 0.0
 
     def start_due(self, store: RunStore, host: str) -> None:
         """Start merging approved runs this host holds, one per repository at a time.
@@ -57,6 +61,10 @@ class Merges:
         if self._fault is not None:
             problem, self._fault = self._fault, None
             raise StorageFault(problem)
+        now = time.monotonic()
+        if now < self._next_look:
+            return
+        self._next_look = now + LOOK_EVERY_S
         self.running = {r: (repo, t) for r, (repo, t) in self.running.items() if t.is_alive()}
         if len(self.running) >= AT_ONCE:
             return

@@ -447,4 +447,3 @@ USAGE_TOTALS = """
                 cost_computed_rows = cost_computed_rows - OLD.cost_computed;
         END;
         """
-

@@ -35,7 +35,7 @@ from textual.widgets import Static, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from core.service.reads import RunView
-from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts
+from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts, Toast
 from jarvis_tui.feed import FeedRead
 from jarvis_tui.merge_watch import MERGE_TOAST_SECONDS, MergeWatch
 from jarvis_tui.messages import (
@@ -372,19 +372,24 @@ class MainScreen(ViewControls):
     @on(ActionFinished)
     def _action_finished(self, message: ActionFinished) -> None:
         merge = message.outcome.merge
-        if message.outcome.ok and merge and merge.get("pending"):
-            self.merge_watch.ask(message.outcome.request.run_id)
         self.do(self.actions.finished(message))
+        if message.outcome.ok and merge and merge.get("pending"):
+            early = self.merge_watch.ask(message.outcome.request.run_id)
+            if early is not None:  # the host was quicker than this answer
+                self._tell_merge(*early)
 
     def _merges_decided(self, journal: list[dict[str, Any]]) -> None:
-        """Tell the operator what became of the merges asked here (`MergeWatch`). A refused
-        one is said here, with the host's reason, rather than again as needing a human."""
-        for run_id, toast, merged in self.merge_watch.decided(journal):
-            self.notify(toast.message, title=toast.title, markup=False,
-                        severity="information" if merged else "warning",
-                        timeout=MERGE_TOAST_SECONDS)  # fmt: skip
-            if not merged:
-                self.attention_toasts.waiting.pop(run_id, None)
+        """Tell the operator what became of the merges asked here (`MergeWatch`)."""
+        for decided in self.merge_watch.decided(journal):
+            self._tell_merge(*decided)
+
+    def _tell_merge(self, run_id: str, toast: Toast, merged: bool) -> None:
+        # A refused merge is said here, with the host's reason, not again as needing a human.
+        self.notify(toast.message, title=toast.title, markup=False,
+                    severity="information" if merged else "warning",
+                    timeout=MERGE_TOAST_SECONDS)  # fmt: skip
+        if not merged:
+            self.attention_toasts.waiting.pop(run_id, None)
 
     def steer_sent(self, run_id: str, text: str) -> None:
         """The steer ``text`` was queued for ``run_id`` (`ActionsView.steer_sent`)."""
