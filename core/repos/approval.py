@@ -165,8 +165,6 @@ def _record(
         "base": record.get("base_ref"),
         **outcome.to_json(),
     }
-    if outcome.refused:
-        payload["refused"] = outcome.refused
     if host:
         payload["host"] = host
     tx.journal(run_id, "merge", payload, actor)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from sqlite_utils import Database
 
 from core import operator_actions
 from core.ipc.payloads import Usage
-from core.lifecycle import Action, RunState
+from core.lifecycle import Action, IllegalTransition, RunState
 from core.moves import host_move
 from core.store.api import RunStore
 from core.store.schema import MIGRATIONS
@@ -25,6 +26,30 @@ from tests.core.store_helpers import make_run
 
 WRITERS = 4
 RUNS_EACH = 25
+
+
+def race(store: RunStore, work: Callable[[RunStore, int], None]) -> None:
+    """``work(connection, n)`` on WRITERS threads at once, each with a connection of its own;
+    fails with what any of them raised."""
+    start = threading.Barrier(WRITERS)
+    failures: list[BaseException] = []
+
+    def one(n: int) -> None:
+        own = another_connection(store)
+        try:
+            start.wait()
+            work(own, n)
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            own.close()
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
 
 
 def test_the_counts_follow_every_kind_of_change(any_store: RunStore) -> None:
@@ -45,39 +70,24 @@ def test_the_counts_follow_every_kind_of_change(any_store: RunStore) -> None:
 
 
 def test_writers_racing_on_many_connections_keep_the_counts_exact(any_store: RunStore) -> None:
-    start = threading.Barrier(WRITERS)
-    failures: list[BaseException] = []
-
-    def write(n: int) -> None:
-        store = another_connection(any_store)
+    def write(store: RunStore, n: int) -> None:
         rng = random.Random(n)
-        try:
-            start.wait()
-            for i in range(RUNS_EACH):
-                run_id = f"w{n}-{i}"
-                make_run(store, run_id, rng.choice([RunState.QUEUED, RunState.RUNNING,
-                                                    RunState.FAILED]))  # fmt: skip
-                move = rng.choice(["retry", "cancel", "start", "nothing"])
-                if move == "retry":
-                    operator_actions.retry(store, run_id, "ops")
-                elif move == "cancel":
-                    operator_actions.cancel(store, run_id, "ops", "racing")
-                elif move == "start":
-                    try:
-                        host_move(store, run_id, Action.START)
-                    except Exception:  # not queued: the lifecycle refused, nothing written
-                        pass
-        except BaseException as exc:
-            failures.append(exc)
-        finally:
-            store.close()
+        for i in range(RUNS_EACH):
+            run_id = f"w{n}-{i}"
+            make_run(store, run_id, rng.choice([RunState.QUEUED, RunState.RUNNING,
+                                                RunState.FAILED]))  # fmt: skip
+            move = rng.choice(["retry", "cancel", "start", "nothing"])
+            if move == "retry":
+                operator_actions.retry(store, run_id, "ops")
+            elif move == "cancel":
+                operator_actions.cancel(store, run_id, "ops", "racing")
+            elif move == "start":
+                try:
+                    host_move(store, run_id, Action.START)
+                except IllegalTransition:  # not queued: refused, nothing written
+                    pass
 
-    threads = [threading.Thread(target=write, args=(n,)) for n in range(WRITERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failures, failures
+    race(any_store, write)
     counts = any_store.state_counts()
     assert sum(counts.values()) == WRITERS * RUNS_EACH
     assert counts == any_store.recount_states()
@@ -120,32 +130,18 @@ def test_the_fleets_usage_is_kept_as_figures_grow_race_and_go(any_store: RunStor
     console's header reads), equal to a sum over every attempt's figures."""
     for n in range(WRITERS):
         make_run(any_store, f"u{n}", RunState.RUNNING)
-    start = threading.Barrier(WRITERS)
-    failures: list[BaseException] = []
 
-    def report(n: int) -> None:
-        store = another_connection(any_store)
+    def report(store: RunStore, n: int) -> None:
         rng = random.Random(n)
-        try:
-            start.wait()
-            for seq in range(RUNS_EACH):
-                attempt = 1 + seq % 2
-                cost = rng.randrange(10_000) / 1000
-                figures = Usage(tokens_in=rng.randrange(10_000), tokens_out=rng.randrange(500),
-                                cost_usd=cost, cost_computed=seq % 3 == 0)  # fmt: skip
-                with store.transaction() as tx:  # cumulative figures, out of order: some kept
-                    tx.record_usage(f"u{n}", attempt, seq, figures)
-        except BaseException as exc:
-            failures.append(exc)
-        finally:
-            store.close()
+        for seq in range(RUNS_EACH):
+            attempt = 1 + seq % 2
+            cost = rng.randrange(10_000) / 1000
+            figures = Usage(tokens_in=rng.randrange(10_000), tokens_out=rng.randrange(500),
+                            cost_usd=cost, cost_computed=seq % 3 == 0)  # fmt: skip
+            with store.transaction() as tx:  # cumulative figures, out of order: some kept
+                tx.record_usage(f"u{n}", attempt, seq, figures)
 
-    threads = [threading.Thread(target=report, args=(n,)) for n in range(WRITERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failures, failures
+    race(any_store, report)
     kept, summed = any_store.workspace_usage(), any_store.workspace_usage_summed()
     assert kept["tokens_in"] > 0 and kept["cost_computed"] is True
     # Tokens are whole numbers, exact in a double; a cost summed in another order may differ
