@@ -6,14 +6,16 @@ import json
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from jarvis_tui.feed import RunView
+from jarvis_tui.feed import RunView, StoreFeed
 from jarvis_tui.safe_text import shown
+from jarvis_tui.screens.store_sync import RUN_JOURNAL
 from jarvis_tui.widgets.gate_panel import render_gates
 from jarvis_tui.widgets.progress_stream import clock_of
 from jarvis_tui.widgets.steer_composer import render_receipts
@@ -88,14 +90,23 @@ def render_trouble(detail: dict[str, Any]) -> Text:
     return text
 
 
+#: How often an open details page reads its run again, in seconds.
+REREAD_S = 1.0
+
+
 class RunDetailsScreen(ModalScreen[None]):
+    """One run's page. Given the feed, it keeps up with the run while open: the view it opens
+    with may be a read behind the table (a merge the row already shows), and an operator may
+    keep the page up to watch a run move."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,enter", "dismiss(None)", "Close", id="details.close"),
     ]
 
-    def __init__(self, view: RunView) -> None:
+    def __init__(self, view: RunView, feed: StoreFeed | None = None) -> None:
         super().__init__(classes="dialog-screen")
         self.view = view
+        self.feed = feed
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog details", id="details-scroll"):
@@ -107,3 +118,24 @@ class RunDetailsScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#details-scroll").focus()
+        if self.feed is not None:
+            self._reread()
+            self.set_interval(REREAD_S, self._reread)
+
+    # A failed read (the store down) leaves the page as it was; the main screen says why.
+    @work(thread=True, exclusive=True, exit_on_error=False, group="details",
+          description="Read the run on show")  # fmt: skip
+    def _reread(self) -> None:
+        assert self.feed is not None
+        view = self.feed.run_view(self.view.run_id, journal_limit=RUN_JOURNAL)
+        self.app.call_from_thread(self._show, view)
+
+    def _show(self, view: RunView) -> None:
+        if (view.detail, view.journal, view.peers) == (
+            self.view.detail,
+            self.view.journal,
+            self.view.peers,
+        ):
+            return  # nothing new: the page is not repainted under the reader's eyes
+        self.view = view
+        self.query_one(".dialog-body", Static).update(render_details(view))

@@ -50,7 +50,7 @@ class ViewControls(RunKeys):
 
     def action_details(self) -> None:
         if self.view is not None and self.view.run_id == self.run_on_show:
-            self.app.push_screen(RunDetailsScreen(self.view))
+            self.app.push_screen(RunDetailsScreen(self.view, self.feed))
 
     def action_diff(self) -> None:
         row = self.selected_row()

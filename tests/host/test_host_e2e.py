@@ -71,6 +71,10 @@ END_STATE = {
     "hang": "failed",
 }
 FAILURE_CODE = {"crash": "WORKER_CRASHED", "hang": "WORKER_NO_OUTPUT"}
+#: The fleet's silence limit. Ten sandboxed workers start at once: on a busy machine a worker
+#: starved of the CPU for 3 s was taken for hung (an `ok` run failed for silence); only the
+#: `hang` scenario waits this out, once.
+FLEET_SILENCE_S = 10
 
 
 def _transitions(conn: sqlite3.Connection, run_id: str) -> list[tuple[str, str, str]]:
@@ -101,7 +105,7 @@ def _wait_running_with_progress(conn: sqlite3.Connection, run_id: str, host: Hos
 def test_a_fleet_of_workers_ends_every_run_as_its_scenario_says(
     ws: Path, store: SqliteStore, conn: sqlite3.Connection, poll: bool
 ) -> None:
-    write_config(ws, concurrency=2, no_output_s=3)
+    write_config(ws, concurrency=2, no_output_s=FLEET_SILENCE_S)
     scenario_of = {
         f"fleet-{scenario.replace('_', '-')}-{index}": scenario
         for index, (scenario, _) in enumerate(FLEET)

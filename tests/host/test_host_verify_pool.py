@@ -87,7 +87,9 @@ def test_a_run_s_slow_criteria_never_hold_another_run_s_checks(
         wait_for_states(conn, {"quick": "review_requested"}, HANG_GUARD_S, host=host)
         slow = run_row(conn, "slow")
         assert (slow["state"], slow["verification_state"]) == ("running", "verifying")
-        assert host.stop(timeout=15) == 0
+        # Stopped without waiting out the searches' 600 s (the guard is far below that; a bound
+        # of 15 s failed on a busy machine).
+        assert host.stop() == 0
     finally:
         host.kill()
         assert_no_workers(ws)

@@ -1,11 +1,14 @@
-"""The run details modal shows a run's worker trouble: refused files and the end of stderr."""
+"""The run details modal shows a run's worker trouble (refused files, the end of stderr) and
+keeps up with its run while open."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from core import operator_actions
+from core.store.sqlite_store import SqliteStore
 from jarvis_tui.modals.run_details import RunDetailsScreen
-from tests.tui.helpers import console_on
+from tests.tui.helpers import console_on, wait_for
 from tests.tui.trouble_store import LAST, TOKEN, build_trouble_store
 
 
@@ -38,4 +41,27 @@ async def test_details_of_a_run_without_trouble_say_nothing_of_it(tmp_path: Path
         body = str(app.screen.query_one(".dialog-body").render())
         assert "refused files" not in body and "worker stderr" not in body
         assert "secrets masked" not in body
+        await pilot.press("escape")
+
+
+async def test_an_open_details_page_keeps_up_with_its_run(tmp_path: Path) -> None:
+    """The page opened on a read that may be behind the table (a merge the row already
+    showed); it reads its run again while open, so what it says is the run as it is now."""
+    db = build_trouble_store(tmp_path / "jarvis.db")
+    async with console_on(db, "run-running", size=(80, 24)) as (app, pilot):
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, RunDetailsScreen)
+
+        def body() -> str:
+            return str(app.screen.query_one(".dialog-body").render())
+
+        assert "▶ running" in body() and "cancelled by another-operator" not in body()
+        store = SqliteStore(db)
+        try:  # another operator, from another terminal
+            operator_actions.cancel(store, "run-running", "another-operator", "stuck on a lock")
+        finally:
+            store.close()
+        await wait_for(pilot, lambda: "stuck on a lock" in body())
+        assert "▶ running" not in body()
         await pilot.press("escape")
