@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from core.store.sqlite_store import SqliteStore
 from core.worker_logs import attempt_dir
 from tests.conftest import SAMPLES
 from tests.core.store_helpers import make_run
+from tests.jarvis_cli import jarvis_in_process
 
 C0 = "".join(chr(c) for c in range(0x20))
 C1 = "".join(chr(c) for c in range(0x7F, 0xA0))
@@ -199,18 +201,46 @@ def commands(ws: Path, files: dict[str, Path]) -> dict[str, list[str | Path]]:
     }  # fmt: skip
 
 
-def run_raw(args: list[str | Path], *, colour: bool) -> subprocess.CompletedProcess[bytes]:
+@dataclass
+class Raw:
+    """What one command wrote, as bytes."""
+
+    stdout: bytes
+    stderr: bytes
+
+
+def _env(colour: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"NO_COLOR", "FORCE_COLOR"}}
     env.update(COLUMNS="100", JARVIS_OPERATOR="op")
     if colour:
         env.update(FORCE_COLOR="1", TERM="xterm-256color")
-    return subprocess.run(
+    return env
+
+
+def run_raw(args: list[str | Path], *, colour: bool) -> Raw:
+    """The command in this process (`tests.jarvis_cli`): 93 interpreters started for this
+    module cost over a minute of CPU. `test_the_process_writes_what_the_call_writes` checks
+    the real entry point writes the same bytes."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(_env(colour))
+    try:
+        result = jarvis_in_process(*args, cwd=ROOT)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return Raw(result.stdout.encode(), result.stderr.encode())
+
+
+def run_process(args: list[str | Path], *, colour: bool) -> Raw:
+    done = subprocess.run(
         [sys.executable, "-m", "jarvis_cli", *map(str, args)],
         capture_output=True,
-        env=env,
+        env=_env(colour),
         cwd=ROOT,
         timeout=120,
     )
+    return Raw(done.stdout, done.stderr)
 
 
 def problems(raw: bytes, *, colour: bool) -> list[str]:
@@ -247,6 +277,15 @@ def test_no_command_writes_a_control_character_from_its_input(
         if found:
             failures[name] = found
     assert failures == {}
+
+
+@pytest.mark.parametrize("name", ["show", "criteria", "unknown_command"])
+@pytest.mark.parametrize("colour", [False, True], ids=["readable", "colour"])
+def test_the_process_writes_what_the_call_writes(
+    setting: dict[str, list[str | Path]], name: str, colour: bool
+) -> None:
+    # Text and bytes alike: the in-process call's capture is UTF-8, as a pipe is.
+    assert run_process(setting[name], colour=colour) == run_raw(setting[name], colour=colour)
 
 
 def test_the_readable_show_keeps_the_text_visible_as_text(

@@ -1,5 +1,5 @@
 """Three real hosts on one real PostgreSQL, each serving its own lanes from its own workspace:
-300 runs, each run once; a host killed with -9 mid-run is recovered by another once its lease
+150 runs, each run once; a host killed with -9 mid-run is recovered by another once its lease
 runs out, each of its running runs failed once; back under its name it runs what it had left.
 Two consoles' readers see the same changes throughout."""
 
@@ -25,10 +25,11 @@ from tests.host.hostkit import (
 from tests.processes import HANG_GUARD_S
 
 HOSTS = {"host-a": ["a1", "a2"], "host-b": ["b1", "b2"], "host-c": ["c1", "c2"]}
-RUNS_PER_LANE = 50
+RUNS_PER_LANE = 25
+RUNS = RUNS_PER_LANE * sum(len(lanes) for lanes in HOSTS.values())
 #: Leases short enough that recovery comes quickly, and still twice the heartbeat.
 LEASE = "heartbeat_s = 0.5\nlease_s = 6\n"
-#: The whole fleet's wait: 300 runs on two cores, a kill and a recovery; only a hang guard.
+#: The whole fleet's wait: 150 runs on two cores, a kill and a recovery; only a hang guard.
 FLEET_GUARD_S = 8 * HANG_GUARD_S
 
 
@@ -100,7 +101,7 @@ def transitions(store: PostgresStore) -> list[dict[str, Any]]:
     return found
 
 
-def test_three_hosts_run_300_runs_once_and_recover_a_killed_host_once(
+def test_three_hosts_run_150_runs_once_and_recover_a_killed_host_once(
     tmp_path: Path, pg_url: str
 ) -> None:
     roots = {name: workspace(tmp_path, name, pg_url) for name in HOSTS}
@@ -149,7 +150,7 @@ def test_three_hosts_run_300_runs_once_and_recover_a_killed_host_once(
             return all(state != "queued" and state != "running"
                        for state in states(store).values())  # fmt: skip
 
-        wait_until(all_settled, FLEET_GUARD_S, "all 300 runs to settle",
+        wait_until(all_settled, FLEET_GUARD_S, f"all {RUNS} runs to settle",
                    lambda: str(Counter(states(store).values())))  # fmt: skip
     finally:
         for host in hosts.values():
@@ -159,10 +160,10 @@ def test_three_hosts_run_300_runs_once_and_recover_a_killed_host_once(
         assert_no_workers(root)
 
     final = states(store)
-    assert len(final) == 300
+    assert len(final) == RUNS
     lost = {run_id for run_id, state in final.items() if state == "failed"}
     assert lost == set(held)  # only the killed host's running runs failed; the rest reviewed
-    assert Counter(final.values())["review_requested"] == 300 - len(held)
+    assert Counter(final.values())["review_requested"] == RUNS - len(held)
     moves = transitions(store)
     starts = Counter(m["run_id"] for m in moves if m["action"] == "start")
     assert set(starts) == set(final) and set(starts.values()) == {1}  # each run started once
