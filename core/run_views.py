@@ -9,12 +9,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.lifecycle import NEEDS_HUMAN, RunState, stage_of
+from core.lifecycle import (
+    MERGE_PARENT,
+    NEEDS_HUMAN,
+    PARENT,
+    SUB_STAGES,
+    RunState,
+    stage_of,
+    state_of,
+)
 from core.repos.approval import merge_status
 from core.repos.records import latest_checked
 from core.run_secrets import found_kinds
 from core.store.api import Row, RunStore
 from core.store.views import CHUNK
+from core.store.window import Stage
 
 SUMMARY_FIELDS = (
     "run_id", "lane", "source_lane", "task_type", "state", "state_reason", "retry_count",
@@ -153,6 +162,25 @@ def needs_attention(row: dict[str, Any]) -> bool:
         return True
     steers = row.get("steers") or {}
     return stage is RunState.RUNNING and bool(steers.get("expired"))
+
+
+#: Each state with a sub-machine → the column holding its sub-state (`stage_of`).
+SUB_COLUMNS = {PARENT: "verification_state", MERGE_PARENT: "merge_state"}
+
+
+def attention_stages() -> tuple[Stage, ...]:
+    """`needs_attention` as the store's window reads it: each stage needing a human, and a
+    running run with an expired steer."""
+    stages = []
+    for stage in sorted(NEEDS_HUMAN, key=lambda s: (state_of(s).value, s.value)):
+        parent = state_of(stage)
+        if parent is stage:
+            column = SUB_COLUMNS[parent] if parent in SUB_STAGES else None
+            stages.append(Stage(parent.value, column))
+        else:
+            stages.append(Stage(parent.value, SUB_COLUMNS[parent], stage.value))
+    stages.append(Stage(RunState.RUNNING.value, SUB_COLUMNS[PARENT], steer="expired"))
+    return tuple(stages)
 
 
 def table_rows(store: RunStore, run_ids: list[str] | None = None) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
 from core.store.verification import VerificationReads, VerificationWrites
 from core.store.views import ViewReads
+from core.store.window import WindowReads
 
 Row = dict[str, Any]
 """A row as every backend returns it: column name to value."""
@@ -88,6 +89,7 @@ class RunStore(
     RunReads,
     GitReads,
     ViewReads,
+    WindowReads,
     VerificationReads,
     ABC,
 ):

@@ -19,6 +19,7 @@ from core.store.shared_ddl import (
     REFUSAL_TARGET,
     USAGE_COST_COMPUTED,
     USAGE_UNREADABLE,
+    WINDOW_INDEXES,
 )
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
@@ -345,4 +346,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
             FOR EACH ROW EXECUTE FUNCTION sum_usage();
         """,
     ),
+    # SQLite's 0021, the same text.
+    ("0011_window_indexes", WINDOW_INDEXES),
 )

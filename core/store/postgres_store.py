@@ -123,6 +123,8 @@ class PostgresTransaction(_Connected, RunTransaction):
 class PostgresStore(_Connected, RunStore):
     """One connection to a workspace's PostgreSQL database (a ``postgresql://`` URL)."""
 
+    dialect = "postgres"
+
     steer_order = "s.id"  # SQLite orders steers by rowid; here the identity column does
 
     def __init__(

@@ -23,6 +23,7 @@ from core.store.shared_ddl import (
     REFUSAL_TARGET,
     USAGE_COST_COMPUTED,
     USAGE_UNREADABLE,
+    WINDOW_INDEXES,
 )
 
 MIGRATIONS = Migrations("jarvis")
@@ -88,6 +89,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("0018_merge_by_host", MERGE_BY_HOST),
     ("0019_run_counts", sqlite_ddl.RUN_COUNTS),
     ("0020_usage_totals", sqlite_ddl.USAGE_TOTALS),
+    ("0021_window_indexes", WINDOW_INDEXES),
 )
 
 

@@ -71,3 +71,20 @@ MERGE_BY_HOST = """
         ALTER TABLE run_git ADD COLUMN merge_requested_at TEXT;
         ALTER TABLE run_git ADD COLUMN merge_refused TEXT;
 """
+
+WINDOW_INDEXES = """
+        -- The console's window (core/store/window.py): each order it offers read a page at a
+        -- time from an index on (key, run_id), run_id breaking ties, never sorted whole.
+        -- runs_updated and runs_state gain run_id, so the ties are in the index too.
+        DROP INDEX runs_updated;
+        CREATE INDEX runs_updated ON runs (updated_at, run_id);
+        DROP INDEX runs_state;
+        CREATE INDEX runs_state ON runs (state, updated_at, run_id);
+        CREATE INDEX runs_by_created ON runs (created_at, run_id);
+        CREATE INDEX runs_by_state ON runs (state, run_id);
+        CREATE INDEX runs_by_lane ON runs (lane, run_id);
+        CREATE INDEX runs_by_task ON runs ((COALESCE(task_type, '')), run_id);
+        CREATE INDEX runs_by_retries ON runs (retry_count, run_id);
+        -- The runs needing a human include running ones with an expired steer.
+        CREATE INDEX steering_events_status ON steering_events (status, run_id);
+"""

@@ -168,8 +168,9 @@ def postgres_schema(url: str) -> dict[str, Table]:
             indexes = {}
             for index, cols, is_unique, predicate in rows(
                 "SELECT i.relname, "
+                # An expression's place in the index has no column (NULL, as SQLite says).
                 "ARRAY(SELECT a.attname FROM unnest(x.indkey) WITH ORDINALITY k(n, o) "
-                "      JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.n "
+                "      LEFT JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.n "
                 "      ORDER BY k.o), "
                 "x.indisunique, pg_get_expr(x.indpred, x.indrelid) "
                 "FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
