@@ -112,20 +112,22 @@ class WindowReads(Statements):
         *,
         after: Mark | None = None,
         before: Mark | None = None,
+        from_end: bool = False,
         limit: int,
         counts: dict[str, int] | None = None,
         scan_limit: int | None = None,
     ) -> Page:
         """Up to ``limit`` rows of ``view`` (``columns`` of each, and its ``run_id``): from the
-        start, after the mark ``after``, or the ``limit`` just before ``before`` (in view order).
+        start, after the mark ``after``, or the ``limit`` just before ``before`` (or before the
+        end, ``from_end``), in view order.
 
         ``counts`` (`state_counts`) picks the index for a state filter; ``scan_limit`` bounds
         how many runs a text filter walks for one page (not with ``attention``: the runs
         needing a human are few).
         """
-        if after is not None and before is not None:
-            raise ValueError("a page is read after a mark or before one, not both")
-        backwards = before is not None
+        if sum((after is not None, before is not None, from_end)) > 1:
+            raise ValueError("a page is read after a mark, before one or from the end: one")
+        backwards = before is not None or from_end
         picked = _columns(columns, view.key)
         stages = view.attention if view.attention is not None else (None,)
         found: list[tuple[Mark, dict[str, Any]]] = []

@@ -203,8 +203,9 @@ def commands(ws: Path, files: dict[str, Path]) -> dict[str, list[str | Path]]:
 
 @dataclass
 class Raw:
-    """What one command wrote, as bytes."""
+    """How one command ended, and what it wrote, as bytes."""
 
+    returncode: int
     stdout: bytes
     stderr: bytes
 
@@ -229,7 +230,7 @@ def run_raw(args: list[str | Path], *, colour: bool) -> Raw:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    return Raw(result.stdout.encode(), result.stderr.encode())
+    return Raw(result.code, result.stdout.encode(), result.stderr.encode())
 
 
 def run_process(args: list[str | Path], *, colour: bool) -> Raw:
@@ -240,7 +241,7 @@ def run_process(args: list[str | Path], *, colour: bool) -> Raw:
         cwd=ROOT,
         timeout=120,
     )
-    return Raw(done.stdout, done.stderr)
+    return Raw(done.returncode, done.stdout, done.stderr)
 
 
 def problems(raw: bytes, *, colour: bool) -> list[str]:

@@ -146,6 +146,9 @@ def test_every_view_read_a_page_at_a_time_is_the_runs_sorted_and_filtered(
         # From the end of the view back to its start, a page at a time.
         last = _last_mark(any_store, view)
         assert _backwards(any_store, view, last) == expected[:-1], view
+        end = any_store.window(view, [], from_end=True, limit=PAGE)
+        assert [row["run_id"] for row in end.rows] == expected[-PAGE:], view
+        assert end.more == (len(expected) > PAGE)
         assert any_store.window_count(view, cap=10_000, counts=counts) == (len(expected), True)
 
 
@@ -214,5 +217,5 @@ def test_an_unknown_order_or_column_is_refused(any_store: RunStore) -> None:
         View(sort="colour")
     with pytest.raises(ValueError, match="not a column"):
         any_store.window(View(), ["state FROM runs; --"], limit=1)
-    with pytest.raises(ValueError, match="after a mark or before one"):
+    with pytest.raises(ValueError, match="after a mark, before one or from the end"):
         any_store.window(View(), [], after=("a", "b"), before=("a", "b"), limit=1)
