@@ -25,6 +25,7 @@ from core.run_views import (
 )
 from core.service.action_types import ActionRequest, Outcome
 from core.service.reads import FleetSummary, HostLine, Row, RunView
+from core.service.window import RunsView, WindowRows, read_window
 from core.store.hosts import lease_state
 from core.store.location import open_store, store_location
 
@@ -119,6 +120,11 @@ class Fleet:
     def table_rows(self, run_ids: list[str] | None = None) -> list[Row]:
         """The console's table rows of ``run_ids`` (None: every run)."""
         return table_rows(self._store, run_ids)
+
+    def window(self, view: RunsView, *, limit: int, **where: Any) -> WindowRows:
+        """A page of ``view`` as table rows (`core.service.window.read_window`: ``after``,
+        ``before``, ``from_end``, ``around``, ``offset``)."""
+        return read_window(self._store, view, limit=limit, **where)
 
     def newest_run_ids(self, limit: int) -> list[str]:
         return self._store.newest_run_ids(limit)

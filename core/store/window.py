@@ -98,6 +98,9 @@ class Page:
     text's walk reached when it stopped at its bound."""
     walked_out: bool = False
     """A text's walk stopped at ``scan_limit`` runs before the page was full."""
+    beyond: Mark | None = None
+    """The mark of the run just past the page in the direction read (None: none, or not known
+    after a text's walk): read backwards, the run before the page's first."""
 
 
 class WindowReads(Statements):
@@ -145,6 +148,7 @@ class WindowReads(Statements):
                 heapq.nlargest(limit + 1, found, key=lambda f: f[0])
             )  # fmt: skip
         more = len(found) > limit or walked_to is not None
+        beyond = found[limit][0] if len(found) > limit else None
         found = found[:limit]
         marks = [mark for mark, _row in found]
         resume = walked_to if walked_to is not None else (marks[-1] if marks else None)
@@ -157,6 +161,7 @@ class WindowReads(Statements):
             more=more,
             resume=resume,
             walked_out=walked_to is not None,
+            beyond=beyond,
         )
 
     def _window_part(
@@ -263,6 +268,11 @@ class WindowReads(Statements):
             found = _filters(view, stage, self.dialect)
             if found is None:
                 continue
+            if stage is not None and stage.column is None and stage.steer is None and not view.text:
+                total += counts.get(stage.state, 0)  # a whole state: kept, not counted
+                if total >= cap:
+                    return cap, False
+                continue
             terms, params, text = found
             if text is not None:
                 terms, params = [*terms, text[0]], [*params, text[1]]
@@ -274,6 +284,11 @@ class WindowReads(Statements):
             if total >= cap:
                 return cap, False
         return total, True
+
+    def window_mark(self, view: View, run_id: str) -> Mark | None:
+        """``run_id``'s mark in ``view``'s order (None: no such run)."""
+        own = self.rows(f"SELECT {view.key} AS _key FROM runs WHERE run_id = ?", [run_id])
+        return (own[0]["_key"], run_id) if own else None
 
     def window_rank(self, view: View, run_id: str) -> int | None:
         """How many runs of ``view`` come before ``run_id`` (None: the view does not hold it)."""

@@ -13,7 +13,7 @@ import pytest
 from core.lifecycle import RunState
 from core.run_views import SUMMARY_FIELDS, attention_stages, needs_attention
 from core.store.api import RunStore
-from core.store.window import SORT_KEYS, SEARCHED, Mark, Page, View
+from core.store.window import SEARCHED, SORT_KEYS, Mark, Page, View
 from tests.core.store_helpers import make_run
 
 RUNS = 90

@@ -1,0 +1,178 @@
+"""A console's window on the runs, through the front door: pages of a view as table rows.
+
+The store reads a page of a view by keyset (`core.store.window`); here a front end's view (its
+text, state, attention and order) becomes the store's, and a page's runs become table rows
+(`core.run_views.table_rows`: their steers, gates and spending, a fixed number of reads per
+page). A page says where it sits in the view when that is known (``offset``), and whether
+more runs lie before and after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.run_views import SUMMARY_FIELDS, attention_stages, table_rows
+from core.store.window import SORT_KEYS, Mark
+from core.store.window import View as StoreView
+
+if TYPE_CHECKING:
+    from core.store.api import RunStore
+
+__all__ = ["SORT_KEYS", "Mark", "RunsView", "WindowRows", "read_window"]
+
+#: How many runs a text's walk takes for one page before it answers with what it found.
+SCAN_LIMIT = 20_000
+#: A count of a text's matches (or of the runs needing a human) stops here.
+COUNT_CAP = 100_000
+
+
+@dataclass(frozen=True)
+class RunsView:
+    """Which runs a front end shows, and in which order."""
+
+    text: str = ""
+    """Case-insensitive substring of run id, lane, task type, state (and sub-state), last
+    progress or the state's reason."""
+    state: str | None = None
+    attention: bool = False
+    """Only runs needing a human, the longest wait first (the order is then ignored)."""
+    sort: str = "age"
+    descending: bool = True
+
+    def store_view(self) -> StoreView:
+        return StoreView(
+            sort=self.sort,
+            descending=self.descending,
+            state=self.state,
+            attention=attention_stages() if self.attention else None,
+            text=self.text.strip(),
+        )
+
+
+@dataclass
+class WindowRows:
+    """A page of a view: table rows in the view's order, each with its mark."""
+
+    rows: list[dict[str, Any]]
+    marks: list[Mark]
+    more_before: bool
+    more_after: bool
+    offset: int | None
+    """Where the first row stands in the view (None: not known, after a text's walk)."""
+    anchor: Mark | None
+    """The mark of the run just before the first row (None: the rows start the view): the
+    page read again ``after`` it is the same place in the view."""
+    total: int
+    """How many runs the view holds (at least, when not ``exact``)."""
+    exact: bool = True
+    walked_to: Mark | None = None
+    """Where a text's walk stopped without filling the page: read on from here."""
+    attention: int = 0
+    """How many runs need a human (the header's count)."""
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def read_window(
+    store: RunStore,
+    view: RunsView,
+    *,
+    limit: int,
+    after: Mark | None = None,
+    before: Mark | None = None,
+    from_end: bool = False,
+    around: str | None = None,
+    offset: int | None = None,
+) -> WindowRows:
+    """A page of ``view``: its first ``limit`` runs, those after or before a mark, its last, or
+    those around the run ``around`` (half before it, itself and the rest after; from the top
+    when the view does not hold it). ``offset`` is where a page read after a mark starts, when
+    the caller knows it."""
+    counts = store.state_counts()
+    wanted = view.store_view()
+    total, exact = store.window_count(wanted, cap=COUNT_CAP, counts=counts)
+    attention, _ = store.window_count(
+        RunsView(attention=True).store_view(), cap=COUNT_CAP, counts=counts
+    )
+    if around is not None:
+        rank = store.window_rank(wanted, around)
+        if rank is not None:
+            found = _around(store, wanted, around, rank, limit, counts)
+            return _finished(store, found, total, exact, attention, counts)
+    page = store.window(
+        wanted, SUMMARY_FIELDS, after=after, before=before, from_end=from_end, limit=limit,
+        counts=counts, scan_limit=SCAN_LIMIT,
+    )  # fmt: skip
+    backwards = before is not None or from_end
+    if from_end:
+        start = total - len(page.rows) if exact else None
+    elif before is not None:
+        start = None if offset is None else max(0, offset - len(page.rows))
+    else:
+        start = 0 if after is None else offset
+    found = WindowRows(
+        rows=page.rows,
+        marks=page.marks,
+        more_before=page.more if backwards else after is not None,
+        more_after=(before is not None) if backwards else page.more,
+        offset=start,
+        anchor=page.beyond if backwards else after,
+        total=total,
+        exact=exact,
+        walked_to=page.resume if page.walked_out else None,
+    )
+    return _finished(store, found, total, exact, attention, counts)
+
+
+def _around(
+    store: RunStore,
+    wanted: StoreView,
+    run_id: str,
+    rank: int,
+    limit: int,
+    counts: dict[str, int],
+) -> WindowRows:
+    own = store.window_mark(wanted, run_id)
+    before = store.window(
+        wanted, SUMMARY_FIELDS, before=own, limit=max(0, (limit - 1) // 2), counts=counts
+    )
+    start = before.marks[0] if before.marks else own
+    # From the first of those runs (or itself): them, itself and what follows.
+    after = None if start is None else _just_before(store, wanted, start, counts)
+    rest = store.window(wanted, SUMMARY_FIELDS, after=after, limit=limit, counts=counts)
+    return WindowRows(
+        rows=rest.rows,
+        marks=rest.marks,
+        more_before=before.more,
+        more_after=rest.more,
+        offset=rank - len(before.rows),
+        anchor=after,
+        total=0,
+    )
+
+
+def _just_before(
+    store: RunStore, wanted: StoreView, mark: Mark, counts: dict[str, int]
+) -> Mark | None:
+    """The mark of the run before ``mark`` in ``wanted`` (None: it is the first)."""
+    page = store.window(wanted, [], before=mark, limit=1, counts=counts)
+    return page.marks[0] if page.marks else None
+
+
+def _finished(
+    store: RunStore,
+    found: WindowRows,
+    total: int,
+    exact: bool,
+    attention: int,
+    counts: dict[str, int],
+) -> WindowRows:
+    decorated = {r["run_id"]: r for r in table_rows(store, [r["run_id"] for r in found.rows])}
+    # A run deleted between the two reads (by hand: runs are never deleted) is left out.
+    kept = [(row, mark) for row, mark in zip(found.rows, found.marks, strict=True)
+            if row["run_id"] in decorated]  # fmt: skip
+    found.rows = [decorated[row["run_id"]] for row, _mark in kept]
+    found.marks = [mark for _row, mark in kept]
+    found.total, found.exact = total, exact
+    found.attention, found.counts = attention, counts
+    return found
