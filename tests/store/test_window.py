@@ -200,9 +200,7 @@ def test_a_texts_walk_stops_at_its_bound_and_resumes_where_it_stopped(
     assert _forwards(any_store, view, scan_limit=5) == expected
 
 
-def test_counting_a_text_stops_at_its_cap(
-    any_store: RunStore, fleet: list[dict[str, Any]]
-) -> None:
+def test_counting_a_text_stops_at_its_cap(any_store: RunStore, fleet: list[dict[str, Any]]) -> None:
     view = View(text="run-")
     assert len(_expected(view, fleet)) == RUNS
     assert any_store.window_count(view, cap=10, counts={}) == (10, False)
