@@ -7,6 +7,7 @@ Titles read "category: action" so typing the category lists its commands.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from core.service.actions import ACTIONS, availability
+from core.service.window import RunsView
 from jarvis_tui.run_model import STATE_KEYS
 from jarvis_tui.safe_text import shown
 from jarvis_tui.theme import THEMES
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
 
 #: At most this many "go to run" hits per search: the palette is for finding one run.
 MAX_RUN_HITS = 30
+#: Runs matching the text read for the palette; those whose id holds it are offered.
+RUN_LOOKUP = 200
 
 Command = tuple[str, str, Callable[[], object]]
 
@@ -95,21 +99,19 @@ class JarvisCommands(Provider):
             yield hit
 
     async def _run_hits(self, main: MainScreen, query: str) -> AsyncIterator[Hit]:
-        # "go to run": a plain substring of the run id (fuzzy matching 10,000 ids per key press
-        # would be slow and would match almost everything).
+        # "go to run": a plain substring of the run id, looked up in the store (the console
+        # holds a window of the runs, not all of them), off the screen's thread.
         needle = query.lower().removeprefix("go to run").strip(" :")
         if not needle:
             return
+        view = RunsView(text=needle, sort="run", descending=False)
+        page = await asyncio.to_thread(main.feed.window, view, limit=RUN_LOOKUP)
         found = 0
-        for run_id in main.model.rows:
+        for row in page.rows:
+            run_id = str(row["run_id"])
             if needle in run_id.lower():
                 title = f"Go to run: {shown(run_id)}"
-                yield Hit(
-                    0.9,
-                    title,
-                    partial(main.go_to_run, run_id),
-                    help=main.model.rows[run_id]["state"],
-                )
+                yield Hit(0.9, title, partial(main.go_to_run, run_id), help=str(row["state"]))
                 found += 1
                 if found >= MAX_RUN_HITS:
                     return

@@ -1,10 +1,13 @@
 """What the console reads from the store, and how little: the journal says what changed.
 
-`StoreFeed.read` runs in a thread worker. The first read takes every run (on a big store after
-`first_page`, the newest runs, so the table fills while the rest are read); each later read takes
-the journal entries after the last one seen and re-reads only the runs they name, so a live
-console's cost follows the rate of change, not the size of the store. A read that finds the
-journal where it was returns None: an idle console does no work and redraws nothing.
+`StoreFeed.read` runs in a thread worker. The console holds a window of its view, never the
+whole table (`jarvis_tui.run_model`): the first read takes the window's first page; each later
+read takes the journal entries after the last one seen and, when they may have changed what
+the window holds or its order, reads the window again from the same place (one indexed page);
+when they are only progress of runs in view under an order progress does not move, it re-reads
+just those runs. A live console's cost follows the rate of change and the window's size, never
+the size of the store. A read that finds the journal where it was returns None: an idle console
+does no work and redraws nothing.
 """
 
 from __future__ import annotations
@@ -19,43 +22,48 @@ from typing import TYPE_CHECKING, Any
 from core.service.fleet import Fleet, open_fleet, open_writer
 from core.service.hosting import host_status
 from core.service.reads import DiffOpening, HostLine, RunView
-from jarvis_tui.run_model import search_text
+from core.service.window import RunsView, WindowRows
+from jarvis_tui.run_model import WindowAsk
 
 if TYPE_CHECKING:
     from core.service.logs import LogFiles, LogRefusal, Stream
 
 __all__ = ["DiffOpening", "FeedRead", "HostLine", "RunView", "StoreFeed", "host_pid"]
 
-#: More journal entries than this since the last read: re-read everything instead (a console
-#: that was suspended for a while catches up in one read, not thousands of small ones).
+#: More journal entries than this since the last read: the window is read again and the
+#: entries are not handed on (a console suspended for a while catches up in one read).
 CATCH_UP_LIMIT = 5000
-#: A store with more runs than this shows its newest ones first, while the rest are read: a
-#: screenful arrives in a few milliseconds, every run of 10,000 in about half a second.
-FIRST_PAGE = 200
+#: Journal kinds that change nothing but a run's progress (its summary and times).
+PROGRESS_ONLY = frozenset({"progress"})
 
 
 @dataclass
 class FeedRead:
     """One read's worth of change."""
 
+    page: WindowRows | None
+    """The window read again (or for the first time), None when only ``rows`` changed."""
     rows: list[dict[str, Any]]
-    """Table rows (`core.run_views.table_rows`) of the runs that changed, or of every run."""
-    full: bool
-    """``rows`` is the whole run list (first read, or catching up after a long gap)."""
+    """Table rows of runs that changed in place: runs in the window the journal named, and the
+    runs asked to be kept (the run on show, when the window does not hold it)."""
     counts: dict[str, int]
     """Runs per state, after the change."""
     journal: list[dict[str, Any]]
-    """The new journal entries, oldest first (empty on a full read)."""
+    """The new journal entries, oldest first (empty on the first read)."""
     last_seq: int
     """The journal position this read reflects."""
+    ask: WindowAsk
+    """What the read was asked for (its view's generation, the window's version)."""
     host_pid: int | None = None
     """The pid of the host holding the workspace, None when no host runs."""
-    partial: bool = False
-    """A full read's first page: the newest runs only (``counts`` are every run's), shown while
-    the whole list is read; that read follows at once."""
     burn: dict[str, Any] | None = None
     """Tokens and cost every run's agent reported (`core.service.reads.FleetSummary.burn`),
     None when no agent reported any (or the read did not look)."""
+
+    @property
+    def full(self) -> bool:
+        """The window was read (not only rows in it)."""
+        return self.page is not None
 
 
 def host_pid(workspace_root: Path) -> int | None:
@@ -66,12 +74,13 @@ def host_pid(workspace_root: Path) -> int | None:
         return None
 
 
-def _searchable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    # Prepared here, on the reading thread: the first `/` keystroke over 10,000 runs would
-    # otherwise build every run's search text on the UI thread (about 40 ms).
-    for row in rows:
-        search_text(row)
-    return rows
+def _moves_the_window(entries: list[dict[str, Any]], view: RunsView) -> bool:
+    """Whether these entries may change which runs ``view`` holds, or their order: anything
+    but progress, or progress where the view orders or filters by what progress changes (the
+    last change's time, the progress text)."""
+    if any(entry["kind"] not in PROGRESS_ONLY for entry in entries):
+        return True
+    return bool(entries) and (view.sort == "updated" or view.attention or bool(view.text))
 
 
 class StoreFeed:
@@ -135,9 +144,11 @@ class StoreFeed:
         with self._lock:
             self._drop()
 
-    def read(self, since_seq: int | None, *, last_host: int | None = None) -> FeedRead | None:
-        """What changed after ``since_seq`` (None: everything), or None when nothing did;
-        either way `hosts` is the store's hosts as this read found them."""
+    def read(
+        self, since_seq: int | None, ask: WindowAsk, *, last_host: int | None = None
+    ) -> FeedRead | None:
+        """What changed after ``since_seq`` (None: the first read), with the window ``ask``
+        says; None when nothing did. Either way `hosts` is the store's hosts as found."""
         with self._reading() as fleet:
             seq = fleet.last_seq()
             host = host_pid(self.root)
@@ -145,28 +156,32 @@ class StoreFeed:
             if since_seq is not None and seq == since_seq:
                 if host == last_host:
                     return None
-                return FeedRead([], False, {}, [], seq, host)  # only the host changed
+                # Only the host changed.
+                return FeedRead(None, [], {}, [], seq, ask, host)
             summary = fleet.summary()
-            if since_seq is None or seq - since_seq > CATCH_UP_LIMIT:
-                rows = _searchable(fleet.table_rows())
-                return FeedRead(rows, True, summary.counts, [], seq, host, burn=summary.burn)
-            entries = fleet.journal(since_seq, limit=CATCH_UP_LIMIT + 1)
-            changed = list(dict.fromkeys(entry["run_id"] for entry in entries))
-            rows = _searchable(fleet.table_rows(changed))
-            last = entries[-1]["seq"] if entries else seq
-            return FeedRead(rows, False, summary.counts, entries, last, host, burn=summary.burn)
+            entries: list[dict[str, Any]] = []
+            if since_seq is not None:
+                entries = fleet.journal(since_seq, limit=CATCH_UP_LIMIT + 1)
+            caught_up = len(entries) <= CATCH_UP_LIMIT
+            last = entries[-1]["seq"] if entries and caught_up else seq
+            page = None
+            if since_seq is None or not caught_up or _moves_the_window(entries, ask.view):
+                page = fleet.window(ask.view, limit=ask.size, after=ask.anchor, offset=ask.offset)
+                held = {row["run_id"] for row in page.rows}
+                wanted = [run_id for run_id in ask.keep if run_id not in held]
+            else:
+                named = dict.fromkeys(entry["run_id"] for entry in entries)
+                wanted = [run_id for run_id in named if run_id in ask.loaded or run_id in ask.keep]
+            rows = fleet.table_rows(wanted) if wanted else []
+            return FeedRead(
+                page, rows, summary.counts, entries if caught_up else [], last, ask, host,
+                burn=summary.burn,
+            )  # fmt: skip
 
-    def first_page(self, limit: int | None = None) -> FeedRead | None:
-        """The newest ``limit`` runs (default FIRST_PAGE; the table's top under its default
-        order, newest first), or None when the store holds no more: a full read is as quick."""
-        limit = FIRST_PAGE if limit is None else limit
+    def window(self, view: RunsView, *, limit: int, **where: Any) -> WindowRows:
+        """A page of ``view`` (`core.service.window.read_window`)."""
         with self._reading() as fleet:
-            counts = fleet.counts()
-            if sum(counts.values()) <= limit:
-                return None
-            seq = fleet.last_seq()
-            rows = _searchable(fleet.table_rows(fleet.newest_run_ids(limit)))
-            return FeedRead(rows, True, counts, [], seq, host_pid(self.root), True)
+            return fleet.window(view, limit=limit, **where)
 
     def run_view(self, run_id: str, *, journal_limit: int) -> RunView:
         """The selected run's detail, newest journal entries and shared fingerprints."""

@@ -11,7 +11,9 @@ from textual.message import Message
 
 from core.service.action_types import Outcome
 from core.service.reads import DiffOpening, RunView
+from core.service.window import WindowRows
 from jarvis_tui.feed import FeedRead
+from jarvis_tui.run_model import WindowAsk
 
 if TYPE_CHECKING:
     from core.service.diffs import PatchIndex, PatchSearch
@@ -28,6 +30,18 @@ class StoreChanged(Message):
     bubble: ClassVar[bool] = False
 
     read: FeedRead
+
+
+@dataclass
+class WindowRead(Message):
+    """A page of the view was read: the view anew (``view``), the page after or before the
+    window (``after``, ``before``), or the view's first or last page (``first``, ``last``)."""
+
+    bubble: ClassVar[bool] = False
+
+    page: WindowRows
+    ask: WindowAsk
+    purpose: str
 
 
 @dataclass

@@ -1,7 +1,10 @@
-"""Every run the console knows, and which of them the current view shows, in which order.
+"""What the current view is, and the window of it the console holds.
 
-Plain Python (no widgets), so the rules of the view are tested on their own: the text filter
-(`/`), the state filter (number keys), the attention view (`!`) and the sort order.
+A fleet's table lives in the store; the console holds a window of it: the rows of the view
+around what is on screen (`core.service.window`), where they sit in the view, the mark to read
+the same place again from, and whether more lies before and after. The store sorts and
+filters; nothing here does. Plain Python (no widgets), so the window's rules are tested on
+their own.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 
 from core.lifecycle import RunState
 from core.service.stages import needs_attention
+from core.service.window import Mark, RunsView, WindowRows
 from jarvis_tui.widgets.run_table import SORTS
 
 Row = dict[str, Any]
@@ -21,6 +25,9 @@ STATE_KEYS: dict[str, RunState | None] = {
     "0": None,
     **{str(n): state for n, state in enumerate(RunState, 1)},
 }
+#: Rows read at a time, and the most the window holds (trimmed at its far end beyond that).
+PAGE = 100
+MOST = 400
 
 
 @dataclass
@@ -50,142 +57,190 @@ class View:
             parts.append(f"by {label} {'↓' if self.reverse else '↑'}")
         return " · ".join(parts)
 
+    def runs_view(self) -> RunsView:
+        """The view as the store reads it."""
+        return RunsView(
+            text=self.text,
+            state=self.state.value if self.state else None,
+            attention=self.attention,
+            sort=self.sort,
+            descending=self.reverse,
+        )
 
-#: The row key holding the lower-cased text the `/` filter searches.
-SEARCH = "_search"
 
+@dataclass(frozen=True)
+class WindowAsk:
+    """What a read of the window asks for: the view, from where, how many, and the runs
+    outside it whose rows are wanted too (the run on show)."""
 
-def search_text(row: Row) -> str:
-    """What the `/` filter matches against: run id, lane, task type, state (and stage of
-    verification), progress and the state's reason."""
-    cached = row.get(SEARCH)
-    if cached is None:
-        fields = ("run_id", "lane", "task_type", "state", "verification_state", "merge_state",
-                  "last_progress_summary", "state_reason")  # fmt: skip
-        cached = row[SEARCH] = "\n".join(str(row.get(name) or "") for name in fields).lower()
-    return cached
+    view: RunsView
+    anchor: Mark | None
+    offset: int | None
+    size: int
+    generation: int
+    """The view's generation when asked: a read for an older view is not shown."""
+    version: int
+    """The window's version when asked: a read that an extension overtook is not laid over it."""
+    loaded: frozenset[str]
+    keep: tuple[str, ...] = ()
 
 
 class RunModel:
-    """Rows by run id, and the view over them."""
+    """The view, and the window of it: rows by run id, and the window's order."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, Row] = {}
         self.view = View()
-        self._attention: set[str] = set()
-        """Runs that need a human, kept as rows change: the header shows the count every read."""
-        self._order: list[str] | None = None
-        """Every run id in the current order (None: to be sorted again). A filter keystroke
-        then only filters it, instead of sorting 10,000 runs again."""
-        self._order_for: tuple[object, ...] = ()
-        self._searches: list[str] = []
-        """Each run's search text, in ``_order``'s order: a text filter is then one
-        comprehension over strings, not a walk over rows (~3× faster over 10,000 runs)."""
-        self._position: dict[str, int] = {}
-        """Where each run is in ``_order``, to keep ``_searches`` current as rows change."""
-        self._matched: tuple[str, list[int]] | None = None
-        """The last text filter and the positions it matched: typing one more letter searches
-        only those. Forgotten whenever a row changes."""
+        self.rows: dict[str, Row] = {}
+        """The window's rows, and the rows kept beside it (the run on show)."""
+        self.order: list[str] = []
+        """The window's run ids, in the view's order."""
+        self.marks: list[Mark] = []
+        self.offset: int | None = 0
+        """Where ``order[0]`` sits in the view (None: not known, after a text's walk)."""
+        self.anchor: Mark | None = None
+        """The mark of the run just before the window (None: the window starts the view)."""
+        self.more_before = False
+        self.more_after = False
+        self.total = 0
+        self.exact = True
+        self.attention_total = 0
+        self.generation = 0
+        """Bumped by each change of view."""
+        self.version = 0
+        """Bumped by each change of the window."""
+        self.read_once = False
+        """A window has been read (the first read is in)."""
+        self.view_pending = False
+        """The view changed and its first page is not in yet (the lines are the old view's)."""
+        self._waiting: set[str] = set()
+        """Runs last seen needing a human (the toasts ask, for runs outside the window too)."""
+        self._shown: set[str] = set()
+        """``order`` as a set."""
 
-    def load(self, rows: Iterable[Row]) -> None:
-        """Replace every row (a full read)."""
-        self.rows = {row["run_id"]: row for row in rows}
-        self._attention = {run_id for run_id, row in self.rows.items() if needs_attention(row)}
-        self._order = None
-        self._matched = None
+    # -- asking -----------------------------------------------------------------------------------
+
+    def changed_view(self) -> None:
+        """The operator changed the view: reads for the old one are worthless now."""
+        self.generation += 1
+        self.view_pending = True
+
+    def ask(self, *, keep: Iterable[str] = ()) -> WindowAsk:
+        """A read of the window where it is (the same place, its size or a page at least)."""
+        kept = tuple(keep)  # read beside the window when the window does not hold them
+        return WindowAsk(
+            view=self.view.runs_view(),
+            anchor=self.anchor,
+            offset=self.offset,
+            size=max(PAGE, len(self.order)),
+            generation=self.generation,
+            version=self.version,
+            loaded=frozenset(self.order),
+            keep=kept,
+        )
+
+    # -- what was read ------------------------------------------------------------------------
+
+    def take(self, page: WindowRows, *, keep: str | None = None) -> None:
+        """Replace the window with ``page`` (a read of the view where it stands, or anew)."""
+        kept = self.rows.get(keep) if keep is not None else None
+        self.rows = {row["run_id"]: row for row in page.rows}
+        if kept is not None and keep is not None and keep not in self.rows:
+            self.rows[keep] = kept
+        self.order = [row["run_id"] for row in page.rows]
+        self.marks = list(page.marks)
+        self.offset, self.anchor = page.offset, page.anchor
+        self.more_before, self.more_after = page.more_before, page.more_after
+        self._shown = set(self.order)
+        self._counted(page)
+        self.version += 1
+        self.read_once = True
+        for row in page.rows:
+            self._note(row)
+
+    def extend(self, page: WindowRows, *, after: bool, keep: str | None = None) -> int:
+        """Add ``page`` at the window's end (``after``) or its start, trimming the far end
+        beyond `MOST` rows. Returns how many rows the window's start moved down by (rows
+        added before minus rows trimmed before): the table keeps its lines where they were."""
+        fresh = [(row, mark) for row, mark in zip(page.rows, page.marks, strict=True)
+                 if row["run_id"] not in self._shown]  # fmt: skip
+        new = [row for row, _mark in fresh]
+        marks = [mark for _row, mark in fresh]
+        for row in new:
+            self.rows[row["run_id"]] = row
+            self._note(row)
+        shift = 0
+        if after:
+            self.order += [row["run_id"] for row in new]
+            self.marks += marks
+            self.more_after = page.more_after
+            extra = len(self.order) - MOST
+            if extra > 0:
+                self.anchor = self.marks[extra - 1]
+                self._drop(self.order[:extra], keep)
+                self.order, self.marks = self.order[extra:], self.marks[extra:]
+                self.offset = None if self.offset is None else self.offset + extra
+                self.more_before = True
+                shift = -extra
+        else:
+            self.order = [row["run_id"] for row in new] + self.order
+            self.marks = marks + self.marks
+            self.anchor = page.anchor
+            self.more_before = page.more_before
+            self.offset = page.offset if page.offset is not None else (
+                None if self.offset is None else max(0, self.offset - len(new))
+            )  # fmt: skip
+            shift = len(new)
+            extra = len(self.order) - MOST
+            if extra > 0:
+                self._drop(self.order[-extra:], keep)
+                self.order, self.marks = self.order[:-extra], self.marks[:-extra]
+                self.more_after = True
+        self._shown = set(self.order)
+        self._counted(page)
+        self.version += 1
+        return shift
 
     def update(self, rows: Iterable[Row]) -> None:
+        """Bring rows up to date in place (the window's order stays until it is read again)."""
         for row in rows:
-            run_id = row["run_id"]
-            old = self.rows.get(run_id)
-            self.rows[run_id] = row
-            if needs_attention(row):
-                self._attention.add(run_id)
-            else:
-                self._attention.discard(run_id)
-            if self._order is not None and (
-                old is None or self._sort_value(old) != self._sort_value(row)
-            ):
-                self._order = None
-            elif self._order is not None:
-                self._searches[self._position[run_id]] = search_text(row)
-        self._matched = None
+            self.rows[row["run_id"]] = row
+            self._note(row)
 
-    def shows(self, row: Row) -> bool:
-        """Whether ``row`` belongs in the current view."""
-        view = self.view
-        if view.attention and row["run_id"] not in self._attention:
-            return False
-        if view.state and row.get("state") != view.state:
-            return False
-        return not view.text or view.text.lower() in search_text(row)
+    def _drop(self, run_ids: Iterable[str], keep: str | None) -> None:
+        for run_id in run_ids:
+            if run_id != keep:
+                self.rows.pop(run_id, None)
 
-    def _sort_value(self, row: Row) -> Any:
-        if self.view.attention:
-            # Oldest wait first: when the run last changed is when it started waiting.
-            return row.get("updated_at") or ""
-        return SORTS[self.view.sort][1](row)
+    def _counted(self, page: WindowRows) -> None:
+        self.total, self.exact = page.total, page.exact
+        self.attention_total = page.attention
 
-    def sort_key(self, run_id: str) -> Any:
-        row = self.rows.get(run_id)
-        if row is None:
-            return ("", run_id)
-        return (self._sort_value(row), run_id)
+    def _note(self, row: Row) -> None:
+        if needs_attention(row):
+            self._waiting.add(row["run_id"])
+        else:
+            self._waiting.discard(row["run_id"])
 
-    @property
-    def reverse(self) -> bool:
-        return False if self.view.attention else self.view.reverse
+    def moved(self, run_id: str, waits: bool) -> None:
+        """The journal says ``run_id`` moved into (or out of) a stage needing a human."""
+        if waits:
+            self._waiting.add(run_id)
+        else:
+            self._waiting.discard(run_id)
+
+    # -- what it says -----------------------------------------------------------------------------
 
     def visible(self) -> list[Row]:
-        """The rows of the current view, in order."""
-        order_for = (self.view.attention, self.view.sort, self.reverse)
-        if self._order is None or order_for != self._order_for:
-            self._order = sorted(self.rows, key=self.sort_key, reverse=self.reverse)
-            self._order_for = order_for
-            self._searches = [search_text(self.rows[run_id]) for run_id in self._order]
-            self._position = {run_id: i for i, run_id in enumerate(self._order)}
-            self._matched = None
-        rows, view, order = self.rows, self.view, self._order
-        if not (view.attention or view.state or view.text):
-            return [rows[run_id] for run_id in order]
-        if view.text and not (view.attention or view.state):
-            return [rows[order[i]] for i in self._text_matches(view.text.lower())]
-        # `shows`, unrolled: a filter keystroke runs this over every run, on the UI thread.
-        attention = self._attention if view.attention else None
-        state, text = view.state, view.text.lower()
-        shown: list[Row] = []
-        for run_id in self._order:
-            row = rows[run_id]
-            if attention is not None and run_id not in attention:
-                continue
-            if state and row.get("state") != state:
-                continue
-            if text and text not in (row.get(SEARCH) or search_text(row)):
-                continue
-            shown.append(row)
-        return shown
+        """The window's rows, in the view's order."""
+        return [self.rows[run_id] for run_id in self.order]
 
-    def _text_matches(self, text: str) -> list[int]:
-        """Positions in ``_order`` whose search text holds ``text``."""
-        searches = self._searches
-        last = self._matched
-        if last is not None and text.startswith(last[0]):
-            # One more letter typed: only what matched before can match now.
-            found = [i for i in last[1] if text in searches[i]]
-        else:
-            found = [i for i, search in enumerate(searches) if text in search]
-        self._matched = (text, found)
-        return found
-
-    def rank(self, run_id: str, shown: list[Row]) -> int:
-        """Where ``run_id`` would be among ``shown`` (rows of the current view, in its order)
-        if the view showed it: how many of them sort before it."""
-        mark, reverse, key = self.sort_key(run_id), self.reverse, self.sort_key
-        return sum(1 for row in shown if (key(row["run_id"]) > mark) == reverse)
+    def shows(self, run_id: str) -> bool:
+        """Whether the window holds ``run_id``."""
+        return run_id in self._shown
 
     def needs_human(self, run_id: str) -> bool:
-        """Whether ``run_id`` waits on an operator now (`core.run_views.needs_attention`)."""
-        return run_id in self._attention
+        """Whether ``run_id`` was last seen waiting on an operator."""
+        return run_id in self._waiting
 
     def attention_count(self) -> int:
-        return len(self._attention)
+        return self.attention_total

@@ -23,7 +23,7 @@ __all__ = ["SORT_KEYS", "Mark", "RunsView", "WindowRows", "read_window"]
 
 #: How many runs a text's walk takes for one page before it answers with what it found.
 SCAN_LIMIT = 20_000
-#: A count of a text's matches (or of the runs needing a human) stops here.
+#: A count of the runs needing a human (a few stages read one by one) stops here.
 COUNT_CAP = 100_000
 
 
@@ -64,7 +64,8 @@ class WindowRows:
     """The mark of the run just before the first row (None: the rows start the view): the
     page read again ``after`` it is the same place in the view."""
     total: int
-    """How many runs the view holds (at least, when not ``exact``)."""
+    """How many runs the view holds; under a text, at least: those up to the page's end, and
+    one more when more may follow (matches are not counted)."""
     exact: bool = True
     walked_to: Mark | None = None
     """Where a text's walk stopped without filling the page: read on from here."""
@@ -90,13 +91,23 @@ def read_window(
     the caller knows it."""
     counts = store.state_counts()
     wanted = view.store_view()
-    total, exact = store.window_count(wanted, cap=COUNT_CAP, counts=counts)
+    # A text's matches are not counted: a rare one would walk every run. The page says what
+    # it found, and whether more may follow.
+    total, exact = (0, False) if wanted.text else store.window_count(
+        wanted, cap=COUNT_CAP, counts=counts
+    )  # fmt: skip
     attention, _ = store.window_count(
         RunsView(attention=True).store_view(), cap=COUNT_CAP, counts=counts
     )
     if around is not None:
-        rank = store.window_rank(wanted, around)
-        if rank is not None:
+        # Under a text, where the run stands is not counted (that would walk every run before
+        # it): the page holds it, and its place in the view is not known.
+        if wanted.text:
+            held, rank = store.window_holds(wanted, around), None
+        else:
+            rank = store.window_rank(wanted, around)
+            held = rank is not None
+        if held:
             found = _around(store, wanted, around, rank, limit, counts)
             return _finished(store, found, total, exact, attention, counts)
     page = store.window(
@@ -128,7 +139,7 @@ def _around(
     store: RunStore,
     wanted: StoreView,
     run_id: str,
-    rank: int,
+    rank: int | None,
     limit: int,
     counts: dict[str, int],
 ) -> WindowRows:
@@ -145,7 +156,7 @@ def _around(
         marks=rest.marks,
         more_before=before.more,
         more_after=rest.more,
-        offset=rank - len(before.rows),
+        offset=None if rank is None else rank - len(before.rows),
         anchor=after,
         total=0,
     )
@@ -173,6 +184,9 @@ def _finished(
             if row["run_id"] in decorated]  # fmt: skip
     found.rows = [decorated[row["run_id"]] for row, _mark in kept]
     found.marks = [mark for _row, mark in kept]
+    if not exact and not total:  # a text: at least what lies up to the page's end
+        total = (found.offset or 0) + len(found.rows) + (1 if found.more_after else 0)
+        exact = found.offset is not None and not found.more_after
     found.total, found.exact = total, exact
     found.attention, found.counts = attention, counts
     return found

@@ -290,6 +290,20 @@ class WindowReads(Statements):
         own = self.rows(f"SELECT {view.key} AS _key FROM runs WHERE run_id = ?", [run_id])
         return (own[0]["_key"], run_id) if own else None
 
+    def window_holds(self, view: View, run_id: str) -> bool:
+        """Whether ``view`` holds ``run_id`` (one row checked, whatever the store's size)."""
+        for stage in view.attention if view.attention is not None else (None,):
+            found = _filters(view, stage, self.dialect)
+            if found is None:
+                continue
+            terms, params, text = found
+            if text is not None:
+                terms, params = [*terms, text[0]], [*params, text[1]]
+            if self.rows(f"SELECT 1 AS hit FROM runs{_where([*terms, 'run_id = ?'])}",
+                         [*params, run_id]):  # fmt: skip
+                return True
+        return False
+
     def window_rank(self, view: View, run_id: str) -> int | None:
         """How many runs of ``view`` come before ``run_id`` (None: the view does not hold it)."""
         key = view.key

@@ -9,8 +9,10 @@ decides what the operator's actions ask and the requests that write. Textual's w
 and message handlers need a DOM node: the workers are this screen's, and its `@on` handlers hand
 the messages over.
 
-Applying what was read: rows change in place by run id inside one `batch_update`; only an
-operator's change of view rebuilds the table.
+Applying what was read: the table holds a window of the view (`jarvis_tui.run_model`). A read
+of the window replaces its lines, the cursor staying on its run; rows that changed in place
+change by run id inside one `batch_update`; a page read as the cursor nears an end extends the
+lines, which stay where they were on screen.
 
 The run on show: the run table's current run (`RunTable.current`), the one the operator chose.
 The panels show it, and every action key, the palette's run commands, `enter` and the composer
@@ -21,6 +23,7 @@ the view changed: a run that leaves the view stays on show, and the view line sa
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,6 +38,7 @@ from textual.widgets import Static, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from core.service.reads import RunView
+from core.service.stages import NEEDS_HUMAN, moved
 from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts, Toast
 from jarvis_tui.feed import FeedRead
 from jarvis_tui.merge_watch import MERGE_TOAST_SECONDS, MergeWatch
@@ -43,8 +47,9 @@ from jarvis_tui.messages import (
     RunViewReceived,
     StoreChanged,
     StreamHistoryReceived,
+    WindowRead,
 )
-from jarvis_tui.run_model import RunModel
+from jarvis_tui.run_model import PAGE, RunModel, WindowAsk
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.screens.main_keys import main_bindings
 from jarvis_tui.screens.main_views import PANELS, ViewControls
@@ -164,6 +169,10 @@ class MainScreen(ViewControls):
     def _store_changed(self, message: StoreChanged) -> None:
         self.store_sync.store_changed(message.read)
 
+    def window_ask(self) -> WindowAsk:
+        """What a read of the window asks for now (`StoreView.window_ask`)."""
+        return self.model.ask(keep=[run_id] if (run_id := self.run_on_show) else [])
+
     def show_rows(self, read: FeedRead) -> str | None:
         """Put ``read``'s rows in the model and the table (`StoreView.show_rows`).
 
@@ -173,18 +182,38 @@ class MainScreen(ViewControls):
         table = self.query_one(RunTable)
         now = self.clock()
         before = table.current
-        if read.full:
-            self.model.load(read.rows)
-            self._replace_rows(table, now)
-        elif read.rows:
+        ask = read.ask
+        if (
+            read.page is not None
+            and ask.generation == self.model.generation
+            and not self.model.view_pending
+        ):
+            if ask.version == self.model.version:
+                self.model.take(read.page, keep=before)
+                self._replace_rows(table, now)
+            else:
+                # A page was added while this was read: the lines stay, their rows change.
+                self.model.update(r for r in read.page.rows if self.model.shows(r["run_id"]))
+                self._apply_rows(table, read.page.rows, now)
+        if read.rows:
             self.model.update(read.rows)
             self._apply_rows(table, read.rows, now)
+        self._note_moves(read.journal)
         if read.counts or read.full:
             # The spend column, like the header's "spent", once any agent reported spending.
             spent = self.store_sync.burn is not None
             table.show_spend(spent)
             self.query_one(RunTableHeader).show_spend(spent)
         return before
+
+    def _note_moves(self, journal: list[dict[str, Any]]) -> None:
+        # Runs outside the window too: a toast names runs still waiting when it is raised.
+        for entry in journal:
+            payload = entry.get("payload")
+            if entry.get("kind") == "transition" and isinstance(payload, dict):
+                stages = moved(payload)
+                if stages is not None:
+                    self.model.moved(str(entry["run_id"]), stages[1] in NEEDS_HUMAN)
 
     def follow_read(self, read: FeedRead, *, first: bool, before: str | None) -> None:
         """What else ``read`` changes on screen (`StoreView.follow_read`)."""
@@ -200,9 +229,9 @@ class MainScreen(ViewControls):
         table = self.query_one(RunTable)
         on_show = table.current
         if on_show is not None and on_show == before:
-            if read.full:
+            if first or (read.full and not read.journal):  # the first read, or a catch-up
                 self.do([self.store_sync.read_view(on_show)])
-            elif on_show in {row["run_id"] for row in read.rows}:
+            elif on_show in {entry["run_id"] for entry in read.journal}:
                 self._selected_changed(on_show, read)
         elif on_show is None and first:
             self._show_run(None)
@@ -227,17 +256,59 @@ class MainScreen(ViewControls):
         if not stream.all_runs and stream.run_id == run_id:
             stream.add(mine)
 
+    @on(WindowRead)
+    def _window_read(self, message: WindowRead) -> None:
+        ask, page, model = message.ask, message.page, self.model
+        if ask.generation != model.generation:
+            return  # the view changed since this was asked for
+        if message.purpose == "view":
+            model.view_pending = False
+        elif ask.version != model.version:
+            return  # the lines changed since this was asked for: the cursor will ask again
+        table = self.query_one(RunTable)
+        now = self.clock()
+        current = table.current
+        with self.app.batch_update():
+            if message.purpose in ("after", "before"):
+                shift = model.extend(page, after=message.purpose == "after", keep=current)
+                self._replace_rows(table, now, shift=shift)
+            else:
+                model.take(page, keep=current)
+                self._replace_rows(table, now)
+                if message.purpose in ("first", "last"):
+                    table.jump_to_end(last=message.purpose == "last")
+        self._show_view_line()
+        self.show_status()
+        if message.purpose == "view" and self.view is not None:
+            self._sync_bindings()
+
+    @on(RunTable.NeedRows)
+    def _need_rows(self, message: RunTable.NeedRows) -> None:
+        ask, model = self.model.ask(), self.model
+        if model.view_pending:
+            return  # the lines are the old view's: the new view's page is on its way
+        if message.where == "after" and model.marks:
+            work = self.store_sync.read_window(
+                _paged(ask), "after", after=model.marks[-1],
+                offset=None if model.offset is None else model.offset + len(model.order),
+            )  # fmt: skip
+        elif message.where == "before" and model.marks:
+            work = self.store_sync.read_window(
+                _paged(ask), "before", before=model.marks[0], offset=model.offset
+            )
+        elif message.where == "first":
+            work = self.store_sync.read_window(_paged(ask), "first")
+        elif message.where == "last":
+            work = self.store_sync.read_window(_paged(ask), "last", from_end=True)
+        else:
+            return
+        self.do([work])
+
     def _apply_rows(self, table: RunTable, rows: list[dict[str, Any]], now: datetime) -> None:
-        added = False
         with self.app.batch_update():
             for row in rows:
-                if self.model.shows(row):
-                    added |= table.upsert(row, now)
-                else:
-                    table.drop(row["run_id"])
-            # New rows land at the bottom; a changed sort value may be out of place.
-            if added or self.model.view.attention or self.model.view.sort not in ("age", "run"):
-                table.order_by(self.model.sort_key, reverse=self.model.reverse)
+                if row["run_id"] in table:
+                    table.upsert(row, now)
 
     def show_status(self) -> None:
         """Repaint the header from what the store sync last read (`StoreView.show_status`)."""
@@ -263,12 +334,11 @@ class MainScreen(ViewControls):
                 style="yellow",
             )
         text.append(self.model.view.describe())
-        if self.store_sync.whole or not self.model.rows:
-            text.append(f" · {table.row_count:,} of {len(self.model.rows):,}", style="dim")
-        else:
-            total = sum(self.counts.values())
-            text.append(f" · the newest {len(self.model.rows):,} of {total:,}", style="dim")
-            text.append(" (reading the rest…)", style="dim italic")
+        model = self.model
+        if model.read_once:
+            held = f"{model.total:,}" if model.exact else f"{model.total:,}+"
+            whole = sum(self.counts.values())
+            text.append(f" · {held} of {whole:,}", style="dim")
         stream = self.query_one(ProgressStream)
         text.append(f" · stream: {'all runs' if stream.all_runs else 'selected run'}", style="dim")
         if text.plain == self._view_line.plain and text.spans == self._view_line.spans:
@@ -394,3 +464,8 @@ class MainScreen(ViewControls):
     def steer_sent(self, run_id: str, text: str) -> None:
         """The steer ``text`` was queued for ``run_id`` (`ActionsView.steer_sent`)."""
         self.query_one(SteerComposer).sent(run_id, text)
+
+
+def _paged(ask: WindowAsk) -> WindowAsk:
+    """``ask`` for one page."""
+    return replace(ask, size=PAGE)

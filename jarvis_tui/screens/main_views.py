@@ -1,12 +1,15 @@
 """The main screen's views: the filter, the state and attention views, the sort, going to a
 run, the progress stream's scope, the panels, and the run's own screens (details, diff, log).
 
-A change of view never changes the run on show: it stays on show, in the new view or not.
+A change of view never changes the run on show: it stays on show, in the new view or not. The
+store sorts and filters: a change of view reads a page of the new view around the run on show,
+in a worker; until it arrives the table shows what it showed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 from textual import on
@@ -15,6 +18,7 @@ from textual.widgets import Tabs
 from core.lifecycle import RunState
 from core.service.reads import RunView
 from jarvis_tui.modals.run_details import RunDetailsScreen
+from jarvis_tui.run_model import PAGE
 from jarvis_tui.safe_text import shown
 from jarvis_tui.screens.main_keys import RunKeys
 from jarvis_tui.widgets.filter_line import FilterLine
@@ -78,25 +82,30 @@ class ViewControls(RunKeys):
     def action_refresh(self) -> None:
         self.read_store()
 
-    def _replace_rows(self, table: RunTable, now: datetime) -> None:
-        rows = self.model.visible()
-        current = table.current
-        gap = 0
-        row = self.model.rows.get(current) if current is not None else None
-        if current is not None and row is not None and not self.model.shows(row):
-            gap = self.model.rank(current, rows)  # the cursor keys move from where it would be
-        table.replace_rows(rows, now, gap=gap)
+    def _replace_rows(self, table: RunTable, now: datetime, *, shift: int = 0) -> None:
+        model = self.model
+        table.replace_rows(model.visible(), now, shift=shift)
+        table.set_window(first_at=model.offset, total=model.total,
+                         more_before=model.more_before, more_after=model.more_after)  # fmt: skip
 
     def _rebuild(self) -> None:
-        # A change of view: the run on show stays on show, in the new view or not.
+        # A change of view: the run on show stays on show, in the new view or not; the page
+        # read is the one around it when the new view holds it.
+        self.model.changed_view()
+        ask = replace(self.model.ask(), size=PAGE)
+        self.do([self.store_sync.read_window(ask, "view", around=self.run_on_show)])
+        self._show_view_line()
+
+    def _rebuild_now(self) -> None:
+        """Read the view now, on this thread: the keys that follow act on what it shows."""
+        model = self.model
+        model.changed_view()
+        page = self.feed.window(model.view.runs_view(), limit=PAGE, around=self.run_on_show)
         table = self.query_one(RunTable)
+        model.take(page, keep=table.current)
+        model.view_pending = False
         self._replace_rows(table, self.clock())
         self._show_view_line()
-        run_id = table.current
-        if run_id is not None and (self.view is None or self.view.run_id != run_id):
-            self.do([self.store_sync.read_view(run_id)])
-        elif run_id is None:
-            self._show_run(None)
 
     def action_filter(self) -> None:
         filter_input = self.query_one("#filter", FilterLine)
@@ -115,6 +124,8 @@ class ViewControls(RunKeys):
         if not event.value.strip():
             self.remove_class("-filtering")
         table = self.query_one(RunTable)
+        if self.model.view_pending:
+            self._rebuild_now()
         if not table.current_shown and table.row_count:
             # Enter is "take me to what I found": `/ run-id enter r` retries the run found. The
             # run on show stays while typing, and stays if it is among the matches.
@@ -173,19 +184,25 @@ class ViewControls(RunKeys):
 
     def go_to_run(self, run_id: str) -> None:
         """Select ``run_id``, widening the view if it hides the run."""
-        row = self.model.rows.get(run_id)
-        if row is None:
-            self.notify(f"There is no run {shown(run_id)}.", severity="warning", markup=False)
-            return
-        if not self.model.shows(row):
-            self.model.view.text = ""
-            self.model.view.state = None
-            self.model.view.attention = False
+        model = self.model
+        page = self.feed.window(model.view.runs_view(), limit=PAGE, around=run_id)
+        if run_id not in {row["run_id"] for row in page.rows}:
+            model.view.text = ""
+            model.view.state = None
+            model.view.attention = False
             self.query_one("#filter", FilterLine).value = ""
             self.remove_class("-filtering")
-            self._rebuild()
+            page = self.feed.window(model.view.runs_view(), limit=PAGE, around=run_id)
+            if run_id not in {row["run_id"] for row in page.rows}:
+                self.notify(f"There is no run {shown(run_id)}.", severity="warning", markup=False)
+                return
+        model.changed_view()
         table = self.query_one(RunTable)
+        model.take(page, keep=table.current)
+        model.view_pending = False
+        self._replace_rows(table, self.clock())
         table.move_to(run_id)
+        self._show_view_line()
         self.set_focus(table)
 
     def action_toggle_stream(self) -> None:

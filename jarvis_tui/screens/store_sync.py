@@ -36,7 +36,8 @@ from textual.worker import WorkerState
 from core.service.changes import ChangeListener, listener_for
 from core.service.errors import LASTING, as_store_error
 from jarvis_tui.feed import FeedRead, HostLine, StoreFeed
-from jarvis_tui.messages import RunViewReceived, StoreChanged, StreamHistoryReceived
+from jarvis_tui.messages import RunViewReceived, StoreChanged, StreamHistoryReceived, WindowRead
+from jarvis_tui.run_model import WindowAsk
 from jarvis_tui.safe_text import inert
 from jarvis_tui.screens.effects import Effect, Effects, Leave, Note, Post, Work
 from jarvis_tui.widgets.progress_stream import MAX_LINES
@@ -57,6 +58,9 @@ LISTEN_WAIT_S = 0.5
 
 class StoreView(Protocol):
     """What `StoreSync` hands its reads to: the main screen."""
+
+    def window_ask(self) -> WindowAsk:
+        """What a read of the window asks for now: the view, where the window stands."""
 
     def show_rows(self, read: FeedRead) -> str | None:
         """Put ``read``'s rows in the run model and the table, and show the spend column if
@@ -135,8 +139,6 @@ class StoreSync:
         """What the fleet's agents reported spending, for the header."""
         self.read_at = ""
         """When a read last went through (the header's read time)."""
-        self.whole = False
-        """Every run has been read (a first page alone does not count)."""
         self._poll_timer: Timer | None = None
         self._read_problem: str | None = None
         """The store fault last said (a toast once per fault, not once per poll)."""
@@ -156,9 +158,9 @@ class StoreSync:
     # -- reading ------------------------------------------------------------------------------
 
     def read_store(self) -> Work:
-        """Read what changed now (everything on the first read)."""
+        """Read what changed now (the window's first page on the first read)."""
         return Work(
-            partial(self._read, self._read_seq, self._read_host),
+            partial(self._read, self._read_seq, self._read_host, self._view.window_ask()),
             name="read-store",
             group=STORE_GROUP,
             description="Read what changed in the store",
@@ -185,12 +187,26 @@ class StoreSync:
             exclusive=True,
         )
 
-    def _read(self, since: int | None, last_host: int | None, post: Post) -> None:
+    def read_window(self, ask: WindowAsk, purpose: str, **where: Any) -> Work:
+        """Read a page of ``ask``'s view (``where``: `core.service.window.read_window`'s
+        ``after``, ``before``, ``from_end``, ``around``, ``offset``); it arrives as
+        `WindowRead` with ``purpose`` (``view``, ``after``, ``before``, ``first``, ``last``)."""
+        return Work(
+            partial(self._read_window, ask, purpose, where),
+            name="read-window",
+            group="window",
+            description="Read the runs in view",
+            exclusive=True,
+        )
+
+    def _read_window(self, ask: WindowAsk, purpose: str, where: dict[str, Any], post: Post) -> None:
         # In the worker's thread.
-        if since is None and (page := self.feed.first_page()) is not None:
-            # The newest runs on screen while all are read.
-            post(StoreChanged(page))
-        read = self.feed.read(since, last_host=last_host)
+        page = self.feed.window(ask.view, limit=ask.size, **where)
+        post(WindowRead(page, ask, purpose))
+
+    def _read(self, since: int | None, last_host: int | None, ask: WindowAsk, post: Post) -> None:
+        # In the worker's thread.
+        read = self.feed.read(since, ask, last_host=last_host)
         if read is not None:
             # Recorded here, not when the message is handled: the next poll may start first.
             self._read_seq, self._read_host = read.last_seq, read.host_pid
@@ -266,10 +282,7 @@ class StoreSync:
 
     def store_changed(self, read: FeedRead) -> None:
         """Keep what ``read`` says about the workspace and hand the rest to the view."""
-        if read.partial and self.whole:
-            return  # a first page overtaken by a whole read (a refresh during start-up)
-        first = not self.whole
-        self.whole = self.whole or (read.full and not read.partial)
+        first = self.seen_seq is None
         self.seen_seq = read.last_seq
         self.host = read.host_pid
         if read.counts or read.full:
@@ -278,7 +291,7 @@ class StoreSync:
         before = self._view.show_rows(read)
         self.read_at = self._now()
         self._view.show_status()
-        if first and self.whole and self.tune_gc:
+        if first and self.tune_gc:
             # The widget tree and the first read are long-lived: keep them out of the
             # collector's way, or full collections (up to 0.1 s over 10,000 runs) land on keys.
             gc.collect()

@@ -1,5 +1,11 @@
 """The run table: one line per run, keyed by run id, drawn only where it is on screen.
 
+It holds a window of the view, not the view (`jarvis_tui.run_model`): the lines it has, where
+they sit in the view (``first_at``) and how many runs the view holds (``total``, for the scroll
+bar), and whether more lie before or after. A cursor key that reaches (or nears) an end with
+more beyond it asks for them (`NeedRows`); the screen reads them and extends the lines, which
+stay where they were on screen.
+
 A line-API widget (`ScrollView.render_line`), not a `DataTable`: DataTable measures every cell of
 every row it is given (about 0.3 ms a row), which made a change of view over 10,000 runs take
 seconds. Here a change of view is a re-ordered list of run ids, and a run's cells are built only
@@ -105,6 +111,14 @@ class RunTable(LinePane, can_focus=True):
         run_id: str
 
     @dataclass
+    class NeedRows(Message):
+        """The cursor reached or neared an end of the lines with more runs beyond: ``where``
+        is ``after`` or ``before`` (the next page), or ``first`` or ``last`` (the view's)."""
+
+        table: RunTable
+        where: str
+
+    @dataclass
     class Selected(Message):
         """The operator pressed enter on ``run_id``."""
 
@@ -142,6 +156,14 @@ class RunTable(LinePane, can_focus=True):
         have reported any spending (`show_spend`)."""
         self.columns: tuple[Column, ...] = fit_columns(80)
         """The columns drawn, for the table's width (set again on every resize)."""
+        self.first_at: int | None = 0
+        """Where the first line sits in the view (None: not known)."""
+        self.total = 0
+        """How many runs the view holds (the scroll bar's length)."""
+        self.more_before = False
+        self.more_after = False
+        self._asked: set[str] = set()
+        """Pages asked for and not yet shown (each asked once)."""
 
     # -- what is shown --------------------------------------------------------------------------
 
@@ -179,18 +201,36 @@ class RunTable(LinePane, can_focus=True):
 
     # -- changing it ------------------------------------------------------------------------------
 
-    def replace_rows(self, rows: Iterable[Row], now: datetime, *, gap: int = 0) -> None:
+    def set_window(
+        self, *, first_at: int | None, total: int, more_before: bool, more_after: bool
+    ) -> None:
+        """Where the lines sit in the view, and what lies beyond them (after `replace_rows`)."""
+        self.first_at, self.total = first_at, total
+        self.more_before, self.more_after = more_before, more_after
+        self._asked.clear()
+        self.refresh()
+
+    def replace_rows(
+        self, rows: Iterable[Row], now: datetime, *, gap: int | None = None, shift: int = 0
+    ) -> None:
         """Show exactly ``rows`` in order (a change of view), the cursor staying on the current
-        run; ``gap`` is where that run would be among ``rows`` when they do not include it."""
+        run; ``gap`` is where that run would be among ``rows`` when they do not include it
+        (None: where it was);
+        ``shift``: lines added (or, negative, taken) before the old first line, so the lines on
+        screen stay where they were."""
         self._now = now
+        self.top = max(0, self.top + shift)
+        self._gap = max(0, self._gap + shift)
         rows = list(rows)
         self._order = [row["run_id"] for row in rows]
         for row in rows:
             run_id = row["run_id"]
-            if self._rows.get(run_id) is not row:
-                # Changed while out of view (a hidden run is dropped, not kept up to date).
-                self._rows[run_id] = row
+            if self._rows.get(run_id) != row:
+                # Changed (or read again changed): its line is laid out again. A run read again
+                # as it was keeps its line: a window read after every change redraws only what
+                # changed.
                 self._forget(run_id)
+            self._rows[run_id] = row
         self._reindex()
         self._settle_cursor(gap)
 
@@ -304,8 +344,25 @@ class RunTable(LinePane, can_focus=True):
         self._refresh_row(new)
 
     def _move(self, row: int) -> None:
-        if self._order:
-            self._choose(max(0, min(row, len(self._order) - 1)))
+        if not self._order:
+            return
+        last = len(self._order) - 1
+        if row > last and self.more_after:
+            self._ask("after")
+        elif row < 0 and self.more_before:
+            self._ask("before")
+        self._choose(max(0, min(row, last)))
+        # Near an end with more beyond: the next page is read before the cursor gets there.
+        edge = max(1, self.size.height)
+        if self.more_after and self.cursor_row >= last - edge:
+            self._ask("after")
+        if self.more_before and 0 <= self.cursor_row <= edge:
+            self._ask("before")
+
+    def _ask(self, where: str) -> None:
+        if where not in self._asked:
+            self._asked.add(where)
+            self.post_message(self.NeedRows(self, where))
 
     def _step(self, delta: int) -> None:
         """Move by ``delta`` lines; from an unshown current run, from where it would be."""
@@ -314,6 +371,11 @@ class RunTable(LinePane, can_focus=True):
         else:
             # The gap sits between two lines: down reaches the line after it, up the one before.
             self._move(self._gap + delta - (1 if delta > 0 else 0))
+
+    def jump_to_end(self, last: bool) -> None:
+        """The cursor on the first line (or the last), once the view's end is in the lines."""
+        if self._order:
+            self._choose(len(self._order) - 1 if last else 0)
 
     def _scroll_to_cursor(self) -> None:
         if self.cursor_row < 0:
@@ -349,7 +411,12 @@ class RunTable(LinePane, can_focus=True):
         self._step(direction * max(1, self.size.height - 1))
 
     def action_jump(self, row: int) -> None:
-        self._move(row if row >= 0 else len(self._order) - 1)
+        if row >= 0 and self.more_before:
+            self._ask("first")
+        elif row < 0 and self.more_after:
+            self._ask("last")
+        else:
+            self._move(row if row >= 0 else len(self._order) - 1)
 
     def action_select(self) -> None:
         if self.current is not None:
@@ -376,14 +443,17 @@ class RunTable(LinePane, can_focus=True):
         row = y + self.top
         base = self.base_style
         size = self.pane_size
-        bar = scroll_bar(y, size.height, len(self._order), self.top, base)
+        # The bar is the view's, not the lines': a window of a million runs is a thin thumb.
+        start = self.first_at or 0
+        total = max(self.total, start + len(self._order))
+        bar = scroll_bar(y, size.height, total, start + self.top, base)
         width = max(0, size.width - 1)  # the last column is the scroll bar's
         if row >= len(self._order):
             return Strip([*Strip.blank(width, base), bar], width + 1)
         run_id = self._order[row]
         if row == self.cursor_row:
             style = base + self.get_component_rich_style("run-table--cursor")
-        elif row % 2 == 0:
+        elif (row + (self.first_at or 0)) % 2 == 0:
             style = base + self.get_component_rich_style("run-table--even-row")
         else:
             style = base

@@ -71,6 +71,7 @@ from core.store.location import open_store  # noqa: E402
 from core.store.runs import StaleVersion  # noqa: E402
 from jarvis_tui.app import POLL_INTERVAL  # noqa: E402
 from jarvis_tui.feed import StoreFeed  # noqa: E402
+from jarvis_tui.run_model import RunModel  # noqa: E402
 from tests.core.store_helpers import dispatch_doc  # noqa: E402
 
 LANE = "jarvis-worker-1"
@@ -273,7 +274,7 @@ def mode_read(
     feed = StoreFeed(Path(db_path), store_at)
     listener = listener_for(store_at) if wake == "listen" else None
     every, expected = float(interval), int(total)
-    first = feed.read(None)
+    first = feed.read(None, RunModel().ask())
     assert first is not None
     since = first.last_seq
     if listener is not None:
@@ -287,7 +288,7 @@ def mode_read(
             announced = listener.wait(every)
             if announced is not None and announced <= since:
                 continue  # a change this reader has already read
-        got = feed.read(since)
+        got = feed.read(since, RunModel().ask())
         now = time.time_ns()
         reads += 1
         if got is not None:

@@ -385,7 +385,9 @@ def mode_console(db: str, out: str, profile: str) -> None:
             frames.append((
                 time.monotonic(),
                 self.table.cursor_row,
-                main.model.view.text,
+                # The filter the table's lines were read for: none while the view's page is on
+                # its way (the lines are the old view's).
+                None if main.model.view_pending else main.model.view.text,
                 view.run_id if view is not None else None,
                 self.table.selected_run_id,
             ))  # fmt: skip
@@ -657,9 +659,10 @@ class Writer:
 def per_poll(db: Path, seconds: float) -> dict[str, Any]:
     """Each way of polling on its own for ``seconds``, one poll every POLL seconds."""
     from jarvis_tui.feed import StoreFeed
+    from jarvis_tui.run_model import RunModel
 
     feed = StoreFeed(db)
-    first = feed.read(None)
+    first = feed.read(None, RunModel().ask())
     assert first is not None
     since = first.last_seq
     ours: list[float] = []
@@ -669,11 +672,11 @@ def per_poll(db: Path, seconds: float) -> dict[str, Any]:
     while time.monotonic() < deadline:
         time.sleep(POLL)
         start = time.perf_counter()
-        read = feed.read(since)
+        read = feed.read(since, RunModel().ask())
         ours.append((time.perf_counter() - start) * 1000)
         if read is not None:
             since = read.last_seq
-            changed.append(len(read.rows))
+            changed.append(len(read.rows) + (len(read.page.rows) if read.page else 0))
             entries.append(len(read.journal))
     naive: list[float] = []
     deadline = time.monotonic() + seconds

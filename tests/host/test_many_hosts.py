@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from core.store.location import open_store
 from core.store.postgres_store import PostgresStore
 from jarvis_tui.feed import StoreFeed
+from jarvis_tui.run_model import RunModel
 from tests.host.hostkit import (
     HostProcess,
     assert_no_workers,
@@ -44,6 +46,10 @@ def workspace(tmp_path: Path, name: str, url: str) -> Path:
     return ws
 
 
+#: A window wider than the fleet: each read of it is every run.
+WHOLE = replace(RunModel().ask(), size=10 * RUNS)
+
+
 class Console:
     """What one console's reader sees, read as the console reads: every run's row, and each
     journal entry after its first read."""
@@ -58,15 +64,17 @@ class Console:
         self.thread.start()
 
     def _take(self, since: int | None) -> int | None:
-        read = self.feed.read(since)
+        read = self.feed.read(since, WHOLE)
         if read is None:
             return since
-        if read.full:
-            self.rows = {row["run_id"]: row for row in read.rows}
+        if read.page is not None:
+            # The window, wide enough for the whole fleet: every run's row.
+            self.rows = {row["run_id"]: row for row in read.page.rows}
+        self.rows.update({row["run_id"]: row for row in read.rows})
+        if read.page is not None and not read.journal:  # the first read (or a catch-up)
             self.first_seq = read.last_seq
             self.seqs = []
         else:
-            self.rows.update({row["run_id"]: row for row in read.rows})
             self.seqs.extend(entry["seq"] for entry in read.journal)
         return read.last_seq
 

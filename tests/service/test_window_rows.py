@@ -79,13 +79,29 @@ def test_a_page_around_a_run_holds_it_with_what_comes_before_and_after(
     assert ids(other.rows) == done[:7] and other.offset == 0
 
 
-def test_a_text_view_counts_its_matches_and_needs_a_human_filters_in_the_store(
+def test_a_text_view_says_what_it_found_and_needs_a_human_filters_in_the_store(
     any_store: RunStore, tmp_path: Path
 ) -> None:
     fleet = _fleet(any_store, tmp_path)
-    page = fleet.window(RunsView(text="LANE-1", sort="run", descending=False), limit=100)
+    text = RunsView(text="LANE-1", sort="run", descending=False)
+    page = fleet.window(text, limit=100)
     assert ids(page.rows) == [f"r{n:02}" for n in range(RUNS) if n % 2]
-    assert page.total == RUNS // 2
+    # Matches are not counted (a rare text would walk every run): what was found, at least.
+    assert (page.total, page.exact) == (RUNS // 2, True)  # the last page: all of them
+    first = fleet.window(text, limit=5)
+    assert (first.total, first.exact, first.more_after) == (6, False, True)
     waiting = fleet.window(RunsView(attention=True), limit=100)
     assert set(ids(waiting.rows)) == {f"r{n:02}" for n in range(0, RUNS, 3)}
     assert waiting.total == waiting.attention == 10
+
+
+def test_a_page_around_a_run_under_a_text_holds_it_without_counting_its_place(
+    any_store: RunStore, tmp_path: Path
+) -> None:
+    fleet = _fleet(any_store, tmp_path)
+    view = RunsView(text="lane-0", sort="run", descending=False)
+    page = fleet.window(view, limit=5, around="r14")
+    assert ids(page.rows) == ["r10", "r12", "r14", "r16", "r18"]
+    assert page.offset is None and page.more_before and page.more_after
+    # Not held: the view from its start.
+    assert ids(fleet.window(view, limit=2, around="r13").rows) == ["r00", "r02"]

@@ -16,6 +16,7 @@ from textual.message import Message
 from jarvis_tui.messages import ActionFinished
 from jarvis_tui.modals.reason_dialog import ReasonDialog
 from jarvis_tui.modals.retry_dialog import RetryDialog
+from jarvis_tui.run_model import RunModel, WindowAsk
 from jarvis_tui.screens.effects import Dialog, Focus, Note, Work
 from jarvis_tui.screens.run_actions_controller import RunActionsController
 from jarvis_tui.screens.store_sync import StoreSync
@@ -36,6 +37,9 @@ class Shown:
 
     def steer_sent(self, run_id: str, text: str) -> None:
         self.steers.append((run_id, text))
+
+    def window_ask(self) -> WindowAsk:
+        return RunModel().ask()
 
 
 def _controller(store_db: Path) -> tuple[RunActionsController, Shown]:

@@ -8,8 +8,12 @@ from core.ipc.payloads import Usage
 from core.lifecycle import RunState
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.feed import StoreFeed
+from jarvis_tui.run_model import RunModel
 from jarvis_tui.widgets.status_header import render_status
 from tests.core.store_helpers import make_run
+
+#: The window a fresh console asks for.
+ASK = RunModel().ask()
 
 BURN = {"tokens_in": 120_000, "tokens_out": 8_000, "cost_usd": 1.234}
 
@@ -29,12 +33,12 @@ def test_the_feed_reads_the_burn_of_every_run(tmp_path: Path) -> None:
     try:
         make_run(store, "r1", RunState.RUNNING)
         feed = StoreFeed(tmp_path / "jarvis.db")
-        first = feed.read(None)
+        first = feed.read(None, ASK)
         assert first is not None and first.burn is None
         with store.transaction() as tx:
             tx.record_usage("r1", 1, 5, Usage(tokens_in=10, tokens_out=2, cost_usd=0.5))
             tx.touch_run("r1", changes={}, kind="progress", payload={}, actor="test")
-        later = feed.read(first.last_seq)
+        later = feed.read(first.last_seq, ASK)
         assert later is not None and later.burn == {"tokens_in": 10, "tokens_out": 2,
                                                     "cost_usd": 0.5,
                                                     "cost_computed": False}  # fmt: skip

@@ -155,9 +155,12 @@ async def test_a_run_that_changed_while_filtered_out_shows_its_new_state(store_d
         store = SqliteStore(store_db)
         try:
             host_move(store, "run-running", Action.FAIL_GATES)
+            moved_at = store.last_seq()
         finally:
             store.close()
-        await wait_for(pilot, lambda: app.main.model.rows["run-running"]["state"] != "running")
+        # Read while the filter hides it.
+        await wait_for(pilot, lambda: (app.main.store_sync.seen_seq or 0) >= moved_at)
+        assert "run-running" not in table(app).run_ids
         await pilot.press("slash", "escape")
         await wait_for(pilot, lambda: "run-running" in table(app).run_ids)
         assert row_text(app, "run-running")[1] == "⊘ failed_contract"

@@ -1,128 +1,89 @@
-"""The console's view over its runs: text, state and attention filters, sort, kept as rows change.
-
-`RunModel.visible` keeps sorted order and each run's search text between calls, and narrows
-the last text filter's matches when a letter is typed; whatever it keeps, it must show exactly
-what filtering every row afresh shows.
-"""
+"""The console's window (`RunModel`): a page taken whole, pages added at either end with the
+far end trimmed to the bound, where the window's start moves, the runs kept beside it, and the
+runs last seen needing a human."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from jarvis_tui.run_model import RunModel, search_text
-
-STATES = ("queued", "running", "review_requested", "failed", "done")
-WORDS = ("lint", "tests", "build", "patch", "retry")
+from core.service.window import WindowRows
+from jarvis_tui.run_model import MOST, RunModel, View
 
 
-def _row(n: int, *, state: str = "running", summary: str = "", updated: int = 0) -> dict[str, Any]:
-    return {
-        "run_id": f"run-{n:03d}",
-        "lane": f"jarvis-worker-{n % 3 + 1}",
-        "task_type": "fix" if n % 2 else "docs",
-        "state": state,
-        "created_at": f"2026-11-22T00:{n // 60:02d}:{n % 60:02d}Z",
-        "updated_at": f"2026-11-22T01:00:{updated:02d}Z",
-        "last_progress_summary": summary,
-        "state_reason": None,
-        "retry_count": n % 4,
-    }
+def page(first: int, count: int, *, total: int = 10_000, before: bool, after: bool) -> WindowRows:
+    rows: list[dict[str, Any]] = [
+        {"run_id": f"r{n:05d}", "state": "failed" if n % 7 == 0 else "done"}
+        for n in range(first, first + count)
+    ]
+    return WindowRows(
+        rows=rows,
+        marks=[(str(n), f"r{n:05d}") for n in range(first, first + count)],
+        more_before=before,
+        more_after=after,
+        offset=first,
+        anchor=(str(first - 1), f"r{first - 1:05d}") if first else None,
+        total=total,
+        attention=3,
+    )
 
 
-def _expected(model: RunModel) -> list[str]:
-    """The view computed the slow way: sort every row, then test each against the view."""
-    order = sorted(model.rows, key=model.sort_key, reverse=model.reverse)
-    return [run_id for run_id in order if model.shows(model.rows[run_id])]
-
-
-def _ids(model: RunModel) -> list[str]:
-    return [row["run_id"] for row in model.visible()]
-
-
-def test_the_text_filter_matches_any_searched_field_in_any_case_in_sort_order() -> None:
+def test_a_page_taken_is_the_window_and_the_ask_reads_it_again_from_its_anchor() -> None:
     model = RunModel()
-    model.load([_row(1, summary="Running LINT"), _row(2, state="failed"), _row(3)])
-    model.view.text = "lint"
-    assert _ids(model) == ["run-001"]
-    model.view.text = "FAILED"  # the screen passes the text as typed; case does not matter
-    model.view.text = model.view.text.strip()
-    assert _ids(model) == ["run-002"]
-    model.view.text = "worker-1"  # lane of run 3 (3 % 3 + 1)
-    assert _ids(model) == ["run-003"]
-    model.view.text = "run-00"
-    assert _ids(model) == ["run-003", "run-002", "run-001"]  # newest first
+    model.take(page(200, 100, before=True, after=True))
+    assert model.order[0] == "r00200" and len(model.order) == 100
+    assert (model.offset, model.total, model.attention_count()) == (200, 10_000, 3)
+    ask = model.ask(keep=["r09999"])
+    assert ask.anchor == ("199", "r00199") and ask.offset == 200 and ask.size == 100
+    assert ask.keep == ("r09999",) and "r00250" in ask.loaded
 
 
-def test_a_row_that_changes_between_two_keystrokes_is_judged_on_its_new_text() -> None:
+def test_pages_added_after_trim_the_start_and_say_how_far_it_moved() -> None:
     model = RunModel()
-    model.load([_row(n, summary="idle") for n in range(5)])
-    model.view.text = "b"
-    assert _ids(model) == []
-    # run-002 did not match "b", so narrowing "b" → "bu" alone would never look at it again.
-    model.update([_row(2, summary="build started")])
-    model.view.text = "bu"
-    assert _ids(model) == ["run-002"]
-    model.update([_row(2, summary="idle")])
-    model.view.text = "bui"
-    assert _ids(model) == []
+    model.take(page(0, 100, before=False, after=True))
+    shifts = []
+    for first in range(100, 700, 100):
+        shifts.append(model.extend(page(first, 100, before=True, after=True), after=True))
+        assert len(model.order) <= MOST and len(model.rows) <= MOST
+    assert shifts == [0, 0, 0, -100, -100, -100]
+    assert model.order[0] == "r00300" and model.offset == 300
+    assert model.anchor == ("299", "r00299") and model.more_before
+    # And back up: a page before, the far end trimmed, the start moved down by the page.
+    assert model.extend(page(200, 100, before=True, after=True), after=False) == 100
+    assert model.order[0] == "r00200" and model.order[-1] == "r00599" and model.more_after
 
 
-def test_erasing_a_letter_widens_the_view_again() -> None:
+def test_the_run_on_show_is_kept_when_its_page_is_trimmed() -> None:
     model = RunModel()
-    model.load([_row(1, summary="tests"), _row(2, summary="test"), _row(3, summary="lint")])
-    for text, expected in (("t", 3), ("te", 2), ("tes", 2), ("test", 2), ("tests", 1),
-                           ("test", 2), ("te", 2), ("t", 3), ("", 3)):  # fmt: skip
-        model.view.text = text
-        assert len(_ids(model)) == expected, text
-        assert _ids(model) == _expected(model), text
+    model.take(page(0, 100, before=False, after=True))
+    for first in range(100, 500, 100):
+        model.extend(page(first, 100, before=True, after=True), after=True, keep="r00005")
+    assert not model.shows("r00005") and "r00005" in model.rows
+    assert "r00006" not in model.rows
 
 
-_steps = st.lists(
-    st.one_of(
-        st.tuples(st.just("type"), st.text(alphabet="eilnst-0", max_size=4)),
-        st.tuples(
-            st.just("update"),
-            st.integers(0, 29),
-            st.sampled_from(WORDS),
-            st.sampled_from(STATES),
-            st.integers(0, 59),
-        ),
-        st.tuples(st.just("add"), st.integers(30, 40)),
-        st.tuples(st.just("sort"), st.sampled_from(["age", "updated", "state", "run", "retries"])),
-        st.tuples(st.just("state"), st.sampled_from([None, *STATES])),
-        st.tuples(st.just("attention"), st.booleans()),
-    ),
-    max_size=25,
-)
-
-
-@settings(max_examples=200, deadline=None)
-@given(steps=_steps)
-def test_what_the_view_keeps_between_calls_never_changes_what_it_shows(
-    steps: list[tuple[Any, ...]],
-) -> None:
+def test_a_row_seen_again_twice_is_not_added_twice() -> None:
     model = RunModel()
-    model.load([_row(n, summary=WORDS[n % 5], state=STATES[n % 5]) for n in range(30)])
-    assert _ids(model) == _expected(model)
-    for step in steps:
-        kind = step[0]
-        if kind == "type":
-            model.view.text = step[1].strip()
-        elif kind == "update":
-            _, n, word, state, updated = step
-            model.update([_row(n, summary=word, state=state, updated=updated)])
-        elif kind == "add":
-            model.update([_row(step[1], summary="new")])
-        elif kind == "sort":
-            model.view.sort = step[1]
-        elif kind == "state":
-            model.view.state = step[1]
-        else:
-            model.view.attention = step[1]
-        assert _ids(model) == _expected(model), step
-        for row in model.visible():
-            assert row is model.rows[row["run_id"]]  # the current row, never a stale copy
-            assert search_text(row)
+    model.take(page(0, 100, before=False, after=True))
+    model.extend(page(90, 20, before=True, after=True), after=True)
+    assert model.order == [f"r{n:05d}" for n in range(110)]
+    assert len(model.marks) == len(model.order)
+
+
+def test_needing_a_human_is_what_the_runs_were_last_seen_doing() -> None:
+    model = RunModel()
+    model.take(page(0, 10, before=False, after=False))
+    assert model.needs_human("r00007") and not model.needs_human("r00001")
+    model.update([{"run_id": "r00007", "state": "done"}])
+    assert not model.needs_human("r00007")
+    model.moved("r99999", True)  # outside the window: the journal said so
+    assert model.needs_human("r99999")
+
+
+def test_a_change_of_view_makes_older_reads_worthless() -> None:
+    model = RunModel()
+    before = model.ask()
+    model.view = View(text="retry")
+    model.changed_view()
+    after = model.ask()
+    assert after.generation == before.generation + 1 and model.view_pending
+    assert after.view.text == "retry" and before.view.text == ""

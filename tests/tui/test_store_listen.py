@@ -14,9 +14,13 @@ from core.lifecycle import RunState
 from core.store.changes import PostgresListener
 from core.store.location import open_store
 from jarvis_tui.feed import StoreFeed
+from jarvis_tui.run_model import RunModel
 from tests.core.store_helpers import make_run
 from tests.processes import HANG_GUARD_S
 from tests.tui.helpers import make_app, wait_for
+
+#: The window a fresh console asks for.
+ASK = RunModel().ask()
 
 
 async def test_a_console_on_postgresql_wakes_on_a_change_without_polling(
@@ -77,7 +81,7 @@ def test_the_feed_reads_the_hosts_at_every_read_whatever_else_changed(tmp_path: 
     feed = StoreFeed(tmp_path / "jarvis.db")
     lease = Lease(store, "h1", tmp_path, ["jarvis-worker-1"], 0.1, 3600.0)
     lease.register()
-    first = feed.read(None)
+    first = feed.read(None, ASK)
     assert first is not None
     (line,) = feed.hosts
     assert (line.name, line.lanes, line.state) == ("h1", ("jarvis-worker-1",), "live")
@@ -85,14 +89,14 @@ def test_the_feed_reads_the_hosts_at_every_read_whatever_else_changed(tmp_path: 
         tx.execute("UPDATE hosts SET heartbeat_at = '2000-01-01T00:00:00.000Z'", [])
     # A heartbeat: nothing to read, but its age is fresh for the header.
     assert lease.renew().outcome == "kept"
-    assert feed.read(first.last_seq, last_host=first.host_pid) is None
+    assert feed.read(first.last_seq, ASK, last_host=first.host_pid) is None
     assert feed.hosts[0].heartbeat_at > "2000-01-01T00:00:00.000Z"
     with store.transaction() as tx:
         tx.execute("UPDATE hosts SET lease_until = '2000-01-01T00:00:00.000Z'", [])
-    assert feed.read(first.last_seq, last_host=first.host_pid) is None
+    assert feed.read(first.last_seq, ASK, last_host=first.host_pid) is None
     assert feed.hosts[0].state == "lost"
     lease.end()  # a stopped host is history: not shown
-    assert feed.read(first.last_seq, last_host=first.host_pid) is None
+    assert feed.read(first.last_seq, ASK, last_host=first.host_pid) is None
     assert feed.hosts == ()
     feed.close()
     store.close()
