@@ -112,6 +112,9 @@ class RunModel:
         """A window has been read (the first read is in)."""
         self.view_pending = False
         """The view changed and its first page is not in yet (the lines are the old view's)."""
+        self.walked_to: Mark | None = None
+        """Where a text's walk stopped short of a full page: the next page is read from here,
+        not from the last match (which would walk the same runs again)."""
         self._waiting: set[str] = set()
         """Runs last seen needing a human (the toasts ask, for runs outside the window too)."""
         self._shown: set[str] = set()
@@ -150,6 +153,7 @@ class RunModel:
         self.marks = list(page.marks)
         self.offset, self.anchor = page.offset, page.anchor
         self.more_before, self.more_after = page.more_before, page.more_after
+        self.walked_to = page.walked_to
         self._shown = set(self.order)
         self._counted(page)
         self.version += 1
@@ -173,6 +177,7 @@ class RunModel:
             self.order += [row["run_id"] for row in new]
             self.marks += marks
             self.more_after = page.more_after
+            self.walked_to = page.walked_to
             extra = len(self.order) - MOST
             if extra > 0:
                 self.anchor = self.marks[extra - 1]
@@ -227,6 +232,12 @@ class RunModel:
             self._waiting.add(run_id)
         else:
             self._waiting.discard(run_id)
+
+    def read_on_from(self) -> Mark | None:
+        """Where the page after the window starts (None: the view's start)."""
+        if self.walked_to is not None:
+            return self.walked_to
+        return self.marks[-1] if self.marks else self.anchor
 
     # -- what it says -----------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.screens.main_keys import main_bindings
 from jarvis_tui.screens.main_views import PANELS, ViewControls
 from jarvis_tui.screens.run_actions_controller import RunActionsController
-from jarvis_tui.screens.store_sync import RUN_JOURNAL, STORE_GROUP, StoreSync
+from jarvis_tui.screens.store_sync import RUN_JOURNAL, STORE_GROUP, VIEW_READ, StoreSync
 from jarvis_tui.widgets.filter_line import FilterLine
 from jarvis_tui.widgets.gate_panel import GatePanel
 from jarvis_tui.widgets.key_bar import KeyBar
@@ -281,16 +281,21 @@ class MainScreen(ViewControls):
         self.show_status()
         if message.purpose == "view" and self.view is not None:
             self._sync_bindings()
+        if model.walked_to is not None and len(model.order) < PAGE:
+            # A rare text: the walk stopped with few matches. Read on, a walk at a time, so
+            # the matches stream in without a key asking for each stretch.
+            self.post_message(RunTable.NeedRows(table, "after"))
 
     @on(RunTable.NeedRows)
     def _need_rows(self, message: RunTable.NeedRows) -> None:
         ask, model = self.model.ask(), self.model
         if model.view_pending:
             return  # the lines are the old view's: the new view's page is on its way
-        if message.where == "after" and model.marks:
+        if message.where == "after" and (model.marks or model.walked_to):
             work = self.store_sync.read_window(
-                _paged(ask), "after", after=model.marks[-1],
-                offset=None if model.offset is None else model.offset + len(model.order),
+                _paged(ask), "after", after=model.read_on_from(),
+                offset=None if model.offset is None or model.walked_to is not None
+                else model.offset + len(model.order),
             )  # fmt: skip
         elif message.where == "before" and model.marks:
             work = self.store_sync.read_window(
@@ -419,6 +424,12 @@ class MainScreen(ViewControls):
         # (a failure said once, or the console ends; the next poll armed); any other that
         # fails, a write or a read of one run, is said here.
         worker: Worker[Any] = event.worker
+        if worker.name == VIEW_READ and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
+            self.view_read_ended()
         if worker.group == STORE_GROUP:
             self.do(self.store_sync.read_ended(event.state, worker.error))
         elif event.state is WorkerState.ERROR:

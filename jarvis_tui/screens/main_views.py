@@ -88,13 +88,34 @@ class ViewControls(RunKeys):
         table.set_window(first_at=model.offset, total=model.total,
                          more_before=model.more_before, more_after=model.more_after)  # fmt: skip
 
+    _view_reading = False
+    """A change of view's read is in flight."""
+    _view_read_due = False
+    """The view changed again while it was: one more read when it ends."""
+
     def _rebuild(self) -> None:
         # A change of view: the run on show stays on show, in the new view or not; the page
-        # read is the one around it when the new view holds it.
+        # read is the one around it when the new view holds it. One read at a time: keys
+        # typed faster than the store answers make one more read, for the latest view, not a
+        # queue of reads for views already gone.
         self.model.changed_view()
+        if self._view_reading:
+            self._view_read_due = True
+        else:
+            self._read_view_window()
+        self._show_view_line()
+
+    def _read_view_window(self) -> None:
+        self._view_reading = True
         ask = replace(self.model.ask(), size=PAGE)
         self.do([self.store_sync.read_window(ask, "view", around=self.run_on_show)])
-        self._show_view_line()
+
+    def view_read_ended(self) -> None:
+        """A change of view's read ended (however): read again if the view changed since."""
+        self._view_reading = False
+        if self._view_read_due:
+            self._view_read_due = False
+            self._read_view_window()
 
     def _rebuild_now(self) -> None:
         """Read the view now, on this thread: the keys that follow act on what it shows."""

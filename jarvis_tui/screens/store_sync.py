@@ -48,6 +48,8 @@ RUN_JOURNAL = 200
 #: full collections run once a minute instead (see `StoreSync.store_changed`).
 GC_YOUNG = 10_000
 GC_FULL_NEVER = 1_000_000
+#: The name of a change of view's read (the screen starts the next when one ends).
+VIEW_READ = "read-view-window"
 #: The worker group of the reads of what changed: their outcomes are this controller's.
 STORE_GROUP = "store"
 #: Between reads of a store that announces its changes (PostgreSQL): the safety net's pace.
@@ -191,12 +193,15 @@ class StoreSync:
         """Read a page of ``ask``'s view (``where``: `core.service.window.read_window`'s
         ``after``, ``before``, ``from_end``, ``around``, ``offset``); it arrives as
         `WindowRead` with ``purpose`` (``view``, ``after``, ``before``, ``first``, ``last``)."""
+        view = purpose == "view"
         return Work(
             partial(self._read_window, ask, purpose, where),
-            name="read-window",
-            group="window",
+            name=VIEW_READ if view else "read-window",
+            # A view's reads are one at a time, the next asked when one ends (the screen
+            # coalesces them); a page at an end replaces the one before it.
+            group="view-window" if view else "window",
             description="Read the runs in view",
-            exclusive=True,
+            exclusive=not view,
         )
 
     def _read_window(self, ask: WindowAsk, purpose: str, where: dict[str, Any], post: Post) -> None:

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from core.intake import submit_dispatch
+from core.service import window as window_service
 from core.store.sqlite_store import SqliteStore
+from jarvis_tui.feed import StoreFeed
 from jarvis_tui.run_model import MOST, PAGE
 from tests.core.store_helpers import dispatch_doc
 from tests.tui.helpers import make_app, settle, table, wait_for, wait_for_palette_hit
@@ -117,3 +119,29 @@ async def test_going_to_a_run_far_outside_the_window_reads_around_it(many: Path)
         assert runs.first_at + runs.run_ids.index(far) == RUNS - 40
         await pilot.press("down")
         assert runs.current == newest(RUNS - 39)
+
+
+async def test_a_rare_texts_matches_stream_in_a_walk_at_a_time(
+    many: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each read walks 50 runs: the 100 oldest runs, the matches, lie 500 runs down the view.
+    monkeypatch.setattr(window_service, "SCAN_LIMIT", 50)
+    walks: list[object] = []
+    read = StoreFeed.window
+
+    def counted(self: StoreFeed, *args: object, **kwargs: object) -> object:
+        walks.append(kwargs.get("after"))
+        return read(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(StoreFeed, "window", counted)
+    app = make_app(many)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        walks.clear()
+        await pilot.press("slash", *"run-00")
+        expected = [f"run-{n:04d}" for n in reversed(range(100))]
+        await wait_for(pilot, lambda: table(app).run_ids == expected)
+        assert app.main.model.walked_to is None and not table(app).more_after
+        # Each walk went on from where the last stopped: no stretch of runs walked twice.
+        marks = [mark for mark in walks if mark is not None]
+        assert len(marks) == len(set(marks)) and len(marks) <= RUNS // 50 + 1
