@@ -217,7 +217,7 @@ class WindowReads(Statements):
         down: bool,
         terms: list[str],
         params: list[Any],
-        text: tuple[str, str] | None,
+        text: tuple[str, list[str]] | None,
         limit: int,
         scan_limit: int | None,
         *,
@@ -230,29 +230,40 @@ class WindowReads(Statements):
         )  # fmt: skip
         if text is None or scan_limit is None:
             if text is not None:
-                terms, params = [*terms, text[0]], [*params, text[1]]
+                terms, params = [*terms, text[0]], [*params, *text[1]]
             sql = f"SELECT {picked}, {key} AS _key FROM runs{_where(terms)} {ordered} LIMIT ?"
             return self.rows(sql, [*params, limit]), None
-        # The walk for a text is bounded: the inner read takes at most ``scan_limit`` runs in
-        # order, the outer keeps those matching.
+        # The walk for a text is bounded: first the run ``scan_limit`` runs on (an index
+        # walk, no text looked at), then the matches up to it, read as any page is and
+        # stopping at ``limit`` of them.
         condition, needle = text
-        sql = (
-            f"SELECT * FROM (SELECT {picked}, {key} AS _key, "
-            f"CASE WHEN {condition} THEN 1 ELSE 0 END AS _hit FROM runs{_where(terms)} "
-            f"{ordered} LIMIT ?) walked WHERE _hit = 1 "
-            f"ORDER BY _key {order}, run_id {order} LIMIT ?"
-        )
-        rows = self.rows(sql, [needle, *params, scan_limit, limit])
-        for row in rows:
-            del row["_hit"]
-        if len(rows) >= limit:
-            return rows, None
-        # Fewer matches than asked for: did the walk end at its bound, and where?
-        last = self.rows(
+        bound = self.rows(
             f"SELECT {key} AS _key, run_id FROM runs{_where(terms)} {ordered} LIMIT 1 OFFSET ?",
             [*params, scan_limit - 1],
         )
-        return rows, ((last[0]["_key"], str(last[0]["run_id"])) if last else None)
+        end = (bound[0]["_key"], str(bound[0]["run_id"])) if bound else None
+        if end is None:  # the view ends within the walk
+            sql = (
+                f"SELECT {picked}, {key} AS _key FROM runs{_where([*terms, condition])} "
+                f"{ordered} LIMIT ?"
+            )
+            return self.rows(sql, [*params, *needle, limit]), None
+        if key == "run_id":
+            upto, upto_params = [f"run_id {'>=' if down else '<='} ?"], [end[1]]
+        elif key.isidentifier():
+            upto = [f"({key}, run_id) {'>=' if down else '<='} (?, ?)"]
+            upto_params = [end[0], end[1]]
+        else:
+            # SQLite seeks no index on an expression by a pair: the key's range, then the pair.
+            upto = [f"{key} {'>=' if down else '<='} ?",
+                    f"({key}, run_id) {'>=' if down else '<='} (?, ?)"]  # fmt: skip
+            upto_params = [end[0], end[0], end[1]]
+        sql = (
+            f"SELECT {picked}, {key} AS _key FROM runs{_where([*terms, *upto, condition])} "
+            f"{ordered} LIMIT ?"
+        )
+        rows = self.rows(sql, [*params, *upto_params, *needle, limit])
+        return rows, (end if len(rows) < limit else None)
 
     def window_count(self, view: View, *, cap: int, counts: dict[str, int]) -> tuple[int, bool]:
         """How many runs ``view`` holds, and whether that is exact (False: at least ``cap``).
@@ -275,7 +286,7 @@ class WindowReads(Statements):
                 continue
             terms, params, text = found
             if text is not None:
-                terms, params = [*terms, text[0]], [*params, text[1]]
+                terms, params = [*terms, text[0]], [*params, *text[1]]
             counted = self.rows(
                 f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM runs{_where(terms)} LIMIT ?) counted",
                 [*params, cap - total],
@@ -298,7 +309,7 @@ class WindowReads(Statements):
                 continue
             terms, params, text = found
             if text is not None:
-                terms, params = [*terms, text[0]], [*params, text[1]]
+                terms, params = [*terms, text[0]], [*params, *text[1]]
             if self.rows(f"SELECT 1 AS hit FROM runs{_where([*terms, 'run_id = ?'])}",
                          [*params, run_id]):  # fmt: skip
                 return True
@@ -318,7 +329,7 @@ class WindowReads(Statements):
                 continue
             terms, params, text = found
             if text is not None:
-                terms, params = [*terms, text[0]], [*params, text[1]]
+                terms, params = [*terms, text[0]], [*params, *text[1]]
             mine = self.rows(
                 f"SELECT 1 AS hit FROM runs{_where([*terms, 'run_id = ?'])}", [*params, run_id]
             )
@@ -333,7 +344,7 @@ class WindowReads(Statements):
 
 def _filters(
     view: View, stage: Stage | None, dialect: str
-) -> tuple[list[str], list[Any], tuple[str, str] | None] | None:
+) -> tuple[list[str], list[Any], tuple[str, list[str]] | None] | None:
     """The conditions of ``view`` (for one of its stages) on the runs' own columns, with their
     parameters, and the text's condition and needle apart (a walk may check it on its own);
     None when the stage cannot be in the state asked for. A state's term comes first."""
@@ -356,10 +367,11 @@ def _filters(
         params.append(stage.steer)
     text = None
     if view.text:
-        find = "instr({}, ?)" if dialect == "sqlite" else "strpos({}, ?)"
-        newline = "char(10)" if dialect == "sqlite" else "chr(10)"
-        searched = f" || {newline} || ".join(f"COALESCE({c}, '')" for c in SEARCHED)
-        text = (f"{find.format(f'lower({searched})')} > 0", view.text.lower())
+        # Each field on its own, the first that holds it ending the test: no text is built per
+        # run (a filter line cannot type the new line that joined them), and a NULL is no match.
+        find = "instr(lower({}), ?) > 0" if dialect == "sqlite" else "strpos(lower({}), ?) > 0"
+        condition = "(" + " OR ".join(find.format(column) for column in SEARCHED) + ")"
+        text = (condition, [view.text.lower()] * len(SEARCHED))
     return terms, params, text
 
 
