@@ -187,6 +187,8 @@ def _finished(
             if row["run_id"] in decorated]  # fmt: skip
     found.rows = [decorated[row["run_id"]] for row, _mark in kept]
     found.marks = [mark for _row, mark in kept]
+    if not found.more_before and found.offset is None:
+        found.offset = 0  # the page starts the view: its place is known after all
     if not exact and not total:  # a text: at least what lies up to the page's end
         total = (found.offset or 0) + len(found.rows) + (1 if found.more_after else 0)
         exact = found.offset is not None and not found.more_after

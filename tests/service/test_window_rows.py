@@ -105,3 +105,6 @@ def test_a_page_around_a_run_under_a_text_holds_it_without_counting_its_place(
     assert page.offset is None and page.more_before and page.more_after
     # Not held: the view from its start.
     assert ids(fleet.window(view, limit=2, around="r13").rows) == ["r00", "r02"]
+    # The whole view in the page: its place and its size are known.
+    alone = fleet.window(RunsView(text="r14"), limit=5, around="r14")
+    assert ids(alone.rows) == ["r14"] and (alone.offset, alone.total, alone.exact) == (0, 1, True)
