@@ -14,7 +14,7 @@
    flows: extraction must stay linear, no operator may meet "database is locked", and ingestion
    must not stall behind it.
 
-    .venv/bin/python -m tests.attack.criteria_dos [--max-kb 150]
+    .venv/bin/python -m tests.attack.criteria_dos [--max-kb 150] [--pattern-timeout S]
 """
 
 from __future__ import annotations
@@ -108,6 +108,9 @@ def _verifying(ws: Path, run_id: str) -> bool:
 def patterns(args: argparse.Namespace, figures: Figures) -> None:
     with workspace("redos") as ws:
         write_config(ws, lane_concurrency={QUIET: 0}, no_output_s=60)
+        if args.pattern_timeout is not None:
+            with (ws / "jarvis.toml").open("a") as config:
+                config.write(f"[criteria]\npattern_timeout_s = {args.pattern_timeout}\n")
         use_worker(ws, EVIL_WORKER)
         store = SqliteStore(ws / "jarvis.db")
         dispatch(store, "quiet-1", lane=QUIET)
@@ -305,6 +308,10 @@ def attack(args: argparse.Namespace) -> Figures:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--max-kb", type=int, default=150)
+    p.add_argument(
+        "--pattern-timeout", type=float, default=None,
+        help="[criteria] pattern_timeout_s for the backtracking pattern (default: the product's)",
+    )  # fmt: skip
     return p
 
 

@@ -34,8 +34,8 @@ QUICK = {
     "bad_ipc": ["--mutants", "200"],
     "fuzz": ["--inputs", "5000"],
     "disk_full": ["--cycles", "2"],
-    "corrupt_store": ["--commands", "5"],
-    "criteria_dos": ["--max-kb", "40"],
+    "corrupt_store": ["--commands", "3"],
+    "criteria_dos": ["--max-kb", "40", "--pattern-timeout", "3"],
 }  # fmt: skip
 
 
