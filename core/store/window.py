@@ -18,7 +18,7 @@ page and a rare one a walk (bounded by ``scan_limit``: the page then says it sto
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -275,18 +275,12 @@ class WindowReads(Statements):
                 return sum(counts.values()), True
             return counts.get(view.state, 0), True
         total = 0
-        for stage in view.attention if view.attention is not None else (None,):
-            found = _filters(view, stage, self.dialect)
-            if found is None:
-                continue
+        for stage, terms, params in _conditions(view, self.dialect):
             if stage is not None and stage.column is None and stage.steer is None and not view.text:
                 total += counts.get(stage.state, 0)  # a whole state: kept, not counted
                 if total >= cap:
                     return cap, False
                 continue
-            terms, params, text = found
-            if text is not None:
-                terms, params = [*terms, text[0]], [*params, *text[1]]
             counted = self.rows(
                 f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM runs{_where(terms)} LIMIT ?) counted",
                 [*params, cap - total],
@@ -303,17 +297,11 @@ class WindowReads(Statements):
 
     def window_holds(self, view: View, run_id: str) -> bool:
         """Whether ``view`` holds ``run_id`` (one row checked, whatever the store's size)."""
-        for stage in view.attention if view.attention is not None else (None,):
-            found = _filters(view, stage, self.dialect)
-            if found is None:
-                continue
-            terms, params, text = found
-            if text is not None:
-                terms, params = [*terms, text[0]], [*params, *text[1]]
-            if self.rows(f"SELECT 1 AS hit FROM runs{_where([*terms, 'run_id = ?'])}",
-                         [*params, run_id]):  # fmt: skip
-                return True
-        return False
+        return any(
+            self.rows(f"SELECT 1 AS hit FROM runs{_where([*terms, 'run_id = ?'])}",
+                      [*params, run_id])
+            for _stage, terms, params in _conditions(view, self.dialect)
+        )  # fmt: skip
 
     def window_rank(self, view: View, run_id: str) -> int | None:
         """How many runs of ``view`` come before ``run_id`` (None: the view does not hold it)."""
@@ -322,24 +310,29 @@ class WindowReads(Statements):
         if not own:
             return None
         mark = [own[0]["_key"], run_id]
-        total, held = 0, False
-        for stage in view.attention if view.attention is not None else (None,):
-            found = _filters(view, stage, self.dialect)
-            if found is None:
-                continue
-            terms, params, text = found
-            if text is not None:
-                terms, params = [*terms, text[0]], [*params, *text[1]]
-            mine = self.rows(
-                f"SELECT 1 AS hit FROM runs{_where([*terms, 'run_id = ?'])}", [*params, run_id]
-            )
-            held = held or bool(mine)
+        if not self.window_holds(view, run_id):
+            return None
+        total = 0
+        for _stage, terms, params in _conditions(view, self.dialect):
             before = f"({key}, run_id) {'>' if view.down else '<'} (?, ?)"
             counted = self.rows(
                 f"SELECT COUNT(*) AS n FROM runs{_where([*terms, before])}", [*params, *mark]
             )
             total += int(counted[0]["n"])
-        return total if held else None
+        return total
+
+
+def _conditions(view: View, dialect: str) -> Iterator[tuple[Stage | None, list[str], list[Any]]]:
+    """Each of ``view``'s stages (one None without the attention view) with all its conditions,
+    the text's among them, and their parameters."""
+    for stage in view.attention if view.attention is not None else (None,):
+        found = _filters(view, stage, dialect)
+        if found is None:
+            continue
+        terms, params, text = found
+        if text is not None:
+            terms, params = [*terms, text[0]], [*params, *text[1]]
+        yield stage, terms, params
 
 
 def _filters(
