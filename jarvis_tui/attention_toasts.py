@@ -13,11 +13,11 @@ time passes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from core.service.stages import NEEDS_HUMAN, label, moved
+from core.service.stages import NEEDS_HUMAN, Stage, label, moved
 from jarvis_tui.safe_text import one_line, shown
 
 #: Seconds between two needs-a-human toasts at the most.
@@ -26,6 +26,18 @@ TOAST_EVERY = 30.0
 TOAST_SECONDS = 8.0
 #: Runs named in a toast about several; the rest are counted.
 NAMED = 3
+
+
+def moves(entries: Iterable[dict[str, Any]]) -> Iterator[tuple[str, Stage, dict[str, Any]]]:
+    """Each transition among these journal entries: its run, the stage it moved to, and its
+    payload."""
+    for entry in entries:
+        payload = entry.get("payload")
+        if entry.get("kind") != "transition" or not isinstance(payload, dict):
+            continue
+        stages = moved(payload)
+        if stages is not None:
+            yield str(entry["run_id"]), stages[1], payload
 
 
 @dataclass(frozen=True)
@@ -49,15 +61,10 @@ class AttentionToasts:
 
     def entered(self, entries: Iterable[dict[str, Any]]) -> None:
         """Note the runs that these journal entries move into a state that needs a human."""
-        for entry in entries:
-            payload = entry.get("payload")
-            if entry.get("kind") != "transition" or not isinstance(payload, dict):
-                continue
-            stages = moved(payload)
-            if stages is not None and stages[1] in NEEDS_HUMAN:
-                run_id = str(entry["run_id"])
+        for run_id, stage, payload in moves(entries):
+            if stage in NEEDS_HUMAN:
                 self.waiting.pop(run_id, None)  # moved to the end: the latest word on it
-                self.waiting[run_id] = (label(stages[1]), payload.get("reason"))
+                self.waiting[run_id] = (label(stage), payload.get("reason"))
 
     def due(self, still_waiting: Callable[[str], bool]) -> Toast | None:
         """The toast to show now, if one is due: None while the last one is too recent, or when

@@ -9,7 +9,7 @@ more runs lie before and after it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.run_views import SUMMARY_FIELDS, attention_stages, table_rows
@@ -74,7 +74,6 @@ class WindowRows:
     """Where a text's walk stopped without filling the page: read on from here."""
     attention: int = 0
     """How many runs need a human (the header's count)."""
-    counts: dict[str, int] = field(default_factory=dict)
 
 
 def read_window(
@@ -112,7 +111,7 @@ def read_window(
             held = rank is not None
         if held:
             found = _around(store, wanted, around, rank, limit, counts)
-            return _finished(store, found, total, exact, attention, counts)
+            return _finished(store, found, total, exact, attention)
     page = store.window(
         wanted, SUMMARY_FIELDS, after=after, before=before, from_end=from_end, limit=limit,
         counts=counts, scan_limit=SCAN_LIMIT,
@@ -135,7 +134,7 @@ def read_window(
         exact=exact,
         walked_to=page.resume if page.walked_out else None,
     )
-    return _finished(store, found, total, exact, attention, counts)
+    return _finished(store, found, total, exact, attention)
 
 
 def _around(
@@ -150,9 +149,9 @@ def _around(
     before = store.window(
         wanted, SUMMARY_FIELDS, before=own, limit=max(0, (limit - 1) // 2), counts=counts
     )
-    start = before.marks[0] if before.marks else own
-    # From the first of those runs (or itself): them, itself and what follows.
-    after = None if start is None else _just_before(store, wanted, start, counts)
+    # Read on from the run just before those (which that read found too), or the view's start:
+    # them, itself and what follows.
+    after = before.beyond
     rest = store.window(wanted, SUMMARY_FIELDS, after=after, limit=limit, counts=counts)
     return WindowRows(
         rows=rest.rows,
@@ -165,21 +164,12 @@ def _around(
     )
 
 
-def _just_before(
-    store: RunStore, wanted: StoreView, mark: Mark, counts: dict[str, int]
-) -> Mark | None:
-    """The mark of the run before ``mark`` in ``wanted`` (None: it is the first)."""
-    page = store.window(wanted, [], before=mark, limit=1, counts=counts)
-    return page.marks[0] if page.marks else None
-
-
 def _finished(
     store: RunStore,
     found: WindowRows,
     total: int,
     exact: bool,
     attention: int,
-    counts: dict[str, int],
 ) -> WindowRows:
     decorated = {r["run_id"]: r for r in table_rows(store, [r["run_id"] for r in found.rows])}
     # A run deleted between the two reads (by hand: runs are never deleted) is left out.
@@ -193,5 +183,5 @@ def _finished(
         total = (found.offset or 0) + len(found.rows) + (1 if found.more_after else 0)
         exact = found.offset is not None and not found.more_after
     found.total, found.exact = total, exact
-    found.attention, found.counts = attention, counts
+    found.attention = attention
     return found

@@ -131,7 +131,7 @@ class WindowReads(Statements):
         if sum((after is not None, before is not None, from_end)) > 1:
             raise ValueError("a page is read after a mark, before one or from the end: one")
         backwards = before is not None or from_end
-        picked = _columns(columns, view.key)
+        picked = _columns(columns)
         stages = view.attention if view.attention is not None else (None,)
         found: list[tuple[Mark, dict[str, Any]]] = []
         walked_to: Mark | None = None
@@ -394,7 +394,7 @@ def _where(terms: list[str]) -> str:
     return f" WHERE {' AND '.join(terms)}" if terms else ""
 
 
-def _columns(columns: Sequence[str], key: str) -> str:
+def _columns(columns: Sequence[str]) -> str:
     names = list(dict.fromkeys(["run_id", *columns]))
     for name in names:
         if not name.isidentifier():

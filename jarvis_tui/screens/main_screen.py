@@ -38,8 +38,8 @@ from textual.widgets import Static, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from core.service.reads import RunView
-from core.service.stages import NEEDS_HUMAN, moved
-from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts, Toast
+from core.service.stages import NEEDS_HUMAN
+from jarvis_tui.attention_toasts import TOAST_SECONDS, AttentionToasts, Toast, moves
 from jarvis_tui.feed import FeedRead
 from jarvis_tui.merge_watch import MERGE_TOAST_SECONDS, MergeWatch
 from jarvis_tui.messages import (
@@ -208,12 +208,8 @@ class MainScreen(ViewControls):
 
     def _note_moves(self, journal: list[dict[str, Any]]) -> None:
         # Runs outside the window too: a toast names runs still waiting when it is raised.
-        for entry in journal:
-            payload = entry.get("payload")
-            if entry.get("kind") == "transition" and isinstance(payload, dict):
-                stages = moved(payload)
-                if stages is not None:
-                    self.model.moved(str(entry["run_id"]), stages[1] in NEEDS_HUMAN)
+        for run_id, stage, _payload in moves(journal):
+            self.model.moved(run_id, stage in NEEDS_HUMAN)
 
     def follow_read(self, read: FeedRead, *, first: bool, before: str | None) -> None:
         """What else ``read`` changes on screen (`StoreView.follow_read`)."""
@@ -312,8 +308,7 @@ class MainScreen(ViewControls):
     def _apply_rows(self, table: RunTable, rows: list[dict[str, Any]], now: datetime) -> None:
         with self.app.batch_update():
             for row in rows:
-                if row["run_id"] in table:
-                    table.upsert(row, now)
+                table.upsert(row, now)
 
     def show_status(self) -> None:
         """Repaint the header from what the store sync last read (`StoreView.show_status`)."""

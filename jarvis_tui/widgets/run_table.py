@@ -22,10 +22,10 @@ approve two runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.segment import Segment
 from rich.text import Text
@@ -234,23 +234,18 @@ class RunTable(LinePane, can_focus=True):
         self._reindex()
         self._settle_cursor(gap)
 
-    def upsert(self, row: Row, now: datetime) -> bool:
-        """Bring one run's line up to date, adding it at the end if absent. True when added."""
+    def upsert(self, row: Row, now: datetime) -> None:
+        """Bring a shown run's line up to date (which runs are shown is `replace_rows`')."""
         run_id = row["run_id"]
+        index = self._index.get(run_id)
+        if index is None:
+            return
         self._now = now
         old = self._rows.get(run_id)
         self._rows[run_id] = row
-        if run_id in self._index:
-            if old != row:
-                self._forget(run_id)
-                self._refresh_row(self._index[run_id])
-            return False
-        self._forget(run_id)
-        self._index[run_id] = len(self._order)
-        self._order.append(run_id)
-        self.refresh()  # the scroll bar's proportions changed too
-        self._settle_cursor()  # the current run back in view, or the first run of all
-        return True
+        if old != row:
+            self._forget(run_id)
+            self._refresh_row(index)
 
     def drop(self, run_id: str) -> None:
         """Take ``run_id``'s line away; if it is the current run, it stays current, unshown."""
@@ -265,16 +260,6 @@ class RunTable(LinePane, can_focus=True):
             self._settle_cursor(self._gap - 1)  # a line before the gap went: it moves up one
         else:
             self._settle_cursor()
-
-    def order_by(self, key: Callable[[str], Any], *, reverse: bool) -> None:
-        """Re-order the lines by ``key(run_id)``, the cursor staying on its run."""
-        self._order.sort(key=key, reverse=reverse)
-        self._reindex()
-        gap = None
-        if self.current is not None and self.current not in self._index:
-            mark = key(self.current)
-            gap = sum(1 for run_id in self._order if (key(run_id) > mark) == reverse)
-        self._settle_cursor(gap)
 
     def set_now(self, now: datetime) -> None:
         """Ages are relative to ``now``: rebuild the cells that are drawn again."""
