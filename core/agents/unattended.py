@@ -89,6 +89,7 @@ def git_metadata(checkout: Path) -> list[Path]:
         done = subprocess.run(
             ["git", "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
             cwd=checkout, capture_output=True, text=True, timeout=60,
+            start_new_session=True,  # a stop signal to the host's group is the host's alone
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return []

@@ -84,6 +84,7 @@ def probe(path: str | None = None) -> Probe:
         done = subprocess.run(
             [found, *BASE_ARGS, "--", "true"], capture_output=True, text=True,
             errors="replace", timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False,
+            start_new_session=True,  # a stop signal to the host's group is the host's alone
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Probe(None, f"{found} cannot be run: {exc}")

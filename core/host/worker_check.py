@@ -42,6 +42,7 @@ def check_program(executable: list[str], *, cwd: Path) -> ProgramCheck:
             # The program alone: a wrapper's fixed arguments may not take --version.
             [found, "--version"], cwd=cwd, capture_output=True, text=True,
             errors="replace", timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False,
+            start_new_session=True,  # a stop signal to the host's group is the host's alone
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return ProgramCheck(found, None, f"--version did not answer in {VERSION_TIMEOUT_S:g} s")

@@ -83,6 +83,13 @@ ISOLATED = {
 }
 
 
+OWN_SESSION = True
+"""git runs in a session of its own: a signal meant for the caller's process group (a terminal's
+^C, a demo's or a supervisor's SIGTERM to the host's group) never kills a git call halfway, which
+the caller would take for git failing. The caller stops after the call, as it would anyway; every
+call has a timeout, so none outlives a killed caller for long."""
+
+
 def git_command(args: Sequence[str]) -> list[str]:
     """The argument vector of ``git ARGS``, hardened (`HARDENED`)."""
     return ["git", *HARDENED, *args]
@@ -143,6 +150,7 @@ def git(
             errors="replace",
             timeout=timeout,
             check=False,
+            start_new_session=OWN_SESSION,
         )
     except FileNotFoundError:
         raise GitError("git is not installed (no `git` on PATH).") from None
@@ -191,6 +199,7 @@ class GitStream:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=self._err,
+                start_new_session=OWN_SESSION,
             )
         except OSError as exc:
             self._err.close()

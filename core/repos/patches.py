@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from core.repos.git import GIT_TIMEOUT_S, GitError, git_command, git_env
+from core.repos.git import GIT_TIMEOUT_S, OWN_SESSION, GitError, git_command, git_env
 
 #: The git options every diff Jarvis reads is made with: no colour, no external diff driver or
 #: text conversion configured by the repository, renames as a deletion and an addition, paths
@@ -29,7 +29,7 @@ def read_patch(repo: Path, base: str, head: str, cap: int) -> tuple[str, bool]:
     try:
         proc = subprocess.Popen(
             args, cwd=repo, env=git_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, start_new_session=OWN_SESSION,
         )  # fmt: skip
     except OSError as exc:
         raise GitError(f"git could not be started in {repo}: {exc.strerror or exc}.") from None
