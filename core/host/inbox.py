@@ -38,15 +38,33 @@ BATCH = 256
 """Files ingested per transaction: one commit for many files is where the ingest rate comes from."""
 
 
-def json_files(path: Path) -> Iterator[Path]:
-    """The event files in one folder (hidden ones are a writer's temporaries)."""
+SETTLED_S = 2.0
+"""While the watcher runs, the sweep takes only files older than this: a younger one is the
+watcher's to report (its queue holds it, or will within milliseconds), and a sweep that raced
+the watcher for every new file did most of the ingesting, each file listed and read twice."""
+
+
+def json_files(path: Path, *, settled_before: float | None = None) -> Iterator[Path]:
+    """The event files in one folder (hidden ones are a writer's temporaries); with
+    ``settled_before`` (a time), only those last changed before it, or oddly far after it (a
+    clock set back must not hide a file from the sweep for good)."""
     try:
         with os.scandir(path) as entries:
             for entry in entries:
                 if entry.name.endswith(".json") and not entry.name.startswith("."):
+                    if settled_before is not None and not _settled(entry, settled_before):
+                        continue
                     yield Path(entry.path)
     except OSError:
         return
+
+
+def _settled(entry: os.DirEntry[str], before: float) -> bool:
+    try:
+        changed = entry.stat(follow_symlinks=False).st_mtime
+    except OSError:
+        return True  # gone or unreadable: the ingest says which
+    return changed < before or changed > before + 2 * SETTLED_S + 60
 
 
 class Inbox:
@@ -57,8 +75,17 @@ class Inbox:
         self.layout = shared.layout
         self.paths: queue.SimpleQueue[Path] = queue.SimpleQueue()
         """What the watcher saw, for the loop to ingest."""
+        self.reported: set[Path] = set()
+        """The paths on the queue: a sweep leaves them to the drain, so each file is read once,
+        on the watcher's path, and the sweep only takes what the watcher missed. (Set and queue
+        are changed by single operations, atomic under the GIL; a path caught between the two
+        is read twice at worst, and its receipt makes the second read a no-op.)"""
         self.ingestor: Ingestor | None = None
         self._watcher: threading.Thread | None = None
+        self.watching = False
+        """Whether the watcher runs (then the sweep is its safety net: `SETTLED_S`)."""
+        self._whole_sweep = True
+        """The next sweep takes young files too: at start-up, and after `forget_queued`."""
 
     def wake(self) -> None:
         """Wake a loop waiting for paths now (safe from a signal handler).
@@ -75,7 +102,9 @@ class Inbox:
             try:
                 self.paths.get_nowait()
             except queue.Empty:
-                return
+                break
+        self.reported.clear()
+        self._whole_sweep = True
 
     def start_watcher(self) -> None:
         root = self.layout.root
@@ -94,21 +123,25 @@ class Inbox:
 
         def watch() -> None:
             # Small debounce and step: an event file should reach the store in milliseconds,
-            # not on the next 2-second poll.
+            # not on the next 2-second poll. Each step takes the GIL (watchfiles looks at the
+            # stop event), so 5 ms rather than 2; under a flood, a batch every 20 ms at most.
             for changes in watchfiles.watch(
                 root,
                 watch_filter=interesting,
-                debounce=50,
-                step=2,
+                debounce=20,
+                step=5,
                 stop_event=self.shared.stopping,
                 rust_timeout=200,
                 raise_interrupt=False,
             ):
-                for _, path in sorted(changes, key=lambda c: c[1]):
-                    self.paths.put(Path(path))
+                for _, name in sorted(changes, key=lambda c: c[1]):
+                    path = Path(name)
+                    self.reported.add(path)
+                    self.paths.put(path)
 
         self._watcher = threading.Thread(target=watch, name="ipc-watcher", daemon=True)
         self._watcher.start()
+        self.watching = True
 
     def drain(self, *, timeout: float) -> None:
         """Ingest what the watcher reported, waiting up to ``timeout`` for the first path."""
@@ -117,6 +150,7 @@ class Inbox:
         except queue.Empty:
             return
         batch = [first] if first is not _WAKE else []
+        self.reported.discard(first)
         deadline = time.monotonic() + 0.2  # stay responsive to workers under a flood of events
         while time.monotonic() < deadline and not self.shared.stopping.is_set():
             try:
@@ -125,6 +159,7 @@ class Inbox:
                 break
             if path is not _WAKE:
                 batch.append(path)
+                self.reported.discard(path)
             if len(batch) >= BATCH:
                 self.ingest(batch)
                 batch = []
@@ -182,23 +217,29 @@ class Inbox:
         self.ingest(sorted(json_files(self.layout.progress_dir(lane, run_id))))
 
     def event_files(
-        self, lane_dir: Path | None = None, *, links: list[Path] | None = None
+        self,
+        lane_dir: Path | None = None,
+        *,
+        links: list[Path] | None = None,
+        settled_before: float | None = None,
     ) -> Iterator[Path]:
-        """Every candidate event file on disk, in the order it should be ingested.
+        """Every candidate event file on disk, in the order it should be ingested (with
+        ``settled_before``, only files last changed before that time: `json_files`).
 
         A lane, kind or run folder that is a symbolic link is never entered: it is appended to
         ``links`` (when given), for `sweep` to move aside.
         """
+        settled = settled_before
         lanes = [lane_dir] if lane_dir else sorted(self._dirs(self.layout.root, links))
         for lane in lanes:
             if lane.name == self.layout.errors_dir.name:
                 continue
             if _real_dir(lane / "progress", links):
                 for run_dir in sorted(self._dirs(lane / "progress", links)):
-                    yield from sorted(json_files(run_dir))
+                    yield from sorted(json_files(run_dir, settled_before=settled))
             for folder in ("steer", "tasks", "messages"):
                 if _real_dir(lane / folder, links):
-                    yield from sorted(json_files(lane / folder))
+                    yield from sorted(json_files(lane / folder, settled_before=settled))
 
     def _dirs(self, path: Path, links: list[Path] | None = None) -> Iterator[Path]:
         try:
@@ -221,7 +262,12 @@ class Inbox:
         self._ingestor().forget_gone()
         batch: list[Path] = []
         links: list[Path] = []
-        for path in self.event_files(links=links):
+        # While the watcher runs, the sweep is the safety net for what it missed (`SETTLED_S`).
+        settled = time.time() - SETTLED_S if self.watching and not self._whole_sweep else None
+        self._whole_sweep = False
+        for path in self.event_files(links=links, settled_before=settled):
+            if path in self.reported:
+                continue  # the watcher saw it: the drain reads it, once
             batch.append(path)
             if len(batch) >= BATCH:
                 self.ingest(batch)

@@ -1,10 +1,9 @@
-"""Reading, writing and quarantining IPC files without trusting the files or their writers.
+"""Writing and quarantining IPC files without trusting the files or their writers.
 
 Writers (host and workers alike) write a temp file and rename it into place, so a reader never
-sees half a document. The host reads an event only if it is a regular file, not a link, and not
-over `MAX_EVENT_BYTES`, and it checks that again on the open file descriptor, so a writer cannot
-swap a link or a FIFO in between the check and the read. A file the host refuses is moved to
-``errors/`` with a reason beside it, never deleted (docs/ipc.md).
+sees half a document. How the host reads an event is `core.ipc.reading`'s (re-exported here). A
+file the host refuses is moved to ``errors/`` with a reason beside it, never deleted
+(docs/ipc.md).
 """
 
 from __future__ import annotations
@@ -20,28 +19,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.contracts.errors import preview
-from core.ipc.layout import Rejection
+from core.ipc.reading import MAX_EVENT_BYTES, READ_FLAGS, OpenFolders, file_kind, read_event
 from core.workspace import lane_problem
 
-#: The size cap for every event file. Real events are a few hundred bytes.
-MAX_EVENT_BYTES = 64 * 1024
+__all__ = [
+    "MAX_EVENT_BYTES", "REASON_SUFFIX", "OpenFolders", "QuarantineError", "atomic_write_json",
+    "quarantine", "read_event",
+]  # fmt: skip
 
 REASON_SUFFIX = ".reason.json"
 
-_READ_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    # A FIFO swapped in after the lstat must not block the host on open.
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
-_DIR_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_DIRECTORY", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
 _WRITE_FLAGS = (
     os.O_WRONLY
     | os.O_CREAT
@@ -49,7 +36,6 @@ _WRITE_FLAGS = (
     | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
-_CAN_WALK = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 # Quarantined names keep the original's readable part; anything else becomes '_'.
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
@@ -91,144 +77,6 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     except BaseException:
         _unlink_quietly(temp)
         raise
-
-
-def read_event(
-    path: Path, limit: int = MAX_EVENT_BYTES, *, root: Path | None = None
-) -> bytes | Rejection | None:
-    """The bytes of an event file, or why they cannot be had; never raises for the file's sake.
-
-    Args:
-        path: the event file.
-        limit: the size cap in bytes.
-        root: when given (the IPC root), the file is opened by walking down from ``root`` one
-            folder at a time without following links, so a folder swapped for a link after
-            `IpcLayout.classify` looked at it cannot redirect the read.
-
-    Returns:
-        The content; ``None`` when the file is gone (another reader or its writer removed it:
-        not an error, there is nothing to ingest or quarantine); or a `Rejection` (lane ``None``)
-        with code ``symlink``, ``not_regular_file``, ``too_large``, ``outside_tree`` or
-        ``unreadable``.
-    """
-    try:
-        info = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except (OSError, ValueError) as exc:
-        return _unreadable(exc)
-    early = _refuse(info.st_mode, info.st_size, limit)
-    if early is not None:
-        return early
-    opened = _open_for_read(path, root)
-    if not isinstance(opened, int):
-        return opened
-    try:
-        info = os.fstat(opened)
-        # Checked again on the descriptor: the file may have been replaced since the lstat.
-        late = _refuse(info.st_mode, info.st_size, limit)
-        if late is not None:
-            return late
-        chunks: list[bytes] = []
-        remaining = limit + 1  # one byte more than allowed tells a file that grew meanwhile
-        while remaining > 0:
-            chunk = os.read(opened, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    except OSError as exc:
-        return _unreadable(exc)
-    finally:
-        os.close(opened)
-    data = b"".join(chunks)
-    if len(data) > limit:
-        return _too_large(limit)
-    return data
-
-
-def _refuse(mode: int, size: int, limit: int) -> Rejection | None:
-    if stat.S_ISLNK(mode):
-        return _symlink()
-    if not stat.S_ISREG(mode):
-        return Rejection(
-            "not_regular_file",
-            f"The file is a {_file_kind(mode)}, not a regular file.",
-            None,
-        )
-    if size > limit:
-        return _too_large(limit)
-    return None
-
-
-def _symlink() -> Rejection:
-    return Rejection("symlink", "The file is a symbolic link; only regular files are read.", None)
-
-
-def _too_large(limit: int) -> Rejection:
-    return Rejection("too_large", f"The file is over the {limit:,}-byte limit.", None)
-
-
-def _unreadable(exc: BaseException) -> Rejection:
-    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return Rejection("unreadable", f"The file cannot be read: {reason}.", None)
-
-
-def _open_for_read(path: Path, root: Path | None) -> int | Rejection | None:
-    try:
-        if root is None or not _CAN_WALK:
-            return os.open(path, _READ_FLAGS)
-        return _open_beneath(path, root)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return _symlink()
-        return _unreadable(exc)
-
-
-def _parts_inside(target: str, base: str) -> list[str] | None:
-    """``target``'s path parts below ``base``, or None when it is not below it."""
-    relative = os.path.relpath(target, base)
-    parts = relative.split(os.sep)
-    if os.path.isabs(relative) or os.pardir in parts or relative == os.curdir:
-        return None
-    return parts
-
-
-def _open_beneath(path: Path, root: Path) -> int | Rejection | None:
-    target = os.path.abspath(path)
-    # The root may be spelled as given or by its real location, as `IpcLayout.classify` allows.
-    # The real location is resolved only when the given spelling does not fit: resolving it is
-    # a system call per folder, and this runs for every event file.
-    base = os.path.abspath(root)
-    parts = _parts_inside(target, base)
-    if parts is None:
-        real = os.path.realpath(root)
-        if real != base:
-            base = real
-            parts = _parts_inside(target, base)
-    if parts is None:
-        return Rejection("outside_tree", "The file is not inside the IPC tree.", None)
-    folder = os.open(base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
-    try:
-        for part in parts[:-1]:
-            try:
-                inner = os.open(part, _DIR_FLAGS, dir_fd=folder)
-            except NotADirectoryError:
-                # Linux says ENOTDIR, not ELOOP, for a link opened with O_DIRECTORY|O_NOFOLLOW.
-                if stat.S_ISLNK(os.lstat(part, dir_fd=folder).st_mode):
-                    return Rejection(
-                        "symlink",
-                        f"The folder {preview(part)} on the file's path is a symbolic link.",
-                        None,
-                    )
-                return None
-            os.close(folder)
-            folder = inner
-        return os.open(parts[-1], _READ_FLAGS, dir_fd=folder)
-    finally:
-        os.close(folder)
 
 
 def quarantine(
@@ -369,7 +217,7 @@ def _copy_across(source: Path, target: Path) -> tuple[str, str | None]:
         elif stat.S_ISREG(info.st_mode):
             _copy_file(source, target)
         else:
-            return "not_moved", f"cannot copy a {_file_kind(info.st_mode)} across file systems"
+            return "not_moved", f"cannot copy a {file_kind(info.st_mode)} across file systems"
         os.unlink(source)
     except FileNotFoundError:
         _unlink_quietly(target)
@@ -380,7 +228,7 @@ def _copy_across(source: Path, target: Path) -> tuple[str, str | None]:
 
 
 def _copy_file(source: Path, target: Path) -> None:
-    reader = os.open(source, _READ_FLAGS)
+    reader = os.open(source, READ_FLAGS)
     try:
         if not stat.S_ISREG(os.fstat(reader).st_mode):
             raise OSError(errno.EINVAL, "the file stopped being a regular file")
@@ -416,20 +264,6 @@ def _lane_part(lane: str | None) -> str:
 def _safe(path: Path) -> str:
     name = _UNSAFE_CHARS.sub("_", path.name)[-_NAME_KEEP:]
     return name or "unnamed"
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    if stat.S_ISLNK(mode):
-        return "symbolic link"
-    return "special file"
 
 
 def _text(value: str) -> str:

@@ -179,13 +179,15 @@ class IpcLayout:
                 )
         return lane_dir
 
-    def classify(self, path: Path) -> Event | Rejection | None:
+    def classify(self, path: Path, real: set[str] | None = None) -> Event | Rejection | None:
         """What a file found under the tree is, judged from its path; never raises.
 
         Relative paths are taken relative to the current directory, as the OS would. The file
         itself is not examined (`core.ipc.files.read_event` does that without following links);
         the folders between the lane and the file are ``lstat``-ed so that a lane, kind or run
-        folder that is a symbolic link is refused.
+        folder that is a symbolic link is refused. ``real``, when given, holds folders already
+        found real (and takes those found now): a batch of files looks at each folder once. The
+        read does not rely on it: it opens each folder without following links.
 
         Returns:
             ``None`` for files that are not events: names starting with ``.`` or not ending in
@@ -195,11 +197,13 @@ class IpcLayout:
             to be one.
         """
         try:
-            return self._classify(os.fspath(path))
+            return self._classify(os.fspath(path), real, path)
         except (OSError, ValueError) as exc:  # e.g. the current directory is gone
             return Rejection("outside_tree", f"The path cannot be placed in the tree: {exc}.", None)
 
-    def _classify(self, raw: str) -> Event | Rejection | None:
+    def _classify(
+        self, raw: str, real: set[str] | None = None, given: Path | None = None
+    ) -> Event | Rejection | None:
         if "\x00" in raw:
             return Rejection("bad_name", "The path contains a NUL character.", None)
         if not os.path.isabs(raw):
@@ -240,7 +244,7 @@ class IpcLayout:
         if isinstance(found, Rejection) or found is None:
             return found
         kind, run_id = found
-        linked = _first_symlink(normal, len(parts) - 1)
+        linked = _first_symlink(normal, len(parts) - 1, real)
         if linked is not None:
             return Rejection(
                 "outside_tree",
@@ -248,7 +252,9 @@ class IpcLayout:
                 "folders in the lane.",
                 lane,
             )
-        return Event(kind, lane, run_id, Path(normal))
+        # The caller's own path when it was already normal: one object less per file.
+        same = isinstance(given, Path) and os.fspath(given) == normal
+        return Event(kind, lane, run_id, given if same and given is not None else Path(normal))
 
 
 def _prefix(root: str) -> str:
@@ -307,20 +313,27 @@ def _place(parts: list[str]) -> _Placed | Rejection | None:
     )
 
 
-def _first_symlink(normal: str, folders: int) -> str | None:
+def _first_symlink(normal: str, folders: int, real: set[str] | None = None) -> str | None:
     """The name of the first of the file's ``folders`` parent folders (from the top) that is a link.
 
     A folder that does not exist is not a link: the file is gone too, and reading it says so.
+    Folders in ``real`` are taken as found; real ones found now are added to it.
     """
+    if real is not None and os.path.dirname(normal) in real:
+        return None  # its folder was found real, and every folder above it before that
     parents: list[str] = []
     folder = normal
     for _ in range(folders):
         folder = os.path.dirname(folder)
         parents.append(folder)
     for candidate in reversed(parents):
+        if real is not None and candidate in real:
+            continue
         try:
             if stat.S_ISLNK(os.lstat(candidate).st_mode):
                 return os.path.basename(candidate)
         except OSError:
             continue
+        if real is not None:
+            real.add(candidate)
     return None

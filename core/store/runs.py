@@ -245,9 +245,15 @@ class RunWrites(Writes):
         No compare-and-set: nothing here decides on the run's state, and the version stays.
         """
         assert kind not in VERSIONED_KINDS, "state changes go through change_run"
+        self.touch_fields(run_id, changes)
+        self.journal(run_id, kind, payload, actor)
+
+    def touch_fields(self, run_id: str, changes: Mapping[str, Any]) -> None:
+        """Change fields that are not the run's state, and ``updated_at``, with no journal row:
+        for a writer that journals each event itself and touches the run once for many
+        (`core.host.progress_batch`)."""
         assert not STAGE_COLUMNS & set(changes), "stage changes go through change_run"
         values = dict(changes)
         values["updated_at"] = self.now
         assignments = ", ".join(f"{column} = ?" for column in values)
         self.execute(f"UPDATE runs SET {assignments} WHERE run_id = ?", [*values.values(), run_id])
-        self.journal(run_id, kind, payload, actor)

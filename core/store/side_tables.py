@@ -22,6 +22,21 @@ class SideTables(Writes):
             [key, lane, kind, self.now],
         )
 
+    def take_receipt(self, key: str, lane: str, kind: str) -> bool:
+        """Write a file's receipt unless it is already there: whether it was new (one statement
+        where `has_receipt` and `put_receipt` are two: the ingest hot path's)."""
+        return bool(
+            self.execute(
+                "INSERT INTO ipc_receipts (key, lane, kind, at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (key) DO NOTHING",
+                [key, lane, kind, self.now],
+            )
+        )
+
+    def drop_receipt(self, key: str) -> None:
+        """Take back a receipt written in this transaction for a file that is then refused."""
+        self.execute("DELETE FROM ipc_receipts WHERE key = ?", [key])
+
     def audit(
         self,
         run_id: str,

@@ -1,0 +1,113 @@
+"""The ingest hot path: few statements per event, each file read once, nothing lost on the way.
+
+Speed lives in tests/bench/bench_ingest.py; what is checked here is the work per event, counted
+(statements the store runs), and that the shortcuts keep what the long way kept: the run's last
+progress is its latest event whatever the order, a refused file leaves no receipt behind, and a
+file the watcher reported is left to the watcher's drain by the sweep.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from core.host.host import Host
+from core.host.inbox import SETTLED_S
+from tests.host.inproc import LANE, host_in_process, write_progress
+
+RUNS = ("r-1", "r-2", "r-3", "r-4")
+
+
+def count_statements(host: Host) -> list[str]:
+    """Every statement the host's store runs from now on (BEGIN, COMMIT and the like too)."""
+    seen: list[str] = []
+    host.store.db.conn.set_trace_callback(seen.append)  # type: ignore[attr-defined]
+    return seen
+
+
+def test_a_batch_takes_three_statements_per_event_and_three_per_run(tmp_path: Path) -> None:
+    with host_in_process(tmp_path, *RUNS) as host:
+        paths = [write_progress(host, run_id, seq) for seq in range(1, 26) for run_id in RUNS]
+        seen = count_statements(host)
+        host.inbox.ingest(paths)
+        events = len(paths)
+        writes = [s for s in seen if re.match(r"\s*(INSERT|UPDATE|SELECT|DELETE)", s)]
+        # Per event: its receipt, its row, its journal entry. Per run: its brief, whether a
+        # later event is stored, its row touched. Was seven per event (700 here).
+        assert len(writes) <= 3 * events + 3 * len(RUNS), "\n".join(writes[:20])
+        assert host.store.progress_event_count() == events
+        assert not any(p.exists() for p in paths)
+
+
+def test_the_run_keeps_its_latest_event_whatever_order_the_files_come_in(tmp_path: Path) -> None:
+    with host_in_process(tmp_path, "r-1") as host:
+        late = write_progress(host, "r-1", 3, "third", timestamp="2026-11-22T00:00:03.000Z")
+        host.inbox.ingest([late])
+        early = [
+            write_progress(host, "r-1", seq, f"event {seq}",
+                           timestamp=f"2026-11-22T00:00:0{seq}.000Z")
+            for seq in (1, 2)
+        ]  # fmt: skip
+        host.inbox.ingest(early)  # a batch of older events, after the latest
+        run = host.store.get_run("r-1")
+        assert run is not None and run["last_progress_summary"] == "third"
+        mixed = [
+            write_progress(host, "r-1", seq, f"event {seq}",
+                           timestamp=f"2026-11-22T00:00:0{seq}.000Z")
+            for seq in (5, 4)
+        ]  # fmt: skip
+        host.inbox.ingest(mixed)  # newest first within one batch
+        run = host.store.get_run("r-1")
+        assert run is not None and run["last_progress_summary"] == "event 5"
+        assert host.store.progress_event_count() == 5
+
+
+def test_a_refused_event_leaves_no_receipt_so_the_same_file_is_taken_later(
+    tmp_path: Path,
+) -> None:
+    from core.intake import submit_dispatch
+    from tests.core.store_helpers import dispatch_doc
+
+    with host_in_process(tmp_path) as host:
+        first = write_progress(host, "r-late", 1, "before its run")
+        body = first.read_bytes()
+        host.inbox.ingest([first])  # no such run yet: refused, moved aside
+        assert not first.exists() and host.store.progress_event_count() == 0
+        submit_dispatch(host.store, dispatch_doc("r-late"), source_lane="main",
+                        target_lane=LANE, actor="t")  # fmt: skip
+        first.write_bytes(body)  # the very same bytes, sent again
+        host.inbox.ingest([first])
+        assert host.store.progress_event_count() == 1, "a receipt of the refusal was left"
+
+
+def test_the_sweep_leaves_what_the_watcher_reported_to_the_drain(tmp_path: Path) -> None:
+    with host_in_process(tmp_path, "r-1") as host:
+        seen = write_progress(host, "r-1", 1, "reported")
+        missed = write_progress(host, "r-1", 2, "missed by the watcher")
+        host.inbox.reported.add(seen)
+        host.inbox.paths.put(seen)
+        host.inbox.sweep()
+        assert seen.exists() and not missed.exists()  # the sweep took only the missed one
+        assert host.store.progress_event_count() == 1
+        host.inbox.drain(timeout=0)
+        assert not seen.exists() and host.store.progress_event_count() == 2
+        assert not host.inbox.reported
+
+
+def test_while_watching_the_sweep_takes_only_what_the_watcher_had_time_to_miss(
+    tmp_path: Path,
+) -> None:
+    with host_in_process(tmp_path, "r-1") as host:
+        host.inbox.sweep()  # the start-up sweep: whole
+        host.inbox.watching = True  # as `start_watcher` sets it
+        young = write_progress(host, "r-1", 1, "just written")
+        old = write_progress(host, "r-1", 2, "written long ago")
+        long_ago = time.time() - 10 * SETTLED_S
+        os.utime(old, (long_ago, long_ago))
+        host.inbox.sweep()
+        assert young.exists() and not old.exists()
+        host.inbox.forget_queued()  # a store fault dropped the queue: the next sweep is whole
+        host.inbox.sweep()
+        assert not young.exists() and host.store.progress_event_count() == 2
