@@ -27,6 +27,7 @@ from core.store.results import ResultWrites
 from core.store.retention import RetentionReads, RetentionWrites
 from core.store.runs import RunReads, RunWrites
 from core.store.side_tables import SideTables
+from core.store.sizes import SizeReads
 from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
 from core.store.verification import VerificationReads, VerificationWrites
@@ -94,6 +95,7 @@ class RunStore(
     WindowReads,
     VerificationReads,
     RetentionReads,
+    SizeReads,
     ABC,
 ):
     """One connection to a workspace's store."""
