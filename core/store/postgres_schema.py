@@ -375,7 +375,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         );
         INSERT INTO retention_marks (name) VALUES ('progress');
         INSERT INTO retention_marks (name) VALUES ('journal');
-        CREATE INDEX ipc_receipts_at ON ipc_receipts (at, key);
+        CREATE INDEX ipc_receipts_at ON ipc_receipts (at);
         CREATE OR REPLACE FUNCTION journal_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             IF TG_OP = 'DELETE'

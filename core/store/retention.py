@@ -108,17 +108,14 @@ class RetentionReads(Statements):
             )[0]["n"]
         )
 
-    def old_receipts(
-        self, before: str, after: tuple[str, str], limit: int
-    ) -> list[tuple[str, str]]:
-        """Receipts written before ``before``, oldest first, after ``after`` (``(at, key)``;
-        ``("", "")`` from the start): the caller keeps those whose file is still on disk."""
+    def old_receipts(self, before: str, skip: int, limit: int) -> list[str]:
+        """Keys of receipts written before ``before``, oldest first, past the first ``skip``
+        (those the caller kept, its files still on disk: every other one it removed)."""
         return [
-            (str(r["at"]), str(r["key"]))
+            str(r["key"])
             for r in self.rows(
-                "SELECT at, key FROM ipc_receipts WHERE at < ? "
-                "AND (at > ? OR (at = ? AND key > ?)) ORDER BY at, key LIMIT ?",
-                [before, after[0], after[0], after[1], limit],
+                "SELECT key FROM ipc_receipts WHERE at < ? ORDER BY at LIMIT ? OFFSET ?",
+                [before, limit, skip],
             )
         ]
 
