@@ -98,13 +98,14 @@ class RetentionReads(Statements):
         return found[0] if found else None
 
     def removable(self, table: Literal["progress", "journal"], finished: str, before: str) -> int:
-        """How many rows of ``table`` belong to finished runs last updated before ``before``."""
-        name, _, _ = _WALKED[table]
+        """How many rows of ``table``, written before ``before``, belong to finished runs last
+        updated before it."""
+        name, _, at = _WALKED[table]
         return int(
             self.rows(
                 f"SELECT COUNT(*) AS n FROM {name} x JOIN runs r ON r.run_id = x.run_id "
-                "WHERE r.state = ? AND r.updated_at < ?",
-                [finished, before],
+                f"WHERE r.state = ? AND r.updated_at < ? AND x.{at} < ?",
+                [finished, before, before],
             )[0]["n"]
         )
 
@@ -154,10 +155,12 @@ class RetentionWrites(RetentionReads, Writes):
         cleared: dict[str, Any] | None = None
         for run in runs:
             budget = BATCH_ROWS - batch.removed
+            # Its rows' own times too: a row written for the run after its last update (a
+            # refused file naming it) is not old, and stays.
             found = self.rows(
-                f"SELECT {key} AS k, {at} AS at FROM {name} WHERE run_id = ? ORDER BY {key} "
-                "LIMIT ?",
-                [run["run_id"], budget + 1],
+                f"SELECT {key} AS k, {at} AS at FROM {name} WHERE run_id = ? AND {at} < ? "
+                f"ORDER BY {key} LIMIT ?",
+                [run["run_id"], before, budget + 1],
             )
             doomed = found[:budget]
             if doomed:

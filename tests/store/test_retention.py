@@ -156,3 +156,17 @@ def test_old_receipts_are_found_by_time_and_removed_by_key(
         assert tx.remove_receipts(first) == 3
     assert any_store.count_old_receipts(before) == 2
     assert any_store.count_old_receipts(cutoff(any_store.now(), -1)) == 3
+
+
+def test_an_entry_written_for_an_old_finished_run_today_stays(aged: RunStore) -> None:
+    with aged.transaction() as tx:  # a refused file naming the run, say: no update of the run
+        fresh = tx.journal("old-done", "quarantined", {"code": "too_big"}, "host")
+    before = aged.rows("SELECT updated_at FROM runs WHERE run_id = 'old-done'")
+    assert (
+        aged.removable("journal", DONE, cutoff(aged.now(), 7))
+        == len(journal_seqs(aged, "old-done")) - 1
+    )
+    drain(aged, "journal", 7)
+    assert journal_seqs(aged, "old-done") == [fresh]
+    assert aged.journal_horizon() <= fresh
+    assert aged.rows("SELECT updated_at FROM runs WHERE run_id = 'old-done'") == before
