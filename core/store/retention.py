@@ -3,9 +3,11 @@
 What a policy (`RetentionPolicy`, ``[store]`` of ``jarvis.toml``) lets go, and nothing else:
 
 - progress events and journal entries of runs in a terminal state (``done``: the caller names
-  it, `core.lifecycle.TERMINAL`) whose last update is older than the policy. Live runs and runs
-  waiting on an operator keep everything. The run row stays, with its last progress summary;
-  ``run_retention`` sums per run what was removed and the span it covered.
+  it, `core.lifecycle.TERMINAL`) whose last update is older than the policy, each row itself
+  older too (a row written for the run after its last update stays, and is kept for good once
+  the walk below has passed the run). Live runs and runs waiting on an operator keep
+  everything. The run row stays, with its last progress summary; ``run_retention`` sums per run
+  what was removed and the span it covered.
 - IPC receipts older than the policy whose file is gone: the caller checks the disk
   (`old_receipts`, then `remove_receipts`), since a receipt is what makes a file left by a
   crash between commit and unlink harmless when it is seen again.
