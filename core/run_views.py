@@ -99,7 +99,26 @@ def run_detail(store: RunStore, run_id: str, *, events: int = 50) -> dict[str, A
     detail["merge"] = merge_status(store, row)
     detail["quarantined"] = quarantined_files(store, run_id=run_id, limit=REFUSALS_SHOWN)
     detail["quarantined_count"] = store.refusal_count(run_id)
+    detail["retention"] = removed_by_retention(store.retention_of(run_id))
     return detail
+
+
+def removed_by_retention(row: Row | None) -> dict[str, Any] | None:
+    """What retention removed of a run's history, per kind: how many, the span of their times
+    and the days the policy kept (``[store]``); None when it removed nothing."""
+    if row is None:
+        return None
+    shaped = {
+        kind: {
+            "removed": int(row[f"{table}_removed"]),
+            "from": row[f"{table}_first_at"],
+            "until": row[f"{table}_last_at"],
+            "keep_days": row[f"{table}_keep_days"],
+        }
+        for kind, table in (("progress_events", "progress"), ("journal_entries", "journal"))
+        if row[f"{table}_removed"]
+    }
+    return shaped or None
 
 
 def diff_stat(store: RunStore, run_id: str) -> dict[str, int] | None:

@@ -341,6 +341,21 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="hosts.run")
 
+    p = commands.add_parser("store", help="the store itself: its size and retention")
+    store = p.add_subparsers(dest="what", metavar="ACTION", required=True, parser_class=_Parser)
+    p = store.add_parser(
+        "stats", help="rows and bytes per table, an event's cost, what retention would remove"
+    )
+    p.add_argument(
+        "--keep-days",
+        type=int,
+        default=None,
+        metavar="N",
+        help="preview keeping N days of every table (default: [store] in jarvis.toml)",
+    )
+    _workspace_flags(p)
+    p.set_defaults(handler="store_stats.run")
+
     p = commands.add_parser("tui", help="the operator console (the default command)")
     _console_flags(p)
     _db_flag(p)

@@ -29,6 +29,7 @@ from jarvis_cli.output import (
     errors_table,
     fields,
     verdict_line,
+    write_error,
 )
 from jarvis_cli.trouble import print_run_trouble, refusals_line
 from jarvis_tui.state_look import merge_text, run_state_text
@@ -131,7 +132,7 @@ def runs(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace) -> int:
-    from jarvis_cli.show_progress import events_wanted, progress_table
+    from jarvis_cli.show_progress import events_wanted, progress_table, retention_lines
 
     wanted = events_wanted(args)
     with open_store(args, access="read") as store:
@@ -201,6 +202,8 @@ def show(args: argparse.Namespace) -> int:
         out.print(steers)
     if progress := progress_table(detail):
         out.print(progress)
+    for line in retention_lines(detail):
+        out.print(line)
     audit = Table(title="audit", title_justify="left")
     for column in ("at", "who", "action", "from → to", "reason"):
         audit.add_column(column, overflow="fold")
@@ -242,14 +245,30 @@ def _print_entry(entry: dict[str, Any], as_json: bool) -> None:
     console().print(line)
 
 
+def _print_cut(since: int, horizon: int, as_json: bool) -> None:
+    """Entries after ``since`` and below ``horizon`` may have been removed by retention."""
+    if as_json:
+        emit_json({"history_cut": {"since": since, "horizon": horizon}})
+        return
+    write_error(
+        f"jarvis: journal entries after {since} and before {horizon} may have been removed by "
+        "retention ([store] in jarvis.toml); the entries that remain follow."
+    )
+
+
 def journal(args: argparse.Namespace) -> int:
     """Print journal rows after ``--since``; with ``--follow``, keep tailing until interrupted."""
     seq = args.since
+    told = 0
     with open_store(args, access="read") as first:
         store = first
         try:
             while True:
                 batch = store.journal(seq, limit=1000)
+                cut = store.journal_cut(seq)
+                if cut is not None and cut != told:
+                    _print_cut(seq, cut, args.json)  # never a silent gap
+                    told = cut
                 for entry in batch:
                     _print_entry(entry, args.json)
                     seq = entry["seq"]

@@ -91,3 +91,17 @@ def _clocks(stamps: list[object]) -> list[str]:
         moment.strftime(shape) if moment is not None else str(stamp)
         for moment, stamp in zip(moments, stamps, strict=True)
     ]
+
+
+def retention_lines(detail: dict[str, Any]) -> list[Text]:
+    """What retention removed of the run's history, a line per kind: "412 progress events
+    up to 2026-10-31 removed by retention (keep 7 days)" (``--json``: the span's both ends)."""
+    lines = []
+    for kind, removed in (detail.get("retention") or {}).items():
+        words = kind.replace("_", " ")
+        span = f"up to {str(removed['until'])[:10]}"
+        keep = f"keep {removed['keep_days']} day{'' if removed['keep_days'] == 1 else 's'}"
+        lines.append(
+            Text(f"{removed['removed']:,} {words} {span} removed by retention ({keep})", "dim")
+        )
+    return lines

@@ -60,6 +60,10 @@ class FeedRead:
     """Tokens and cost every run's agent reported (`core.service.reads.FleetSummary.burn`),
     None when no agent reported any (or the read did not look)."""
 
+    cut: int | None = None
+    """The journal's horizon when entries after the position asked from were removed by
+    retention: the window was read again (``page``) and ``journal`` is empty."""
+
     @property
     def full(self) -> bool:
         """The window was read (not only rows in it)."""
@@ -160,9 +164,13 @@ class StoreFeed:
                 return FeedRead(None, [], {}, [], seq, ask, host)
             summary = fleet.summary()
             entries: list[dict[str, Any]] = []
+            cut = None
             if since_seq is not None:
                 entries = fleet.journal(since_seq, limit=CATCH_UP_LIMIT + 1)
-            caught_up = len(entries) <= CATCH_UP_LIMIT
+                # Entries after since_seq were removed by retention: going on from the rest
+                # would skip them silently; the window is read again, as after a long absence.
+                cut = fleet.journal_cut(since_seq)
+            caught_up = len(entries) <= CATCH_UP_LIMIT and cut is None
             last = entries[-1]["seq"] if entries and caught_up else seq
             page = None
             if since_seq is None or not caught_up or _moves_the_window(entries, ask.view):
@@ -175,7 +183,7 @@ class StoreFeed:
             rows = fleet.table_rows(wanted) if wanted else []
             return FeedRead(
                 page, rows, summary.counts, entries if caught_up else [], last, ask, host,
-                burn=summary.burn,
+                burn=summary.burn, cut=cut,
             )  # fmt: skip
 
     def window(self, view: RunsView, *, limit: int, **where: Any) -> WindowRows:

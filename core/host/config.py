@@ -33,6 +33,7 @@ from core.contracts.repositories import (
     repo_url_problem,
 )
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
+from core.host.store_config import StoreConfig
 from core.host.worker_profiles import (
     RESERVED,
     DefaultWorker,
@@ -287,15 +288,6 @@ class GitConfig(BaseModel):
     unverified_may_review: bool = True
     """Whether a run whose checkout holds no repository may still reach ``review_requested``,
     marked unverified."""
-
-
-class StoreConfig(BaseModel):
-    """``[store]``: which store the workspace uses (read by `core.store.location`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    url: str | None = None
-    """A ``postgresql://`` URL, or an SQLite file (relative to the workspace); None: jarvis.db."""
 
 
 class HostSection(BaseModel):

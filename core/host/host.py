@@ -8,6 +8,7 @@ short ticks; each tick runs the rooms' steps in order (`Host.steps`). The rooms,
 - `supervision` — running workers: timeouts, budgets (`budget_watch`), reaping, the way out;
 - `outcomes` — an attempt's end: gated completion or failure; `verifiers` — the criteria;
 - `merges` — approved runs' branches merged into their bases, outside any transaction;
+- `retention` — the store's old history removed as ``[store]`` allows, off the loop;
 - `recovery` — what a previous host left, and the signals that stop this one.
 
 What they share (the store, the workers, the configuration) is `shared.Shared`.
@@ -40,6 +41,7 @@ from core.host.merges import Merges
 from core.host.outcomes import AttemptEnds
 from core.host.recovery import StopSignals, recover
 from core.host.refusals import catch_up
+from core.host.retention import Retention
 from core.host.shared import Shared
 from core.host.steering import deliver_pending, expire_steers
 from core.host.supervision import Supervision
@@ -121,6 +123,14 @@ class Host:
         """Verify runs' criteria off the loop, a few at a time (`core.host.verifiers`)."""
         self.merges = Merges(self.store_at, self.stopping)
         """Merge approved runs' branches off the loop (`core.host.merges`)."""
+        self.retention = Retention(
+            self.store_at,
+            config.store.policy(),
+            roots=(self.layout.root, workspace.root),
+            host=self.name,
+            stopping=self.stopping,
+        )
+        """Remove the store's old history as ``[store]`` allows (`core.host.retention`)."""
         self.worker_runs = WorkerRunsWriter(self.layout, owner=f"jarvis-{os.getpid()}")
         """Each lane's ``worker_runs.json``, what NanoClaw's agents read (`core.nanoclaw`)."""
 
@@ -330,6 +340,7 @@ class Host:
             self.supervision.reap,
             lambda: self.verifiers.start_due(self.shared.store, self.name),
             lambda: self.merges.start_due(self.shared.store, self.name),
+            self.retention.start_due,
             self.launching.schedule,
             self._steer,
             lambda: self.worker_runs.refresh(self.shared.store, self.config.lanes),
@@ -374,4 +385,5 @@ class Host:
             self.launching.abandon()
         self.verifiers.join(self.config.timeouts.shutdown_grace_s + 1)
         self.merges.join(self.config.timeouts.shutdown_grace_s + 1)
+        self.retention.join(self.config.timeouts.shutdown_grace_s + 1)
         self.supervision.stop_all(taken=taken)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from core.criteria.run_criteria import CriteriaChange
     from core.intake import IntakeResult
     from core.repos.diff import DiffRefusal, DiffSource
+    from core.service.store_stats import StoreStats
     from core.store.api import RunStore
     from core.worker_logs import LogFiles, LogRefusal, Stream
 
@@ -152,6 +153,23 @@ class Fleet:
     def journal(self, since_seq: int, *, limit: int) -> list[Row]:
         """Journal entries after ``since_seq``, oldest first, their payloads decoded."""
         return [journal_entry(row) for row in self._store.journal_since(since_seq, limit=limit)]
+
+    def journal_cut(self, since_seq: int) -> int | None:
+        """The journal's horizon when entries after ``since_seq`` may have been removed by
+        retention (a reader must read its view again, not go on from there), else None. Asked
+        after reading the entries: a removal raises the horizon in its own transaction."""
+        return self._store.cut_below(since_seq)
+
+    def stats(self, keep_days: int | None = None) -> StoreStats:
+        """The store's size per table, an event's bytes, the retention policy in force (or
+        ``keep_days`` for every table) and what it would remove now (`jarvis store stats`).
+
+        Raises:
+            ServiceError: ``config_unusable``: ``jarvis.toml`` cannot be used.
+        """
+        from core.service.store_stats import store_stats
+
+        return store_stats(self._store, self.root, keep_days)
 
     def run_journal(self, run_id: str | None, *, limit: int) -> list[Row]:
         """A run's newest journal entries (None: every run's), oldest first."""

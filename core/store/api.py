@@ -3,7 +3,7 @@
 `RunStore` is a store (one connection; reads, and `transaction` for writes) and
 `RunTransaction` one unit of work in it. Both are made of named reads and writes — the groups
 in this package (`usage`, `steers`, `refusals`, `results`, `runs`, `git_records`, `views`,
-`verification`),
+`verification`, `retention`),
 whose methods hold the statements — plus the core members each backend implements below (the
 connection, transactions and savepoints, the journal's append). A backend subclasses both, provides
 ``rows``/``execute`` and those members, and overrides any group's method whose SQL its dialect
@@ -24,8 +24,10 @@ from core.store.git_records import GitReads, GitWrites
 from core.store.hosts import HostReads, HostWrites
 from core.store.refusals import RefusalReads, RefusalWrites
 from core.store.results import ResultWrites
+from core.store.retention import RetentionReads, RetentionWrites
 from core.store.runs import RunReads, RunWrites
 from core.store.side_tables import SideTables
+from core.store.sizes import SizeReads
 from core.store.steers import SteerReads, SteerWrites
 from core.store.usage import UsageReads, UsageWrites
 from core.store.verification import VerificationReads, VerificationWrites
@@ -65,6 +67,7 @@ class RunTransaction(
     SideTables,
     VerificationReads,
     VerificationWrites,
+    RetentionWrites,
     ABC,
 ):
     """One unit of work: every write of it commits together, or none does."""
@@ -91,6 +94,8 @@ class RunStore(
     ViewReads,
     WindowReads,
     VerificationReads,
+    RetentionReads,
+    SizeReads,
     ABC,
 ):
     """One connection to a workspace's store."""

@@ -68,7 +68,13 @@ class RunReads(Statements):
         )
 
     def last_seq(self) -> int:
-        return int(self.rows("SELECT COALESCE(MAX(seq), 0) AS seq FROM journal")[0]["seq"])
+        """The newest journal entry's seq; never below one retention removed (the horizon's
+        eve), so a position once read does not go back when the newest entries were removed."""
+        (found,) = self.rows(
+            "SELECT COALESCE(MAX(seq), 0) AS seq, "
+            "(SELECT seq FROM retention_marks WHERE name = 'journal') AS horizon FROM journal"
+        )
+        return max(int(found["seq"]), int(found["horizon"] or 0) - 1)
 
     def queued_runs(
         self, queued: str, limit: int, lanes: Sequence[str] | None = None

@@ -90,6 +90,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("0019_run_counts", sqlite_ddl.RUN_COUNTS),
     ("0020_usage_totals", sqlite_ddl.USAGE_TOTALS),
     ("0021_window_indexes", WINDOW_INDEXES),
+    ("0022_retention", sqlite_ddl.RETENTION),
 )
 
 

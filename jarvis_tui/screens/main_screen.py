@@ -213,6 +213,14 @@ class MainScreen(ViewControls):
 
     def follow_read(self, read: FeedRead, *, first: bool, before: str | None) -> None:
         """What else ``read`` changes on screen (`StoreView.follow_read`)."""
+        if read.cut is not None:
+            # Never a silent gap: what was removed is said, and the view is read afresh.
+            self.notify(
+                f"History before journal entry {read.cut} was removed by retention; "
+                "the view was read again.",
+                title="history removed",
+                markup=False,
+            )
         if not first:
             self.attention_toasts.entered(read.journal)
             self._merges_decided(read.journal)
