@@ -111,6 +111,8 @@ class Inbox:
 
         def interesting(change: watchfiles.Change, path: str) -> bool:
             name = os.path.basename(path)
+            if change == watchfiles.Change.added and not name.endswith(".json"):
+                return not name.startswith(".") and _real_dir(Path(path), None)
             return (
                 change != watchfiles.Change.deleted
                 and name.endswith(".json")
@@ -149,7 +151,7 @@ class Inbox:
             first = self.paths.get(timeout=timeout)
         except queue.Empty:
             return
-        batch = [first] if first is not _WAKE else []
+        batch = self._files_of(first) if first is not _WAKE else []
         self.reported.discard(first)
         deadline = time.monotonic() + 0.2  # stay responsive to workers under a flood of events
         while time.monotonic() < deadline and not self.shared.stopping.is_set():
@@ -158,12 +160,29 @@ class Inbox:
             except queue.Empty:
                 break
             if path is not _WAKE:
-                batch.append(path)
+                batch.extend(self._files_of(path))
                 self.reported.discard(path)
             if len(batch) >= BATCH:
                 self.ingest(batch)
                 batch = []
         self.ingest(batch)
+
+    def _files_of(self, path: Path) -> list[Path]:
+        """A reported file, or the files in a reported new folder.
+
+        A file written into a folder made a moment before may come before the watcher watches
+        that folder, and is then never reported: the new folder's files are listed when the
+        folder is (not left for the sweep, which takes young files only after `SETTLED_S`).
+        """
+        if path.name.endswith(".json"):
+            return [path]
+        found: list[Path] = []
+        for folder, subfolders, names in os.walk(path):  # links are not followed
+            subfolders.sort()
+            found += sorted(
+                Path(folder, n) for n in names if n.endswith(".json") and not n.startswith(".")
+            )
+        return found
 
     def _ingestor(self) -> Ingestor:
         assert self.ingestor is not None, "the ingestor is made by Host.run"

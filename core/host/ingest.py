@@ -142,7 +142,11 @@ class Ingestor:
         if todo:
             self._ahead = self._prepare_dispatches(todo)
             with self.store.transaction() as tx:
-                self._batch = ProgressBatch(tx)
+                self._batch = ProgressBatch(tx, (
+                    (key, event.run_id, event.path.name)
+                    for _, _, event, _, key in todo
+                    if event.kind == "progress" and event.run_id is not None
+                ))  # fmt: skip
                 for index, path, event, data, key in todo:
                     try:
                         replayed = self._apply_one(tx, event, data, key)
@@ -302,10 +306,15 @@ class Ingestor:
 
     def _apply_one(self, tx: RunTransaction, event: Event, data: bytes, key: str) -> bool:
         """Apply one file with its receipt; True when its receipt was there (a replay)."""
-        if event.kind in ("progress", "ack"):
-            # These check everything before their first write but the receipt, so a refusal
-            # takes back the receipt alone and they skip the savepoint (two statements per
-            # file, on the hot path).
+        if event.kind == "progress":
+            # Checked in full before anything is held for the batch's end: nothing to undo.
+            if self._progress_batch().has_receipt(key):
+                return True
+            self._progress(tx, event, data, key)
+            return False
+        if event.kind == "ack":
+            # Checked in full before its first write but the receipt, so a refusal takes back
+            # the receipt alone, and no savepoint is needed.
             if not tx.take_receipt(key, event.lane, event.kind):
                 return True
             try:
@@ -323,18 +332,19 @@ class Ingestor:
         return False
 
     def _apply(self, tx: RunTransaction, event: Event, data: bytes) -> None:
-        if event.kind == "progress":
-            self._progress(tx, event, data)
-        elif event.kind == "ack":
+        if event.kind == "ack":
             self._ack(tx, event, data)
         elif event.kind == "task":
             self._task(tx, event, data)
         else:
             self._message(tx, event, data)
 
-    def _run_of_lane(self, tx: RunTransaction, lane: str, run_id: str) -> dict[str, Any]:
+    def _progress_batch(self) -> ProgressBatch:
         assert self._batch is not None, "files are applied in a batch (handle_many)"
-        run = self._batch.brief(run_id)
+        return self._batch
+
+    def _run_of_lane(self, tx: RunTransaction, lane: str, run_id: str) -> dict[str, Any]:
+        run = self._progress_batch().brief(run_id)
         if run is None:
             raise _Refuse("unknown_run", f"There is no run {run_id}.")
         if run["lane"] != lane:
@@ -343,7 +353,7 @@ class Ingestor:
             )
         return run
 
-    def _progress(self, tx: RunTransaction, event: Event, data: bytes) -> None:
+    def _progress(self, tx: RunTransaction, event: Event, data: bytes, key: str) -> None:
         assert event.run_id is not None
         parsed = parse_progress(data, lane=event.lane, run_id=event.run_id)
         if isinstance(parsed, list):
@@ -359,32 +369,13 @@ class Ingestor:
         # An event is (run, attempt, file name): NanoClaw's worker starts seq again at 0 for
         # each query of an attempt, so seq alone would take a later query's events for replays.
         name, at_utc = event.path.name, parsed.at_utc
-        inserted = tx.add_progress_event(
-            event.run_id,
-            attempt,
-            parsed.seq,
-            name,
-            timestamp=parsed.timestamp,
-            at_utc=at_utc,
-            phase=phase.text,
-            summary=summary.text,
-            tool_used=tool_used,
-        )
-        if not inserted:
-            return  # the same (run, attempt, file name): already recorded
-        # The run row takes the batch's latest event once, when the batch ends (`ProgressBatch`).
-        assert self._batch is not None, "files are applied in a batch (handle_many)"
-        self._batch.note(event.run_id, Latest(attempt, at_utc, parsed.seq, name, summary.text,
-                                              parsed.timestamp))  # fmt: skip
-        payload = {
-            "attempt": attempt,
-            "seq": parsed.seq,
-            "phase": phase.text,
-            "summary": summary.text,
-            "tool_used": tool_used,
-            "timestamp": parsed.timestamp,
-        }
-        tx.journal(event.run_id, "progress", payload, event.lane)
+        batch = self._progress_batch()
+        if batch.stored(event.run_id, attempt, name):
+            batch.receipt(key, event.lane)  # the same (run, attempt, file name): recorded
+            return
+        # Written with the batch's others when it ends, the run row once (`ProgressBatch`).
+        latest = Latest(attempt, at_utc, parsed.seq, name, summary.text, parsed.timestamp)
+        batch.record(key, event.lane, event.run_id, latest, phase=phase.text, tool_used=tool_used)
         if kinds:
             flag_secrets(tx, event.run_id, kinds, source="progress", actor=event.lane)
         if parsed.usage is not None:

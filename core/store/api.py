@@ -14,7 +14,7 @@ outside this package (tests/core/test_sql_lives_in_the_store.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,6 +82,10 @@ class RunTransaction(
     @abstractmethod
     def journal(self, run_id: str, kind: str, payload: Mapping[str, Any], actor: str) -> int:
         """Append to the journal; the new entry's sequence number."""
+
+    @abstractmethod
+    def journal_many(self, entries: Sequence[tuple[str, str, Mapping[str, Any], str]]) -> None:
+        """Append several entries, in order, together: (run id, kind, payload, actor) each."""
 
 
 class RunStore(

@@ -18,7 +18,7 @@ the next call (the call that met the drop fails as a store fault, which callers 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from decimal import Decimal
@@ -81,6 +81,15 @@ class _Connected:
         except psycopg.Error as exc:
             raise fault(exc, self.location) from exc
 
+    def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        # psycopg sends every row's statement before reading any answer (pipeline mode): one
+        # round trip for the lot, where a statement at a time waits for each.
+        try:
+            with self.conn.cursor() as cursor:
+                cursor.executemany(_sql(sql), [bound(row) for row in rows])
+        except psycopg.Error as exc:
+            raise fault(exc, self.location) from exc
+
 
 @contextmanager
 def translated(location: str) -> Iterator[None]:
@@ -118,6 +127,18 @@ class PostgresTransaction(_Connected, RunTransaction):
         )
         self.newest_seq = int(row["seq"])
         return self.newest_seq
+
+    def journal_many(self, entries: Sequence[tuple[str, str, Mapping[str, Any], str]]) -> None:
+        if not entries:
+            return
+        self.execute_many(
+            "INSERT INTO journal (run_id, kind, payload, actor, at) VALUES (?, ?, ?, ?, ?)",
+            [[run_id, kind, self.journal_text(payload), actor, self.now]
+             for run_id, kind, payload, actor in entries],
+        )  # fmt: skip
+        # The newest entry is this session's last value of the journal's sequence.
+        (row,) = self.rows("SELECT currval(pg_get_serial_sequence('journal', 'seq')) AS seq")
+        self.newest_seq = int(row["seq"])
 
 
 class PostgresStore(_Connected, RunStore):

@@ -4,7 +4,10 @@ worker's stderr: the SQLite backend's statements, as methods its transactions ta
 
 from __future__ import annotations
 
-from core.store.statements import Writes
+from collections.abc import Sequence
+from typing import Any
+
+from core.store.statements import Writes, marks
 
 
 class ResultWrites(Writes):
@@ -44,6 +47,29 @@ class ResultWrites(Writes):
                 ],
             )  # fmt: skip
         )
+
+    def add_progress_events(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Events written together, each (run, attempt, seq, name, timestamp, at_utc, phase,
+        summary, tool_used); one whose (run, attempt, name) is stored is left out."""
+        self.execute_many(
+            "INSERT INTO progress_events (run_id, attempt, seq, name, timestamp, at_utc, phase, "
+            "summary, tool_used, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            [[*row, self.now] for row in rows],
+        )
+
+    def stored_progress_names(self, run_id: str, attempt: int, names: Sequence[str]) -> set[str]:
+        """Which of ``names`` the attempt has an event of (a read per 500 names)."""
+        found: set[str] = set()
+        for start in range(0, len(names), 500):
+            chunk = list(names[start : start + 500])
+            rows = self.rows(
+                "SELECT name FROM progress_events WHERE run_id = ? AND attempt = ? "
+                f"AND name IN ({marks(chunk)})",
+                [run_id, attempt, *chunk],
+            )
+            found.update(str(row["name"]) for row in rows)
+        return found
 
     def has_later_progress(
         self, run_id: str, attempt: int, at_utc: str, seq: int, name: str

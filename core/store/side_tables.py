@@ -5,9 +5,10 @@ entry's number its own way)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from core.store.statements import Writes
+from core.store.statements import Writes, marks
 
 
 class SideTables(Writes):
@@ -32,6 +33,23 @@ class SideTables(Writes):
                 [key, lane, kind, self.now],
             )
         )
+
+    def put_receipts(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        """Receipts (key, lane, kind) written together, those already there left as they are."""
+        self.execute_many(
+            "INSERT INTO ipc_receipts (key, lane, kind, at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (key) DO NOTHING",
+            [[key, lane, kind, self.now] for key, lane, kind in rows],
+        )
+
+    def stored_receipts(self, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` have a receipt (a read per 500 keys)."""
+        found: set[str] = set()
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start : start + 500])
+            rows = self.rows(f"SELECT key FROM ipc_receipts WHERE key IN ({marks(chunk)})", chunk)
+            found.update(str(row["key"]) for row in rows)
+        return found
 
     def drop_receipt(self, key: str) -> None:
         """Take back a receipt written in this transaction for a file that is then refused."""

@@ -18,7 +18,7 @@ journal entry.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -83,6 +83,12 @@ class Transaction(RunTransaction):
         except sqlite3.Error as exc:
             raise fault(exc, self._path) from exc
 
+    def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        try:
+            self._conn.executemany(sql, [bound(row) for row in rows])
+        except sqlite3.Error as exc:
+            raise fault(exc, self._path) from exc
+
     def rows(self, sql: str, params: list[Any] | None = None) -> list[Row]:
         # On the connection itself: receipts and progress are read here on the ingest path.
         try:
@@ -101,6 +107,13 @@ class Transaction(RunTransaction):
         except sqlite3.Error as exc:
             raise fault(exc, self._path) from exc
         return int(cursor.lastrowid or 0)
+
+    def journal_many(self, entries: Sequence[tuple[str, str, Mapping[str, Any], str]]) -> None:
+        self.execute_many(
+            "INSERT INTO journal (run_id, kind, payload, actor, at) VALUES (?, ?, ?, ?, ?)",
+            [[run_id, kind, self.journal_text(payload), actor, self.now]
+             for run_id, kind, payload, actor in entries],
+        )  # fmt: skip
 
 
 @contextmanager

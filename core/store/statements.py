@@ -83,3 +83,8 @@ class Writes(Statements):
     def execute(self, sql: str, params: list[Any]) -> int:
         """Run a write inside the transaction; how many rows it changed."""
         raise NotImplementedError  # the backend's transaction runs it
+
+    def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one write for each of ``rows`` inside the transaction, together: on PostgreSQL
+        in one round trip (psycopg pipelines ``executemany``)."""
+        raise NotImplementedError  # the backend's transaction runs it

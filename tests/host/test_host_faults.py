@@ -38,10 +38,10 @@ def test_a_file_that_trips_a_host_bug_is_moved_aside_and_the_rest_ingested(
     assert host.store is not None
     original = Ingestor._progress
 
-    def faulty(self: Ingestor, tx: Any, event: Any, data: bytes) -> None:
+    def faulty(self: Ingestor, tx: Any, event: Any, data: bytes, key: str) -> None:
         if b"boom" in data:
             raise RuntimeError("a bug set off by this file")
-        original(self, tx, event, data)
+        original(self, tx, event, data, key)
 
     monkeypatch.setattr(Ingestor, "_progress", faulty)
     good_1, bad, good_2 = (
