@@ -44,14 +44,18 @@ watcher's to report (its queue holds it, or will within milliseconds), and a swe
 the watcher for every new file did most of the ingesting, each file listed and read twice."""
 
 
-def json_files(path: Path, *, settled_before: float | None = None) -> Iterator[Path]:
+def json_files(
+    path: Path, *, settled_before: float | None = None, skip: set[str] | None = None
+) -> Iterator[Path]:
     """The event files in one folder (hidden ones are a writer's temporaries); with
     ``settled_before`` (a time), only those last changed before it, or oddly far after it (a
-    clock set back must not hide a file from the sweep for good)."""
+    clock set back must not hide a file from the sweep for good); none named in ``skip``."""
     try:
         with os.scandir(path) as entries:
             for entry in entries:
                 if entry.name.endswith(".json") and not entry.name.startswith("."):
+                    if skip is not None and entry.path in skip:
+                        continue
                     if settled_before is not None and not _settled(entry, settled_before):
                         continue
                     yield Path(entry.path)
@@ -75,11 +79,12 @@ class Inbox:
         self.layout = shared.layout
         self.paths: queue.SimpleQueue[Path] = queue.SimpleQueue()
         """What the watcher saw, for the loop to ingest."""
-        self.reported: set[Path] = set()
+        self.reported: set[str] = set()
         """The paths on the queue: a sweep leaves them to the drain, so each file is read once,
         on the watcher's path, and the sweep only takes what the watcher missed. (Set and queue
         are changed by single operations, atomic under the GIL; a path caught between the two
-        is read twice at worst, and its receipt makes the second read a no-op.)"""
+        is read twice at worst, and its receipt makes the second read a no-op.) Strings, as the
+        sweep's listing gives them: it skips them before any system call or path object."""
         self.ingestor: Ingestor | None = None
         self._watcher: threading.Thread | None = None
         self.watching = False
@@ -138,7 +143,7 @@ class Inbox:
             ):
                 for _, name in sorted(changes, key=lambda c: c[1]):
                     path = Path(name)
-                    self.reported.add(path)
+                    self.reported.add(name)
                     self.paths.put(path)
 
         self._watcher = threading.Thread(target=watch, name="ipc-watcher", daemon=True)
@@ -152,7 +157,7 @@ class Inbox:
         except queue.Empty:
             return
         batch = self._files_of(first) if first is not _WAKE else []
-        self.reported.discard(first)
+        self.reported.discard(os.fspath(first))
         deadline = time.monotonic() + 0.2  # stay responsive to workers under a flood of events
         while time.monotonic() < deadline and not self.shared.stopping.is_set():
             try:
@@ -161,7 +166,7 @@ class Inbox:
                 break
             if path is not _WAKE:
                 batch.extend(self._files_of(path))
-                self.reported.discard(path)
+                self.reported.discard(os.fspath(path))
             if len(batch) >= BATCH:
                 self.ingest(batch)
                 batch = []
@@ -241,6 +246,7 @@ class Inbox:
         *,
         links: list[Path] | None = None,
         settled_before: float | None = None,
+        skip: set[str] | None = None,
     ) -> Iterator[Path]:
         """Every candidate event file on disk, in the order it should be ingested (with
         ``settled_before``, only files last changed before that time: `json_files`).
@@ -255,10 +261,10 @@ class Inbox:
                 continue
             if _real_dir(lane / "progress", links):
                 for run_dir in sorted(self._dirs(lane / "progress", links)):
-                    yield from sorted(json_files(run_dir, settled_before=settled))
+                    yield from sorted(json_files(run_dir, settled_before=settled, skip=skip))
             for folder in ("steer", "tasks", "messages"):
                 if _real_dir(lane / folder, links):
-                    yield from sorted(json_files(lane / folder, settled_before=settled))
+                    yield from sorted(json_files(lane / folder, settled_before=settled, skip=skip))
 
     def _dirs(self, path: Path, links: list[Path] | None = None) -> Iterator[Path]:
         try:
@@ -284,9 +290,9 @@ class Inbox:
         # While the watcher runs, the sweep is the safety net for what it missed (`SETTLED_S`).
         settled = time.time() - SETTLED_S if self.watching and not self._whole_sweep else None
         self._whole_sweep = False
-        for path in self.event_files(links=links, settled_before=settled):
-            if path in self.reported:
-                continue  # the watcher saw it: the drain reads it, once
+        # What the watcher reported is the drain's to read, once: left out before it is looked at.
+        skip = self.reported if self.watching else None
+        for path in self.event_files(links=links, settled_before=settled, skip=skip):
             batch.append(path)
             if len(batch) >= BATCH:
                 self.ingest(batch)

@@ -87,7 +87,8 @@ def test_the_sweep_leaves_what_the_watcher_reported_to_the_drain(tmp_path: Path)
     with host_in_process(tmp_path, "r-1") as host:
         seen = write_progress(host, "r-1", 1, "reported")
         missed = write_progress(host, "r-1", 2, "missed by the watcher")
-        host.inbox.reported.add(seen)
+        host.inbox.reported.add(str(seen))
+        host.inbox.watching = True  # as `start_watcher` sets it
         host.inbox.paths.put(seen)
         host.inbox.sweep()
         assert seen.exists() and not missed.exists()  # the sweep took only the missed one
