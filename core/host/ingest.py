@@ -129,8 +129,15 @@ class Ingestor:
         todo: list[tuple[int, Path, Event, bytes, str]] = []
         # Each folder is looked at, and walked down to, once for the whole batch.
         real: set[str] = set()
+        taken: set[Path] = set()
         with OpenFolders() as folders:
             for index, path in enumerate(paths):
+                if path in taken:
+                    # Named twice (a new folder's listing and the file's own report): one file,
+                    # applied or moved aside once.
+                    results[index] = Ingested("gone")
+                    continue
+                taken.add(path)
                 early = self._prepare(path, real, folders)
                 if isinstance(early, Ingested):
                     results[index] = early

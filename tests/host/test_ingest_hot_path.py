@@ -15,7 +15,7 @@ from pathlib import Path
 
 from core.host.host import Host
 from core.host.inbox import SETTLED_S
-from tests.host.inproc import LANE, host_in_process, write_progress
+from tests.host.inproc import LANE, host_in_process, reasons, write_progress
 
 RUNS = ("r-1", "r-2", "r-3", "r-4")
 
@@ -123,3 +123,14 @@ def test_a_reported_new_folder_has_its_files_taken_with_it(tmp_path: Path) -> No
         host.inbox.paths.put(first.parent)  # what the watcher reports for the new folder
         host.inbox.drain(timeout=0)
         assert not first.exists() and host.store.progress_event_count() == 1
+
+
+def test_a_file_named_twice_in_a_batch_is_taken_or_moved_aside_once(tmp_path: Path) -> None:
+    with host_in_process(tmp_path, "r-1") as host:
+        good = write_progress(host, "r-1", 1, "fine")
+        bad = write_progress(host, "r-unknown", 1, "no such run")
+        host.inbox.ingest([good, bad, good, bad])
+        assert host.store.progress_event_count() == 1
+        assert len(reasons(host)) == 1  # one reason for the one refused file
+        (moved,) = [p for p in host.layout.errors_dir.iterdir() if p.name.endswith("-1.json")]
+        assert moved.read_bytes().startswith(b"{")  # its bytes kept, not a second copy's
