@@ -52,9 +52,25 @@ def render_details(view: RunView) -> Text:
         text.append(f"{shown(row['from_state'] or '—')} → {shown(row['to_state'] or '—')}")
         if row.get("reason"):
             text.append(f" — {shown(row['reason'])}", style="dim")
+    text.append_text(render_removed(detail))
     text.append("\n\ndispatch", style="bold underline")
     dispatch: Any = detail.get("dispatch")
     text.append("\n" + shown(json.dumps(dispatch, indent=2, ensure_ascii=False)))
+    return text
+
+
+def render_removed(detail: dict[str, Any]) -> Text:
+    """What retention removed of the run's history (``[store]`` keep days), a line per kind:
+    its progress stream and journal no longer go back to the run's start, and say why."""
+    text = Text()
+    for kind, removed in (detail.get("retention") or {}).items():
+        days = int(removed["keep_days"])
+        text.append(
+            f"\n  {int(removed['removed']):,} {kind.replace('_', ' ')} up to "
+            f"{str(removed['until'])[:10]} removed by retention "
+            f"(keep {days} day{'' if days == 1 else 's'})",
+            style="dim",
+        )
     return text
 
 
