@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from pathlib import Path
 
 from core.host.host import Host
@@ -106,7 +105,7 @@ def test_while_watching_the_sweep_takes_only_what_the_watcher_had_time_to_miss(
         host.inbox.watching = True  # as `start_watcher` sets it
         young = write_progress(host, "r-1", 1, "just written")
         old = write_progress(host, "r-1", 2, "written long ago")
-        long_ago = time.time() - 10 * SETTLED_S
+        long_ago = old.stat().st_mtime - 10 * SETTLED_S  # well before the sweep's line
         os.utime(old, (long_ago, long_ago))
         host.inbox.sweep()
         assert young.exists() and not old.exists()
