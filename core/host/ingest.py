@@ -350,7 +350,7 @@ class Ingestor:
         assert self._batch is not None, "files are applied in a batch (handle_many)"
         return self._batch
 
-    def _run_of_lane(self, tx: RunTransaction, lane: str, run_id: str) -> dict[str, Any]:
+    def _run_of_lane(self, lane: str, run_id: str) -> dict[str, Any]:
         run = self._progress_batch().brief(run_id)
         if run is None:
             raise _Refuse("unknown_run", f"There is no run {run_id}.")
@@ -366,7 +366,7 @@ class Ingestor:
         if isinstance(parsed, list):
             code = parsed[0].code if parsed else "bad_progress"
             raise _Refuse(code, _errors_text(parsed))
-        run = self._run_of_lane(tx, event.lane, event.run_id)
+        run = self._run_of_lane(event.lane, event.run_id)
         attempt = int(run["retry_count"]) + 1
         # Masked once, here, so the store, the journal and every reader hold the same text.
         summary, phase = redact(parsed.summary), redact(parsed.phase)
@@ -397,7 +397,7 @@ class Ingestor:
         parsed = parse_ack(data)
         if isinstance(parsed, list):
             raise _Refuse(parsed[0].code if parsed else "bad_ack", _errors_text(parsed))
-        self._run_of_lane(tx, event.lane, event.run_id)
+        self._run_of_lane(event.lane, event.run_id)
         status = tx.steer_status(parsed.steer_id, event.run_id)
         if status is None:
             raise _Refuse("unknown_steer", f"Run {event.run_id} has no steer {parsed.steer_id}.")
