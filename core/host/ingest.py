@@ -174,6 +174,11 @@ class Ingestor:
             outcome: Outcome = "replayed" if replayed else "ingested"
             results[index] = Ingested(outcome, event.kind, event.run_id)
         for index, path, event, data, why in refused:
+            if not os.path.lexists(path):
+                # Taken meanwhile by whoever else reported it (its reason, if any, is written
+                # once, by that one): a second reason would count one file twice.
+                results[index] = Ingested("gone")
+                continue
             message = why.message
             if may_be_unfinished(why.code, data):
                 waiting = self._wait_for_writer(path, event)

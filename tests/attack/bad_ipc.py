@@ -221,8 +221,18 @@ def attack(args: argparse.Namespace) -> Figures:
         figures.check(alive and code == 0, "the host died or did not stop cleanly")
         figures.check(valid_in == valid, f"{valid - valid_in} valid events lost among bad ones")
         left = len(left_in_tree(ipc))
-        figures.check(len(reasons) + receipts + left == dropped + specials,
-                      "some files vanished without a receipt or a reason")  # fmt: skip
+        accounted = len(reasons) + receipts + left == dropped + specials
+        figures.check(accounted, "some files vanished without a receipt or a reason")
+        if not accounted:
+            # What a failure needs to be understood: the files with more than one reason, how
+            # each reason ended, and what the host said meanwhile.
+            twice = Counter(r["original_path"] for r in reasons)
+            for name, n in sorted(twice.items()):
+                if n > 1:
+                    outcomes = [r.get("outcome") for r in reasons if r["original_path"] == name]
+                    figures.add(f"  {n} reasons for {os.path.basename(name)!r}", outcomes)
+            said = [line for line in host.log().splitlines() if " WARNING " not in line]
+            figures.add("  the host's log (but its quarantine warnings)", said[-30:])
         moved_names = {r["original_path"] for r in reasons}
         for name in sorted(set(originals) - moved_names):
             figures.fail(f"crafted file not quarantined: {os.path.relpath(name, lane_dir)!r}")

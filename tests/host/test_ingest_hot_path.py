@@ -11,6 +11,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from core.host.host import Host
 from core.host.inbox import SETTLED_S
@@ -133,3 +136,27 @@ def test_a_file_named_twice_in_a_batch_is_taken_or_moved_aside_once(tmp_path: Pa
         assert len(reasons(host)) == 1  # one reason for the one refused file
         (moved,) = [p for p in host.layout.errors_dir.iterdir() if p.name.endswith("-1.json")]
         assert moved.read_bytes().startswith(b"{")  # its bytes kept, not a second copy's
+
+
+def test_a_refused_file_another_reader_took_meanwhile_gets_no_second_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read, then refused in the batch's transaction, then gone before it is moved aside (the
+    reader that reported it too took it first): one file, one reason, written by that one."""
+    from core.host.ingest import Ingestor
+
+    with host_in_process(tmp_path, "r-1") as host:
+        taken = write_progress(host, "r-1", 1, "refused", extra_field=1)  # an unknown field
+        kept = write_progress(host, "r-1", 2, "refused too", extra_field=2)
+        apply_one = Ingestor._apply_one
+
+        def another_reader_takes(self: Ingestor, tx: object, event: Any, *rest: Any) -> bool:
+            if event.path == taken:
+                os.rename(taken, tmp_path / "taken-elsewhere.json")
+            return apply_one(self, tx, event, *rest)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Ingestor, "_apply_one", another_reader_takes)
+        results = host.inbox.ingestor.handle_many([taken, kept])  # type: ignore[union-attr]
+        assert [r.outcome for r in results] == ["gone", "quarantined"]
+        assert [r["code"] for r in reasons(host)] == ["unknown_field"]
+        assert reasons(host)[0]["original_path"] == str(kept)
