@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.service.change_feed import FedChanges, FeedListener
 from core.service.fleet import Fleet, open_fleet, open_writer
 from core.service.hosting import host_status
 from core.service.reads import DiffOpening, HostLine, RunView
@@ -114,6 +115,11 @@ class StoreFeed:
         self.hosts: tuple[HostLine, ...] = ()
         """The store's live and lost hosts as the last `read` found them (whether or not it
         found a change to return), their heartbeats fresh."""
+        self.fed: FeedListener | None = None
+        """The host's change feed, when the console listens to it: a read it can answer
+        reads nothing from the store (but the window, when the changes move it)."""
+        self.fed_reads = 0
+        """Reads the feed answered (for tests and the benchmark)."""
 
     def open_writer(self) -> Fleet:
         """A connection of its own for one operator action (the caller closes it)."""
@@ -153,6 +159,13 @@ class StoreFeed:
     ) -> FeedRead | None:
         """What changed after ``since_seq`` (None: the first read), with the window ``ask``
         says; None when nothing did. Either way `hosts` is the store's hosts as found."""
+        listener = self.fed
+        fed = listener.changes_after(since_seq) if listener and since_seq is not None else None
+        if listener is not None and fed is not None and since_seq is not None:
+            self.fed_reads += 1
+            read = self._read_fed(since_seq, fed, ask, last_host)
+            listener.consumed(fed.to_seq)
+            return read
         with self._reading() as fleet:
             seq = fleet.last_seq()
             host = host_pid(self.root)
@@ -185,6 +198,34 @@ class StoreFeed:
                 page, rows, summary.counts, entries if caught_up else [], last, ask, host,
                 burn=summary.burn, cut=cut,
             )  # fmt: skip
+
+    def _read_fed(
+        self, since_seq: int, fed: FedChanges, ask: WindowAsk, last_host: int | None
+    ) -> FeedRead | None:
+        """`read` from what the feed said: the store is read only for a window the changes
+        move (one indexed page), never for the counts, the journal or the rows."""
+        self.hosts = fed.hosts
+        host = fed.pid
+        if not fed.changed:
+            if host == last_host:
+                return None
+            return FeedRead(None, [], {}, [], since_seq, ask, host)
+        entries = fed.entries
+        page = None
+        if _moves_the_window(entries, ask.view):
+            with self._reading() as fleet:
+                page = fleet.window(ask.view, limit=ask.size, after=ask.anchor, offset=ask.offset)
+                held = {row["run_id"] for row in page.rows}
+                wanted = [run_id for run_id in ask.keep if run_id not in held]
+                rows = fleet.table_rows(wanted) if wanted else []
+        else:
+            named = dict.fromkeys(entry["run_id"] for entry in entries)
+            rows = [
+                fed.rows[run_id]
+                for run_id in named
+                if run_id in fed.rows and (run_id in ask.loaded or run_id in ask.keep)
+            ]
+        return FeedRead(page, rows, fed.counts or {}, entries, fed.to_seq, ask, host, burn=fed.burn)
 
     def window(self, view: RunsView, *, limit: int, **where: Any) -> WindowRows:
         """A page of ``view`` (`core.service.window.read_window`)."""

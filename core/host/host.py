@@ -30,6 +30,7 @@ from typing import Any
 
 from core.host import checkouts, sandbox
 from core.host.budgets import BudgetWatch
+from core.host.change_feed import ChangeFeed
 from core.host.config import HostConfig
 from core.host.faults import FaultWait, io_fault
 from core.host.fleet import Heartbeat, HostNameTaken, Lease, default_name
@@ -131,6 +132,8 @@ class Host:
             stopping=self.stopping,
         )
         """Remove the store's old history as ``[store]`` allows (`core.host.retention`)."""
+        self.feed = ChangeFeed(self.store_at, workspace.root, self.stopping)
+        """What changed in the store, read once for every console (`core.host.change_feed`)."""
         self.worker_runs = WorkerRunsWriter(self.layout, owner=f"jarvis-{os.getpid()}")
         """Each lane's ``worker_runs.json``, what NanoClaw's agents read (`core.nanoclaw`)."""
 
@@ -207,6 +210,7 @@ class Host:
                 self.inbox.start_watcher()
             self._heartbeat = Heartbeat(self.lease, self.stopping, self._taken)
             self._heartbeat.start()
+            self.feed.start()
             log.info("host %d holds %s", os.getpid(), self.workspace.root)
             found = self.launching.sandbox = sandbox.probe()
             if found.program is not None:
@@ -229,6 +233,7 @@ class Host:
             self._shutdown()
             if self._heartbeat is not None:
                 self._heartbeat.join()
+            self.feed.join()
             self._end_lease()
             self.lease.store.close()
             store.close()

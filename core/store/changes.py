@@ -27,6 +27,8 @@ class ChangeListener:
 
     #: Whether a wake-up means a change (else the reader must poll at its usual pace).
     hears_changes = False
+    #: Whether it may ever hear one (a thread waits on it then).
+    may_hear = False
     #: How many LISTENs took effect: whatever was committed before the latest went unheard, so
     #: a reader reads once after it sees this grow.
     listens = 0
@@ -51,6 +53,7 @@ class PostgresListener(ChangeListener):
     """LISTEN on a connection of its own; opened again after the server drops it."""
 
     hears_changes = True
+    may_hear = True
 
     def __init__(self, url: str) -> None:
         super().__init__()

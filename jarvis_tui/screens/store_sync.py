@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
@@ -33,7 +34,8 @@ from rich.text import Text
 from textual.timer import Timer
 from textual.worker import WorkerState
 
-from core.service.changes import ChangeListener, listener_for
+from core.service.change_feed import FeedListener, feed_listener
+from core.service.changes import ChangeListener
 from core.service.errors import LASTING, as_store_error
 from jarvis_tui.feed import FeedRead, HostLine, StoreFeed
 from jarvis_tui.messages import RunViewReceived, StoreChanged, StreamHistoryReceived, WindowRead
@@ -56,6 +58,9 @@ STORE_GROUP = "store"
 SAFETY_POLL_S = 5.0
 #: How long the listener waits at a time (how soon it notices the console is closing).
 LISTEN_WAIT_S = 0.5
+#: The least time between the starts of two reads woken by announced changes: a workspace
+#: streaming hundreds of events a second is shown a few times a second, not hundreds.
+WAKE_GAP_S = 0.25
 
 
 class StoreView(Protocol):
@@ -150,12 +155,21 @@ class StoreSync:
         self._read_host: int | None = None
         self.hosts: tuple[HostLine, ...] = ()
         """The store's live and lost hosts, as last read (the header's hosts line)."""
-        self.listener = listener_for(self.feed.location) if live else ChangeListener()
-        """Wakes the next read when the store announces a change (PostgreSQL's NOTIFY); the
-        poll, slower then, is the safety net."""
+        self.listener: ChangeListener = ChangeListener()
+        """Wakes the next read when a change is announced: the host's change feed, which also
+        says what changed (`core.service.change_feed`), else PostgreSQL's NOTIFY; the poll,
+        slower then, is the safety net."""
+        if live:
+            self.listener = feed_listener(self.feed.root, self.feed.location)
+            if isinstance(self.listener, FeedListener):
+                self.feed.fed = self.listener
         self._listening: threading.Thread | None = None
         self._woken = False
         """A change was announced while a read was in flight: the next read starts at once."""
+        self._read_started = 0.0
+        """When the last read started (`WAKE_GAP_S` runs from it)."""
+        self._woke_timer = False
+        """The poll timer was armed by an announced change (it is due within the gap)."""
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -229,6 +243,7 @@ class StoreSync:
 
     def _poll(self) -> None:
         self._poll_timer = None
+        self._read_started = time.monotonic()
         self._do([self.read_store()])
 
     def resume(self) -> None:
@@ -268,17 +283,29 @@ class StoreSync:
                 return  # the app is gone
 
     def _wake(self) -> None:
-        """A change was announced: read now if between reads, else right after this one."""
-        if self._poll_timer is not None:
-            self._poll_timer.stop()
+        """A change was announced: read now if between reads (or once `WAKE_GAP_S` has passed
+        since the last read started), else right after this one."""
+        if self._poll_timer is None:
+            self._woken = True
+            return
+        if self._woke_timer:
+            return  # a read is already due within the gap
+        self._poll_timer.stop()
+        due = self._gap_left()
+        if due <= 0:
             self._poll()
         else:
-            self._woken = True
+            self._poll_timer = self._view.set_timer(due, self._poll)
+            self._woke_timer = True
+
+    def _gap_left(self) -> float:
+        return WAKE_GAP_S - (time.monotonic() - self._read_started)
 
     def _next_poll_s(self) -> float:
+        self._woke_timer = False
         if self._woken:
             self._woken = False
-            return 0.0
+            return max(0.0, self._gap_left())
         if self.listener.hears_changes:
             return max(self.poll_interval, SAFETY_POLL_S)
         return self.poll_interval
@@ -344,7 +371,7 @@ class StoreSync:
             if self._poll_timer is not None:
                 self._poll_timer.stop()
             self._poll_timer = self._view.set_timer(self._next_poll_s(), self._poll)
-            if self.listener.hears_changes and self._listening is None:
+            if self.listener.may_hear and self._listening is None:
                 self._listening = threading.Thread(
                     target=self._listen, name="store-listener", daemon=True
                 )

@@ -221,6 +221,24 @@ def wait_until(
         time.sleep(interval)
 
 
+def put_progress(ws: Path, run_id: str, seq: int, summary: str, *, lane: str = LANE) -> None:
+    """Write one progress event into ``run_id``'s folder as a worker does (a rename)."""
+    folder = ws / "data" / "ipc" / lane / "progress" / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "kind": "worker_progress",
+        "run_id": run_id,
+        "group_folder": lane,
+        "timestamp": "2026-11-28T03:00:00.000Z",
+        "phase": "testing",
+        "summary": summary,
+        "seq": seq,
+    }
+    temp = folder / f".{seq}.tmp"
+    temp.write_text(json.dumps(doc))
+    os.replace(temp, folder / f"{seq:04d}-p.json")
+
+
 # -- the store, read from the test ----------------------------------------------------------------
 
 

@@ -1,0 +1,40 @@
+"""A live console follows the host's change feed: what workers report reaches its table with
+no read of the store's journal or rows, and its poll (an hour here) never has to run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.store.sqlite_store import SqliteStore
+from tests.host.hostkit import LANE, dispatch, put_progress, running_host, write_config
+from tests.tui.helpers import make_app, wait_for
+
+RUN = "run-fed-1"
+
+
+async def test_a_console_follows_the_hosts_feed_without_polling(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_config(ws, lane_concurrency={LANE: 0})
+    store = SqliteStore(ws / "jarvis.db")
+    dispatch(store, RUN)
+    with running_host(ws):
+        app = make_app(ws / "jarvis.db", live=True, poll_interval=3600)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: RUN in app.main.model.rows)
+            sync = app.main.store_sync
+            await wait_for(pilot, lambda: sync.feed.fed is not None and sync.feed.fed.connected)
+            for seq in range(1, 6):
+                put_progress(ws, RUN, seq, f"step {seq}")
+
+            def shown() -> bool:
+                return app.main.model.rows[RUN].get("last_progress_summary") == "step 5"
+
+            await wait_for(pilot, shown)
+            assert sync.feed.fed_reads >= 1
+            # Another writer's dispatch reaches the table through the feed as well.
+            dispatch(store, "run-fed-2")
+            await wait_for(pilot, lambda: "run-fed-2" in app.main.model.rows)
+            assert app.main.store_sync.counts == {"queued": 2}
+            assert sync.feed.opened == 1  # one connection, for the window's pages
+    store.close()
