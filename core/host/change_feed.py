@@ -34,6 +34,10 @@ log = logging.getLogger("jarvis.host")
 
 LOOK_EVERY_S = 0.05
 """How often the feed looks at the journal's position while anyone listens."""
+STREAM_GAP_S = 0.25
+"""The least time between two messages of changes: the first change after a quiet spell goes
+out at once (within `LOOK_EVERY_S`), a stream of them four times a second, so a console on a
+busy workspace decodes a few messages a second, not twenty."""
 TICK_EVERY_S = 1.0
 """A message at least this often, changes or not: readers know the feed is alive."""
 MAX_ENTRIES = 2000
@@ -130,6 +134,7 @@ class ChangeFeed:
 
     def _run(self) -> None:
         next_tick = 0.0
+        next_change = 0.0
         quiet_since = time.monotonic()
         while not self.stopping.is_set():
             wait = LOOK_EVERY_S if self._readers else 0.5
@@ -146,6 +151,8 @@ class ChangeFeed:
                     self._close_store()
                 continue
             quiet_since = now
+            if now < next_change:
+                continue  # the last message of changes went out a moment ago
             try:
                 sent = self._publish(tick=now >= next_tick)
             except StoreError as exc:
@@ -153,6 +160,8 @@ class ChangeFeed:
                 continue
             if sent:
                 next_tick = now + TICK_EVERY_S
+                if sent == "changes":
+                    next_change = now + STREAM_GAP_S
 
     def _store(self) -> Fleet:
         if self._fleet is None:
@@ -209,14 +218,14 @@ class ChangeFeed:
         if not data:
             self._drop(reader)
 
-    def _publish(self, *, tick: bool) -> bool:
-        """Send what changed since the last message (or a tick when due); True when sent."""
+    def _publish(self, *, tick: bool) -> str | None:
+        """Send what changed since the last message (or a tick when due); the kind sent."""
         fleet = self._store()
         seq = fleet.last_seq()
         start = self._seq if self._seq is not None else seq
         if seq == start:
             if not tick:
-                return False
+                return None
             message: dict[str, Any] = {"kind": "tick", "seq": seq, "hosts": self._hosts(fleet)}
         else:
             entries: list[dict[str, Any]] | None = fleet.journal(start, limit=MAX_ENTRIES + 1)
@@ -247,7 +256,7 @@ class ChangeFeed:
         for reader in list(self._readers.values()):
             self._send(reader, line)
         self.sent += 1
-        return True
+        return str(message["kind"])
 
     @staticmethod
     def _hosts(fleet: Fleet) -> list[list[Any]]:

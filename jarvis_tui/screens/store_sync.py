@@ -58,9 +58,11 @@ STORE_GROUP = "store"
 SAFETY_POLL_S = 5.0
 #: How long the listener waits at a time (how soon it notices the console is closing).
 LISTEN_WAIT_S = 0.5
-#: The least time between the starts of two reads woken by announced changes: a workspace
-#: streaming hundreds of events a second is shown a few times a second, not hundreds.
-WAKE_GAP_S = 0.25
+#: The least time between the starts of two reads woken by announced changes: a change on a
+#: quiet workspace is shown at once, a stream of hundreds of events a second once a second
+#: (each paint of a busy table costs about what the reads cost, and fifty consoles on a
+#: two-core machine must leave it to the host).
+WAKE_GAP_S = 1.0
 
 
 class StoreView(Protocol):
@@ -170,6 +172,9 @@ class StoreSync:
         """When the last read started (`WAKE_GAP_S` runs from it)."""
         self._woke_timer = False
         """The poll timer was armed by an announced change (it is due within the gap)."""
+        self._wake_pending = threading.Event()
+        """The listener asked for a read that has not started yet: a feed's twenty messages a
+        second make one call onto the screen's loop per read, not one each."""
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -244,6 +249,8 @@ class StoreSync:
     def _poll(self) -> None:
         self._poll_timer = None
         self._read_started = time.monotonic()
+        # From here on a change announced is after what this read may see: it wakes again.
+        self._wake_pending.clear()
         self._do([self.read_store()])
 
     def resume(self) -> None:
@@ -275,8 +282,9 @@ class StoreSync:
             # read; a reconnection follows a drop).
             listened, heard = self.listener.listens != heard, self.listener.listens
             stale = seq is None or (self._read_seq is not None and seq <= self._read_seq)
-            if stale and not listened:
-                continue
+            if (stale and not listened) or self._wake_pending.is_set():
+                continue  # nothing new, or a read is already due that will take it in
+            self._wake_pending.set()
             try:
                 self._view.from_thread(self._wake)
             except RuntimeError:

@@ -178,8 +178,8 @@ class TextPane(ScrollPane, can_focus=True):
         """The index of the first row on screen."""
         self._rows: list[Text] | None = None
         self._rows_width = -1
-        self._strips: dict[int, tuple[tuple[Style, Segment], Strip]] = {}
-        """Finished rows by index, with the style and bar cell they were drawn with."""
+        self._strips: dict[int, tuple[Style, Strip]] = {}
+        """Rows drawn (without the bar's cell) by index, with the style they were drawn with."""
 
     # -- content --------------------------------------------------------------------------------
 
@@ -234,11 +234,20 @@ class TextPane(ScrollPane, can_focus=True):
             return 0
         self.lines.extend(added)
         dropped = self._trim()
-        if self.wrap or dropped or self._rows is None:
+        if self.wrap or self._rows is None:
             self._invalidate()
         else:
-            # Not wrapped: a row is a line, so the rows drawn so far stay valid.
+            # Not wrapped: a row is a line, so the rows drawn so far stay valid, each one
+            # `dropped` rows up (a full stream drops as many as it adds: without this, every
+            # row on screen was drawn again on every append).
+            del self._rows[:dropped]
             self._rows.extend(added)
+            if dropped:
+                self._strips = {
+                    index - dropped: strip
+                    for index, strip in self._strips.items()
+                    if index >= dropped
+                }
         self.top = max(0, self.top - dropped)
         self.refresh()
         return dropped
@@ -314,10 +323,9 @@ class TextPane(ScrollPane, can_focus=True):
         if index >= len(rows):
             return Strip([*Strip.blank(width, base), bar], width + 1)
         cached = self._strips.get(index)
-        if cached is not None and cached[0] == (base, bar):
-            return cached[1]
-        segments = rows[index].render(self.app.console, end="")
-        strip = Strip(segments).apply_style(base).crop_extend(0, width, base)
-        strip = Strip([*strip, bar], width + 1)
-        self._strips[index] = ((base, bar), strip)
-        return strip
+        if cached is None or cached[0] != base:
+            segments = rows[index].render(self.app.console, end="")
+            cached = (base, Strip(segments).apply_style(base).crop_extend(0, width, base))
+            self._strips[index] = cached
+        # The bar's cell is added on each draw: a row that moves up keeps its drawn text.
+        return Strip([*cached[1], bar], width + 1)

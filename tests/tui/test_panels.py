@@ -89,6 +89,33 @@ async def test_a_bounded_pane_drops_the_oldest_and_keeps_a_readers_place() -> No
         assert screen_text(pane)[0].startswith("entry 2")  # the same entry, not the same row
 
 
+async def test_a_full_pane_following_its_end_draws_only_the_lines_it_never_drew(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream at its bound drops as many lines as it adds: the rows already drawn move up,
+    drawn as they were (a live fleet appends every read; drawing every row again was most of
+    a busy console's paint)."""
+    pane = TextPane(wrap=False, max_lines=10)
+    async with PaneApp(pane).run_test(size=(30, 4)) as pilot:
+        pane.append_lines(Text(f"entry {n}") for n in range(10))
+        pane.scroll_to_row(pane.max_top)
+        await pilot.pause()
+        assert [row.split()[1] for row in screen_text(pane)] == ["6", "7", "8", "9"]
+        drawn: list[str] = []
+        render = Text.render
+
+        def counting(self: Text, *args: Any, **kwargs: Any) -> Any:
+            drawn.append(self.plain)
+            return render(self, *args, **kwargs)
+
+        monkeypatch.setattr(Text, "render", counting)
+        pane.append_lines([Text("entry 10"), Text("entry 11")])
+        pane.scroll_to_row(pane.max_top)
+        await pilot.pause()
+        assert [row.split()[1] for row in screen_text(pane)] == ["8", "9", "10", "11"]
+        assert sorted(drawn) == ["entry 10", "entry 11"]
+
+
 async def test_a_live_fleet_repaints_panels_without_laying_out_the_screen(
     store_db: Path,
 ) -> None:
