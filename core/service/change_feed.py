@@ -27,8 +27,10 @@ RETRY_S = 2.0
 """How often a listener with no feed tries to connect to one."""
 KEEP = 2000
 """Messages kept for a reader that has not read them yet (further behind, it reads the store)."""
-SILENT_S = 5.0
-"""A feed that said nothing this long (it ticks every second) is taken for gone."""
+SILENT_S = 30.0
+"""A feed that said nothing this long (it ticks every second) is taken for gone. Generous: a
+host on a saturated machine ticks late, and a console that let go of it read the store
+itself, adding to the load (a host that died closes the socket, which is seen at once)."""
 
 
 @dataclass
@@ -195,6 +197,20 @@ class FeedListener(ChangeListener):
             int(last["to_seq"]), entries, rows, last.get("counts"), last.get("burn"), hosts, pid,
             changed=True,
         )  # fmt: skip
+
+    def urgent_after(self, position: int) -> bool:
+        """Whether the messages after ``position`` hold more than runs' progress (or cannot
+        say: too many changes, retention's cut)."""
+        with self._lock:
+            for message in self._messages:
+                if int(message["to_seq"]) <= position:
+                    continue
+                entries = message.get("entries")
+                if entries is None or message.get("cut") is not None:
+                    return True
+                if any(entry.get("kind") != "progress" for entry in entries):
+                    return True
+        return False
 
     def consumed(self, position: int) -> None:
         """The reader is at ``position``: the messages it took are let go."""

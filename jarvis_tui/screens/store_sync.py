@@ -59,10 +59,11 @@ SAFETY_POLL_S = 5.0
 #: How long the listener waits at a time (how soon it notices the console is closing).
 LISTEN_WAIT_S = 0.5
 #: The least time between the starts of two reads woken by announced changes: a change on a
-#: quiet workspace is shown at once, a stream of hundreds of events a second once a second
-#: (each paint of a busy table costs about what the reads cost, and fifty consoles on a
-#: two-core machine must leave it to the host).
-WAKE_GAP_S = 1.0
+#: quiet workspace is shown at once; in a stream, a change of state, a steer or a gate within
+#: half a second, and runs' progress every two seconds. Painting a busy table is most of what
+#: a console costs, and fifty consoles on a two-core machine must leave it to the host.
+WAKE_GAP_S = 0.5
+PROGRESS_GAP_S = 2.0
 
 
 class StoreView(Protocol):
@@ -166,15 +167,16 @@ class StoreSync:
             if isinstance(self.listener, FeedListener):
                 self.feed.fed = self.listener
         self._listening: threading.Thread | None = None
-        self._woken = False
-        """A change was announced while a read was in flight: the next read starts at once."""
+        self._woken_gap: float | None = None
+        """A change was announced while a read was in flight: the next read's gap (`_wake`)."""
         self._read_started = 0.0
         """When the last read started (`WAKE_GAP_S` runs from it)."""
-        self._woke_timer = False
-        """The poll timer was armed by an announced change (it is due within the gap)."""
-        self._wake_pending = threading.Event()
-        """The listener asked for a read that has not started yet: a feed's twenty messages a
-        second make one call onto the screen's loop per read, not one each."""
+        self._woke_due: float | None = None
+        """When the read an announced change armed the poll's timer for is due."""
+        self._pending = 0
+        """What the listener asked for that has not started yet (0 nothing, 1 a read for
+        progress, 2 a read for more): a feed's messages make one call onto the screen's loop
+        per read, not one each. Set on the listener's thread, cleared when a read starts."""
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -250,7 +252,7 @@ class StoreSync:
         self._poll_timer = None
         self._read_started = time.monotonic()
         # From here on a change announced is after what this read may see: it wakes again.
-        self._wake_pending.clear()
+        self._pending = 0
         self._do([self.read_store()])
 
     def resume(self) -> None:
@@ -282,38 +284,48 @@ class StoreSync:
             # read; a reconnection follows a drop).
             listened, heard = self.listener.listens != heard, self.listener.listens
             stale = seq is None or (self._read_seq is not None and seq <= self._read_seq)
-            if (stale and not listened) or self._wake_pending.is_set():
-                continue  # nothing new, or a read is already due that will take it in
-            self._wake_pending.set()
+            if stale and not listened:
+                continue
+            urgent = listened or self._urgent()
+            level = 2 if urgent else 1
+            if self._pending >= level:
+                continue  # a read is already due that will take it in, as soon
+            self._pending = level
             try:
-                self._view.from_thread(self._wake)
+                self._view.from_thread(partial(self._wake, urgent))
             except RuntimeError:
                 return  # the app is gone
 
-    def _wake(self) -> None:
-        """A change was announced: read now if between reads (or once `WAKE_GAP_S` has passed
-        since the last read started), else right after this one."""
+    def _urgent(self) -> bool:
+        """Whether what was announced since the last read is more than runs' progress (a
+        state, a steer, a gate: what an operator may have to act on)."""
+        fed = self.feed.fed
+        return fed is None or self._read_seq is None or fed.urgent_after(self._read_seq)
+
+    def _wake(self, urgent: bool = True) -> None:
+        """A change was announced: read once its gap since the last read's start has passed
+        (`WAKE_GAP_S`, or `PROGRESS_GAP_S` for progress alone): at once on a quiet workspace,
+        right after the read in flight if there is one."""
+        gap = WAKE_GAP_S if urgent else PROGRESS_GAP_S
         if self._poll_timer is None:
-            self._woken = True
+            self._woken_gap = gap if self._woken_gap is None else min(self._woken_gap, gap)
             return
-        if self._woke_timer:
-            return  # a read is already due within the gap
+        now = time.monotonic()
+        due = max(0.0, gap - (now - self._read_started))
+        if self._woke_due is not None and self._woke_due <= now + due:
+            return  # a read is already due as soon
         self._poll_timer.stop()
-        due = self._gap_left()
         if due <= 0:
             self._poll()
         else:
             self._poll_timer = self._view.set_timer(due, self._poll)
-            self._woke_timer = True
-
-    def _gap_left(self) -> float:
-        return WAKE_GAP_S - (time.monotonic() - self._read_started)
+            self._woke_due = now + due
 
     def _next_poll_s(self) -> float:
-        self._woke_timer = False
-        if self._woken:
-            self._woken = False
-            return max(0.0, self._gap_left())
+        self._woke_due = None
+        if self._woken_gap is not None:
+            gap, self._woken_gap = self._woken_gap, None
+            return max(0.0, gap - (time.monotonic() - self._read_started))
         if self.listener.hears_changes:
             return max(self.poll_interval, SAFETY_POLL_S)
         return self.poll_interval

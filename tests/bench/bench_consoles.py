@@ -16,7 +16,8 @@ console did before the feed: the baseline, measured in the same run). Each time:
   process notes when each event's journal row is visible (`bench_ingest.reader`): the host's
   event → visible latency, p50 and p99.
 - Each console's CPU (user + system, from /proc) over the writer's run, as % of one core: the
-  median and the highest of the N.
+  median and the highest of the N; and before it, their median over `IDLE_S` of nothing
+  written (watching a quiet workspace).
 
 The host alone (no console) is measured first, in the same run: its p99 is what "the host's
 p99 unchanged" is compared with.
@@ -46,6 +47,8 @@ from tests.bench.bench_console import Terminal, tui_command  # noqa: E402
 from tests.bench.bench_ingest import cpu_seconds, pct  # noqa: E402
 
 HEADER = b"need a human"
+IDLE_S = 5.0
+"""Seconds the consoles are measured idle (nothing written) before the writer starts."""
 
 
 def feed_readers(ws: Path) -> int:
@@ -90,7 +93,11 @@ def one(count: int, *, feed: bool, rate: int, seconds: float) -> dict[str, Any]:
         terms = start_consoles(ws, count, feed=feed)
         time.sleep(3)  # their first reads done, timers settled
         readers = feed_readers(ws)
+        # Idle first: nothing written, what watching a quiet workspace costs.
+        quiet = [cpu_seconds(t.proc.pid) for t in terms]
+        time.sleep(IDLE_S)
         before = [cpu_seconds(t.proc.pid) for t in terms]
+        idle = [(b - q) / IDLE_S * 100 for b, q in zip(before, quiet, strict=True)]
         host_before = cpu_seconds(host.pid)
         total = int(rate * seconds)
         written_at, seen_at = ws / "written.json", ws / "seen.json"
@@ -123,6 +130,7 @@ def one(count: int, *, feed: bool, rate: int, seconds: float) -> dict[str, Any]:
         "p99_ms": pct(latencies, 99) if latencies else float("nan"),
         "console_cpu_median": statistics.median(cpu) if cpu else 0.0,
         "console_cpu_max": max(cpu) if cpu else 0.0,
+        "console_idle_median": statistics.median(idle) if idle else 0.0,
         "host_cpu_pct": host_used / took * 100,
     }
 
@@ -141,8 +149,9 @@ def main() -> None:
     print(f"host alone: reached {alone['reached']:.0f}/s, p50 {alone['p50_ms']:.1f} ms, "
           f"p99 {alone['p99_ms']:.1f} ms, host CPU {alone['host_cpu_pct']:.1f}%")  # fmt: skip
     print()
-    head = (f"{'consoles':>8}  {'reads':<6} {'on feed':>7}  {'console CPU med / max':>22}  "
-            f"{'host p50 / p99 ms':>18}  {'p99 ÷ alone':>11}  {'host CPU':>8}")  # fmt: skip
+    head = (f"{'consoles':>8}  {'reads':<6} {'on feed':>7}  {'idle':>6}  "
+            f"{'console CPU med / max':>22}  {'host p50 / p99 ms':>18}  {'p99 ÷ alone':>11}  "
+            f"{'host CPU':>8}")  # fmt: skip
     print(head)
     for count in counts:
         results = {}
@@ -150,7 +159,8 @@ def main() -> None:
             r = results[feed] = one(count, feed=feed, rate=args.rate, seconds=args.seconds)
             cpu = f"{r['console_cpu_median']:.2f}% / {r['console_cpu_max']:.2f}%"
             lat = f"{r['p50_ms']:.1f} / {r['p99_ms']:.1f}"
-            print(f"{count:>8}  {'feed' if feed else 'store':<6} {r['readers']:>7}  {cpu:>22}  "
+            print(f"{count:>8}  {'feed' if feed else 'store':<6} {r['readers']:>7}  "
+                  f"{r['console_idle_median']:>5.2f}%  {cpu:>22}  "
                   f"{lat:>18}  {r['p99_ms'] / alone['p99_ms']:>10.2f}×  "
                   f"{r['host_cpu_pct']:>7.1f}%   (reached {r['reached']:.0f}/s, "
                   f"visible {r['visible']})", flush=True)  # fmt: skip

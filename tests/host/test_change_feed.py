@@ -180,3 +180,45 @@ def test_a_reader_after_a_host_killed_reads_the_store_then_follows_the_new_host(
     finally:
         host.kill()
         store.close()
+
+
+def _changes(start: int, end: int, kinds: list[str] | None, run: str = RUN) -> dict[str, object]:
+    entries = None
+    if kinds is not None:
+        entries = [
+            {"seq": start + i + 1, "run_id": run, "kind": kind} for i, kind in enumerate(kinds)
+        ]
+    return {"v": 1, "kind": "changes", "from_seq": start, "to_seq": end, "entries": entries,
+            "rows": [{"run_id": run, "state": "queued"}], "counts": {"queued": 1},
+            "burn": None, "cut": None,
+            "hosts": [["h1", None, "live", "2026-11-28T03:00:00Z"]]}  # fmt: skip
+
+
+def test_what_a_reader_may_take_from_the_feed_and_when_it_must_read_the_store(
+    tmp_path: Path,
+) -> None:
+    """The merging rules, message by message (no host: the messages are handed in)."""
+    listener = FeedListener(tmp_path, ChangeListener())
+    listener._sock = object()  # type: ignore[assignment]  # as if connected
+    listener._keep({"v": 1, "kind": "hello", "seq": 10, "pid": 42})
+    assert listener.changes_after(9) is None  # before the feed's start: read the store
+    quiet = listener.changes_after(10)
+    assert quiet is not None and not quiet.changed and quiet.pid == 42
+    listener._keep(_changes(10, 12, ["progress", "progress"]))
+    listener._keep(_changes(12, 13, ["progress"]))
+    assert not listener.urgent_after(10)  # progress alone: a stream's pace
+    fed = listener.changes_after(11)  # a reader part-way into the first message
+    assert fed is not None and [e["seq"] for e in fed.entries] == [12, 13]
+    assert fed.to_seq == 13 and fed.hosts[0].name == "h1" and fed.counts == {"queued": 1}
+    listener._keep(_changes(13, 14, ["state_changed"]))
+    assert listener.urgent_after(13) and listener.urgent_after(10)
+    assert not listener.urgent_after(14)
+    listener.consumed(13)
+    assert listener.changes_after(12) is None  # what it let go is gone: read the store
+    listener._keep(_changes(15, 16, ["progress"]))  # 14 → 15 never arrived
+    assert listener.changes_after(14) is None
+    listener._messages.clear()
+    listener._keep(_changes(16, 900, None))  # too many for a message
+    assert listener.changes_after(16) is None and listener.urgent_after(16)
+    listener._sock = None
+    assert listener.changes_after(16) is None  # not connected: read the store
