@@ -125,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jarvis",
         description="Operator console and tools for fleets of coding-agent workers.",
     )
+    parser.add_argument(
+        "--version", action="version", version=f"jarvis {_version()}",
+        help="say which jarvis this is and exit",
+    )  # fmt: skip
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     v = commands.add_parser("validate", help="check a document against its contract")
@@ -393,13 +397,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("jarvis-tui")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+#: Options every command that takes them means the same by: also understood before the
+#: command (`jarvis --workspace ./ws runs`), as people who script the CLI write them.
+SHARED_OPTIONS = {"--workspace": True, "--db": True, "--operator": True, "--json": False}
+
+
+def shared_options_after_command(argv: Sequence[str]) -> list[str]:
+    """``argv`` with the shared options written before the command moved after it (and after
+    an action such as ``repo add``'s, at the end of the options: before ``--`` if any)."""
+    args = list(argv)
+    moved: list[str] = []
+    while args and args[0].split("=", 1)[0] in SHARED_OPTIONS:
+        name = args.pop(0)
+        moved.append(name)
+        if SHARED_OPTIONS[name.split("=", 1)[0]] and "=" not in name and args:
+            moved.append(args.pop(0))
+    if not moved:
+        return list(argv)
+    if not args:
+        return ["tui", *moved]  # `jarvis --workspace ./ws` opens that workspace's console
+    at = args.index("--") if "--" in args else len(args)
+    return [*args[:at], *moved, *args[at:]]
+
+
+def _leaf(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command parser ``args`` were parsed by: ``repo add``'s for ``jarvis repo add``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return _leaf(chosen, args)
+    return parser
+
+
 def run(argv: Sequence[str]) -> int:
     """Run one ``jarvis`` command and return its exit code."""
     parser = build_parser()
+    argv = shared_options_after_command(argv)
     as_json = "--json" in argv
     try:
         # `jarvis` alone opens the console, as `jarvis tui` does.
-        args = parser.parse_args(list(argv) or ["tui"])
+        args, extras = parser.parse_known_args(list(argv) or ["tui"])
+        if extras:
+            # Said with the usage of the command they were given to, not jarvis's own.
+            _leaf(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
     except ArgumentsError as exc:
         if not as_json:
             for line in exc.usage.rstrip("\n").splitlines():
