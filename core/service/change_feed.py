@@ -27,6 +27,9 @@ RETRY_S = 2.0
 """How often a listener with no feed tries to connect to one."""
 KEEP = 2000
 """Messages kept for a reader that has not read them yet (further behind, it reads the store)."""
+FRESH_S = 3.0
+"""A feed heard from within this long answers a read (it ticks every second); older, the reader
+reads the store itself, so a console's read time never stands for a feed that went quiet."""
 SILENT_S = 30.0
 """A feed that said nothing this long (it ticks every second) is taken for gone. Generous: a
 host on a saturated machine ticks late, and a console that let go of it read the store
@@ -88,6 +91,11 @@ class FeedListener(ChangeListener):
     @property
     def connected(self) -> bool:
         return self._sock is not None
+
+    @property
+    def fresh(self) -> bool:
+        """Connected and heard from within `FRESH_S`: what it says is as good as a read."""
+        return self._sock is not None and time.monotonic() - self._heard_at <= FRESH_S
 
     def wait(self, timeout: float) -> int | None:
         """Block until the feed says something (its newest position) or ``timeout`` passes."""
@@ -172,7 +180,7 @@ class FeedListener(ChangeListener):
         the reader reads the store then."""
         with self._lock:
             hello = self._hello
-            if self._sock is None or hello is None:
+            if self._sock is None or hello is None or not self.fresh:
                 return None
             if position < int(hello["seq"]):
                 return None  # changed before this connection's first message: unseen by it

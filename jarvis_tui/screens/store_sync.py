@@ -56,6 +56,9 @@ VIEW_READ = "read-view-window"
 STORE_GROUP = "store"
 #: Between reads of a store that announces its changes (PostgreSQL): the safety net's pace.
 SAFETY_POLL_S = 5.0
+#: Between reads of a console on the host's feed with nothing announced: each is answered by
+#: the feed's last tick (no store read) and keeps the header's read time going.
+FEED_POLL_S = 1.0
 #: How long the listener waits at a time (how soon it notices the console is closing).
 LISTEN_WAIT_S = 0.5
 #: The least time between the starts of two reads woken by announced changes: a change on a
@@ -326,6 +329,11 @@ class StoreSync:
         if self._woken_gap is not None:
             gap, self._woken_gap = self._woken_gap, None
             return max(0.0, gap - (time.monotonic() - self._read_started))
+        fed = self.feed.fed
+        if fed is not None and fed.connected:
+            # Answered from the feed's last tick, not the store: cheap, and the header's read
+            # time goes on each second on a quiet workspace, as it did polling.
+            return max(self.poll_interval, FEED_POLL_S)
         if self.listener.hears_changes:
             return max(self.poll_interval, SAFETY_POLL_S)
         return self.poll_interval

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 from core.feed_wire import socket_path
-from core.service.change_feed import FeedListener
+from core.service.change_feed import FRESH_S, FeedListener
 from core.service.window import RunsView
 from core.store.changes import ChangeListener
 from core.store.sqlite_store import SqliteStore
@@ -200,6 +201,7 @@ def test_what_a_reader_may_take_from_the_feed_and_when_it_must_read_the_store(
     """The merging rules, message by message (no host: the messages are handed in)."""
     listener = FeedListener(tmp_path, ChangeListener())
     listener._sock = object()  # type: ignore[assignment]  # as if connected
+    listener._heard_at = time.monotonic()  # and heard from just now
     listener._keep({"v": 1, "kind": "hello", "seq": 10, "pid": 42})
     assert listener.changes_after(9) is None  # before the feed's start: read the store
     quiet = listener.changes_after(10)
@@ -220,5 +222,11 @@ def test_what_a_reader_may_take_from_the_feed_and_when_it_must_read_the_store(
     listener._messages.clear()
     listener._keep(_changes(16, 900, None))  # too many for a message
     assert listener.changes_after(16) is None and listener.urgent_after(16)
+    listener._messages.clear()
+    listener._keep(_changes(16, 17, ["progress"]))
+    assert listener.changes_after(16) is not None
+    listener._heard_at = time.monotonic() - FRESH_S - 1  # a feed gone quiet: not a read
+    assert listener.changes_after(16) is None
+    listener._heard_at = time.monotonic()
     listener._sock = None
     assert listener.changes_after(16) is None  # not connected: read the store

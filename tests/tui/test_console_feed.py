@@ -38,3 +38,23 @@ async def test_a_console_follows_the_hosts_feed_without_polling(tmp_path: Path) 
             assert app.main.store_sync.counts == {"queued": 2}
             assert sync.feed.opened == 1  # one connection, for the window's pages
     store.close()
+
+
+async def test_an_idle_console_on_the_feed_reads_it_not_the_store(tmp_path: Path) -> None:
+    """Nothing changes: the console still reads each second (its header's read time goes on),
+    each read answered by the feed's last tick."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_config(ws, lane_concurrency={LANE: 0})
+    store = SqliteStore(ws / "jarvis.db")
+    dispatch(store, RUN)
+    store.close()
+    with running_host(ws):
+        app = make_app(ws / "jarvis.db", live=True)  # the console's own poll interval
+        async with app.run_test(size=(120, 30)) as pilot:
+            sync = app.main.store_sync
+            await wait_for(pilot, lambda: sync.feed.fed is not None and sync.feed.fed.fresh)
+            await wait_for(pilot, lambda: sync.feed.fed_reads >= 1)
+            reads = sync.feed.fed_reads
+            await wait_for(pilot, lambda: sync.feed.fed_reads >= reads + 2)
+            assert RUN in app.main.model.rows
