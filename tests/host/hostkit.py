@@ -221,6 +221,17 @@ def wait_until(
         time.sleep(interval)
 
 
+def queued_workspace(tmp_path: Path, run_id: str) -> tuple[Path, SqliteStore]:
+    """A workspace whose lane runs no workers (runs stay queued: the host only ingests), with
+    ``run_id`` queued on it; the store is the caller's to close."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_config(ws, lane_concurrency={LANE: 0})
+    store = SqliteStore(ws / "jarvis.db")
+    dispatch(store, run_id)
+    return ws, store
+
+
 def put_progress(ws: Path, run_id: str, seq: int, summary: str, *, lane: str = LANE) -> None:
     """Write one progress event into ``run_id``'s folder as a worker does (a rename)."""
     folder = ws / "data" / "ipc" / lane / "progress" / run_id

@@ -25,10 +25,10 @@ from core.store.sqlite_store import SqliteStore
 from jarvis_tui.feed import StoreFeed
 from jarvis_tui.run_model import WindowAsk
 from tests.host.hostkit import (
-    LANE,
     HostProcess,
     dispatch,
     put_progress,
+    queued_workspace,
     running_host,
     wait_until,
     write_config,
@@ -69,11 +69,7 @@ def follow(listener: FeedListener, position: int, target: int) -> None:
 
 
 def test_what_the_feed_says_is_what_the_store_says(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    write_config(ws, lane_concurrency={LANE: 0})
-    store = SqliteStore(ws / "jarvis.db")
-    dispatch(store, RUN)
+    ws, store = queued_workspace(tmp_path, RUN)
     with running_host(ws):
         listener = listen(ws)
         start = _hello(listener)
@@ -143,11 +139,7 @@ def test_the_socket_is_the_owners_and_gone_after_the_host(tmp_path: Path) -> Non
 def test_a_reader_after_a_host_killed_reads_the_store_then_follows_the_new_host(
     tmp_path: Path,
 ) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    write_config(ws, lane_concurrency={LANE: 0})
-    store = SqliteStore(ws / "jarvis.db")
-    dispatch(store, RUN)
+    ws, store = queued_workspace(tmp_path, RUN)
     host = HostProcess(ws)
     try:
         host.wait_started()

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.store.sqlite_store import SqliteStore
-from tests.host.hostkit import LANE, dispatch, put_progress, running_host, write_config
+from tests.host.hostkit import dispatch, put_progress, queued_workspace, running_host
 from tests.tui.helpers import make_app, wait_for
 
 RUN = "run-fed-1"
 
 
 async def test_a_console_follows_the_hosts_feed_without_polling(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    write_config(ws, lane_concurrency={LANE: 0})
-    store = SqliteStore(ws / "jarvis.db")
-    dispatch(store, RUN)
+    ws, store = queued_workspace(tmp_path, RUN)
     with running_host(ws):
         app = make_app(ws / "jarvis.db", live=True, poll_interval=3600)
         async with app.run_test(size=(120, 30)) as pilot:
@@ -43,11 +38,7 @@ async def test_a_console_follows_the_hosts_feed_without_polling(tmp_path: Path) 
 async def test_an_idle_console_on_the_feed_reads_it_not_the_store(tmp_path: Path) -> None:
     """Nothing changes: the console still reads each second (its header's read time goes on),
     each read answered by the feed's last tick."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    write_config(ws, lane_concurrency={LANE: 0})
-    store = SqliteStore(ws / "jarvis.db")
-    dispatch(store, RUN)
+    ws, store = queued_workspace(tmp_path, RUN)
     store.close()
     with running_host(ws):
         app = make_app(ws / "jarvis.db", live=True)  # the console's own poll interval
