@@ -125,7 +125,7 @@ class ChangeFeed:
                 os.unlink(self.path)
             except OSError:
                 pass
-            self._listener.close()
+            self._listener.close()  # closing twice (after a failure) is harmless
             self._listener = None
         self._close_store()
         self._selector.close()
@@ -133,6 +133,19 @@ class ChangeFeed:
     # -- the thread -------------------------------------------------------------------------------
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        except Exception:
+            # A bug of the feed's: the host goes on without it. Every console is let go and
+            # the socket closed, so they read the store themselves, as with no host.
+            log.exception("the change feed stopped; consoles read the store themselves")
+            for reader in list(self._readers.values()):
+                self._drop(reader)
+            if self._listener is not None:
+                self._selector.unregister(self._listener)
+                self._listener.close()
+
+    def _serve(self) -> None:
         next_tick = 0.0
         next_change = 0.0
         quiet_since = time.monotonic()

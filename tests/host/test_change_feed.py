@@ -14,8 +14,11 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from core.feed_wire import socket_path
 from core.service.change_feed import FRESH_S, FeedListener
@@ -222,3 +225,35 @@ def test_what_a_reader_may_take_from_the_feed_and_when_it_must_read_the_store(
     listener._heard_at = time.monotonic()
     listener._sock = None
     assert listener.changes_after(16) is None  # not connected: read the store
+
+
+def test_a_feed_that_fails_lets_its_consoles_go_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in the feed's thread ends the feed, not the host: its consoles are let go (they
+    read the store themselves) and the failure is logged with its traceback."""
+    from core.host.change_feed import ChangeFeed
+
+    ws, store = queued_workspace(tmp_path, RUN)
+    store.close()
+    stopping = threading.Event()
+    feed = ChangeFeed(ws / "jarvis.db", ws, stopping)
+
+    def broken(self: ChangeFeed, *, tick: bool) -> str | None:
+        raise RuntimeError("a bug in the feed")
+
+    monkeypatch.setattr(ChangeFeed, "_publish", broken)
+    feed.start()
+    try:
+        listener = FeedListener(ws, ChangeListener())
+        wait_until(lambda: listener.wait(0.2) is None and listener.connects >= 1, WAIT_S,
+                   "the listener to connect")  # fmt: skip
+        wait_until(lambda: listener.wait(0.2) is None and not listener.connected, WAIT_S,
+                   "the failed feed to let the listener go")  # fmt: skip
+        assert listener.changes_after(0) is None  # it reads the store
+        assert "the change feed stopped" in caplog.text and "a bug in the feed" in caplog.text
+        listener.close()
+    finally:
+        stopping.set()
+        feed.join()
+    assert not socket_path(ws).exists()
