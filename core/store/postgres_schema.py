@@ -20,6 +20,7 @@ from core.store.shared_ddl import (
     USAGE_COST_COMPUTED,
     USAGE_UNREADABLE,
     WINDOW_INDEXES,
+    retention_tables,
 )
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
@@ -350,32 +351,10 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0011_window_indexes", WINDOW_INDEXES),
     (
         "0012_retention",
-        """
-        -- SQLite's 0022: what retention removed per run; where it stands, and the journal's
-        -- horizon; old receipts found by their time; deleting journal entries below the
-        -- horizon of finished runs ('done') allowed, every other delete and every update
-        -- refused, by the same trigger.
-        CREATE TABLE run_retention (
-            run_id TEXT PRIMARY KEY REFERENCES runs (run_id),
-            progress_removed BIGINT NOT NULL DEFAULT 0,
-            progress_first_at TEXT,
-            progress_last_at TEXT,
-            progress_keep_days BIGINT,
-            journal_removed BIGINT NOT NULL DEFAULT 0,
-            journal_first_at TEXT,
-            journal_last_at TEXT,
-            journal_keep_days BIGINT,
-            updated_at TEXT NOT NULL
-        );
-        CREATE TABLE retention_marks (
-            name TEXT PRIMARY KEY,
-            seq BIGINT NOT NULL DEFAULT 0,
-            run_updated_at TEXT NOT NULL DEFAULT '',
-            run_id TEXT NOT NULL DEFAULT ''
-        );
-        INSERT INTO retention_marks (name) VALUES ('progress');
-        INSERT INTO retention_marks (name) VALUES ('journal');
-        CREATE INDEX ipc_receipts_at ON ipc_receipts (at);
+        # SQLite's 0022's tables; deleting journal entries below the horizon of finished runs
+        # ('done') allowed, every other delete and every update refused, by the same trigger.
+        retention_tables("BIGINT")
+        + """
         CREATE OR REPLACE FUNCTION journal_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             IF TG_OP = 'DELETE'

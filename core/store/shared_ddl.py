@@ -88,3 +88,41 @@ WINDOW_INDEXES = """
         -- The runs needing a human include running ones with an expired steer.
         CREATE INDEX steering_events_status ON steering_events (status, run_id);
 """
+
+
+def retention_tables(integer: str) -> str:
+    """Retention's tables (SQLite's 0022, PostgreSQL's 0012), with ``integer`` the backend's
+    64-bit integer type (SQLite's INTEGER, PostgreSQL's BIGINT); each backend adds its own
+    trigger keeping the journal append-only above the horizon."""
+    return f"""
+        -- Retention (core/store/retention.py) removes the old history of finished runs; what it
+        -- removed is summed per run here, so `jarvis show` says what is gone, which span it
+        -- covered and under which policy (keep_days).
+        CREATE TABLE run_retention (
+            run_id TEXT PRIMARY KEY REFERENCES runs (run_id),
+            progress_removed {integer} NOT NULL DEFAULT 0,
+            progress_first_at TEXT,
+            progress_last_at TEXT,
+            progress_keep_days {integer},
+            journal_removed {integer} NOT NULL DEFAULT 0,
+            journal_first_at TEXT,
+            journal_last_at TEXT,
+            journal_keep_days {integer},
+            updated_at TEXT NOT NULL
+        );
+        -- Where retention stands, per table it walks ('progress', 'journal'): the finished runs
+        -- cleared, in (updated_at, run_id) order, up to and including (run_updated_at, run_id).
+        -- The journal's row also holds its horizon (seq): every entry at or above it is kept,
+        -- so a reader that has seen up to horizon - 1 or later has missed nothing.
+        CREATE TABLE retention_marks (
+            name TEXT PRIMARY KEY,
+            seq {integer} NOT NULL DEFAULT 0,
+            run_updated_at TEXT NOT NULL DEFAULT '',
+            run_id TEXT NOT NULL DEFAULT ''
+        );
+        INSERT INTO retention_marks (name) VALUES ('progress');
+        INSERT INTO retention_marks (name) VALUES ('journal');
+        -- Old receipts are found by their time, not by a scan of every receipt (the time
+        -- alone: the key again in the index would cost a receipt half its size).
+        CREATE INDEX ipc_receipts_at ON ipc_receipts (at);
+"""

@@ -5,6 +5,8 @@ order, and those both backends make with one text (`core.store.shared_ddl`), are
 
 from __future__ import annotations
 
+from core.store.shared_ddl import retention_tables
+
 #: 0001_initial
 INITIAL = """
         CREATE TABLE runs (
@@ -449,37 +451,9 @@ USAGE_TOTALS = """
         """
 
 #: 0022_retention
-RETENTION = """
-        -- Retention (core/store/retention.py) removes the old history of finished runs; what it
-        -- removed is summed per run here, so `jarvis show` says what is gone, which span it
-        -- covered and under which policy (keep_days).
-        CREATE TABLE run_retention (
-            run_id TEXT PRIMARY KEY REFERENCES runs (run_id),
-            progress_removed INTEGER NOT NULL DEFAULT 0,
-            progress_first_at TEXT,
-            progress_last_at TEXT,
-            progress_keep_days INTEGER,
-            journal_removed INTEGER NOT NULL DEFAULT 0,
-            journal_first_at TEXT,
-            journal_last_at TEXT,
-            journal_keep_days INTEGER,
-            updated_at TEXT NOT NULL
-        );
-        -- Where retention stands, per table it walks ('progress', 'journal'): the finished runs
-        -- cleared, in (updated_at, run_id) order, up to and including (run_updated_at, run_id).
-        -- The journal's row also holds its horizon (seq): every entry at or above it is kept,
-        -- so a reader that has seen up to horizon - 1 or later has missed nothing.
-        CREATE TABLE retention_marks (
-            name TEXT PRIMARY KEY,
-            seq INTEGER NOT NULL DEFAULT 0,
-            run_updated_at TEXT NOT NULL DEFAULT '',
-            run_id TEXT NOT NULL DEFAULT ''
-        );
-        INSERT INTO retention_marks (name) VALUES ('progress');
-        INSERT INTO retention_marks (name) VALUES ('journal');
-        -- Old receipts are found by their time, not by a scan of every receipt (the time
-        -- alone: the key again in the index would cost a receipt half its size).
-        CREATE INDEX ipc_receipts_at ON ipc_receipts (at);
+RETENTION = (
+    retention_tables("INTEGER")
+    + """
         -- The journal stays append-only where a console may still tail it: an entry at or
         -- above the horizon, or of a run not finished ('done', core/lifecycle.py TERMINAL; an
         -- entry of no run too), is never deleted. Retention raises the horizon first, in the
@@ -490,3 +464,4 @@ RETENTION = """
               OR NOT EXISTS (SELECT 1 FROM runs WHERE run_id = OLD.run_id AND state = 'done')
         BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
         """
+)
