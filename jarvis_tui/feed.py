@@ -88,6 +88,20 @@ def _moves_the_window(entries: list[dict[str, Any]], view: RunsView) -> bool:
     return bool(entries) and (view.sort == "updated" or view.attention or bool(view.text))
 
 
+def _page_and_kept(fleet: Fleet, ask: WindowAsk) -> tuple[WindowRows, list[str]]:
+    """The window read again from where it stands, and the runs asked to be kept (the run on
+    show) that it does not hold."""
+    page = fleet.window(ask.view, limit=ask.size, after=ask.anchor, offset=ask.offset)
+    held = {row["run_id"] for row in page.rows}
+    return page, [run_id for run_id in ask.keep if run_id not in held]
+
+
+def _shown(entries: list[dict[str, Any]], ask: WindowAsk) -> list[str]:
+    """The runs these entries name that the window holds or keeps, once each, in order."""
+    named = dict.fromkeys(entry["run_id"] for entry in entries)
+    return [run_id for run_id in named if run_id in ask.loaded or run_id in ask.keep]
+
+
 class StoreFeed:
     """Reads for one console, through one long-lived connection of its own.
 
@@ -187,12 +201,9 @@ class StoreFeed:
             last = entries[-1]["seq"] if entries and caught_up else seq
             page = None
             if since_seq is None or not caught_up or _moves_the_window(entries, ask.view):
-                page = fleet.window(ask.view, limit=ask.size, after=ask.anchor, offset=ask.offset)
-                held = {row["run_id"] for row in page.rows}
-                wanted = [run_id for run_id in ask.keep if run_id not in held]
+                page, wanted = _page_and_kept(fleet, ask)
             else:
-                named = dict.fromkeys(entry["run_id"] for entry in entries)
-                wanted = [run_id for run_id in named if run_id in ask.loaded or run_id in ask.keep]
+                wanted = _shown(entries, ask)
             rows = fleet.table_rows(wanted) if wanted else []
             return FeedRead(
                 page, rows, summary.counts, entries if caught_up else [], last, ask, host,
@@ -214,17 +225,10 @@ class StoreFeed:
         page = None
         if _moves_the_window(entries, ask.view):
             with self._reading() as fleet:
-                page = fleet.window(ask.view, limit=ask.size, after=ask.anchor, offset=ask.offset)
-                held = {row["run_id"] for row in page.rows}
-                wanted = [run_id for run_id in ask.keep if run_id not in held]
+                page, wanted = _page_and_kept(fleet, ask)
                 rows = fleet.table_rows(wanted) if wanted else []
         else:
-            named = dict.fromkeys(entry["run_id"] for entry in entries)
-            rows = [
-                fed.rows[run_id]
-                for run_id in named
-                if run_id in fed.rows and (run_id in ask.loaded or run_id in ask.keep)
-            ]
+            rows = [fed.rows[run_id] for run_id in _shown(entries, ask) if run_id in fed.rows]
         return FeedRead(page, rows, fed.counts or {}, entries, fed.to_seq, ask, host, burn=fed.burn)
 
     def window(self, view: RunsView, *, limit: int, **where: Any) -> WindowRows:
