@@ -48,7 +48,7 @@ def write_config(
     *,
     concurrency: int = 2,
     lane_concurrency: dict[str, int] | None = None,
-    no_output_s: float = 3,
+    no_output_s: float = 60,  # a hang guard: a busy machine may starve a worker for seconds
     hard_limit_s: float = 120,
     steer_ack_s: float = 5,
     shutdown_grace_s: float = 1,
