@@ -1,5 +1,5 @@
 """Three real hosts on one real PostgreSQL, each serving its own lanes from its own workspace:
-150 runs, each run once; a host killed with -9 mid-run is recovered by another once its lease
+60 runs, each run once; a host killed with -9 mid-run is recovered by another once its lease
 runs out, each of its running runs failed once; back under its name it runs what it had left.
 Two consoles' readers see the same changes throughout."""
 
@@ -27,11 +27,11 @@ from tests.host.hostkit import (
 from tests.processes import HANG_GUARD_S
 
 HOSTS = {"host-a": ["a1", "a2"], "host-b": ["b1", "b2"], "host-c": ["c1", "c2"]}
-RUNS_PER_LANE = 25
+RUNS_PER_LANE = 10
 RUNS = RUNS_PER_LANE * sum(len(lanes) for lanes in HOSTS.values())
 #: Leases short enough that recovery comes quickly, and still twice the heartbeat.
 LEASE = "heartbeat_s = 0.5\nlease_s = 6\n"
-#: The whole fleet's wait: 150 runs on two cores, a kill and a recovery; only a hang guard.
+#: The whole fleet's wait: 60 runs on two cores, a kill and a recovery; only a hang guard.
 FLEET_GUARD_S = 8 * HANG_GUARD_S
 
 
@@ -109,7 +109,7 @@ def transitions(store: PostgresStore) -> list[dict[str, Any]]:
     return found
 
 
-def test_three_hosts_run_150_runs_once_and_recover_a_killed_host_once(
+def test_three_hosts_run_60_runs_once_and_recover_a_killed_host_once(
     tmp_path: Path, pg_url: str
 ) -> None:
     roots = {name: workspace(tmp_path, name, pg_url) for name in HOSTS}
