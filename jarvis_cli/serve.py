@@ -38,15 +38,10 @@ CLOSE_GRACE_S = 10.0
 
 
 def console_command(workspace: Workspace, theme: str) -> str:
-    """The shell command textual-serve runs for each page: this Python's ``jarvis tui``.
-
-    Ctrl-C at the terminal that runs ``jarvis serve`` reaches its whole process group, the
-    consoles included; they ignore it and are ended by the server instead, so a page sees its
-    console close rather than a traceback.
-    """
+    """The shell command textual-serve runs for each page: this Python's ``jarvis tui``."""
     argv = [sys.executable, "-m", "jarvis_cli", "tui", "--no-host"]
     argv += ["--workspace", str(workspace.root), "--theme", theme]
-    return "trap '' INT; exec " + shlex.join(argv)
+    return "exec " + shlex.join(argv)
 
 
 class ConsoleServer(Server):

@@ -45,9 +45,10 @@ def chromium() -> Iterator[Browser]:
 def served(
     workspace: Path, *args: str, env: dict[str, str] | None = None
 ) -> Iterator[tuple[PipedProcess, str]]:
-    """``jarvis serve`` on ``workspace`` (no host) and the address it says to open."""
+    """``jarvis serve`` on ``workspace`` (no host) and the address it says to open; it leads
+    its own process group, as a command started at a terminal does (Ctrl-C reaches it all)."""
     argv = [sys.executable, "-m", "jarvis_cli", "serve", "--workspace", str(workspace)]
-    with PipedProcess([*argv, "--no-host", *args], env=env) as server:
+    with PipedProcess([*argv, "--no-host", *args], env=env, start_new_session=True) as server:
         out = server.wait_for_stdout(b"Open: http", "the address to open")
         url = re.search(r"Open: (\S+)", out)
         assert url is not None, out

@@ -1,18 +1,13 @@
-"""Who `jarvis serve` lets in, and how it refuses a bad address, a taken port or a weak token.
+"""Who `jarvis serve` lets in, and which addresses it takes.
 
 The access check runs in a real aiohttp server on 127.0.0.1 (`Access` in front of a page and a
-websocket, as `jarvis serve` puts it in front of textual-serve's); the command's refusals run
-the real entry point. The browser's side is tests/serve/test_serve_browser.py.
+websocket, as `jarvis serve` puts it in front of textual-serve's). The command itself is
+tests/serve/test_serve_command.py; a browser's side, tests/serve/test_serve_browser.py.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
 import pytest
@@ -22,8 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from core import identity
 from jarvis_cli import serve
 from jarvis_cli.inputs import UsageError
-from jarvis_cli.serve_access import TOKEN_ENV_VAR, Access, Token, parse_bind
-from tests.processes import HANG_GUARD_S
+from jarvis_cli.serve_access import Access, Token, parse_bind
 
 TOKEN = "a-token-of-twenty-four-c"
 
@@ -67,42 +61,6 @@ def test_a_bad_bind_is_a_sentence(text: str, said: str) -> None:
         parse_bind(text)
     assert raised.value.code == "bad_bind"
     assert said in raised.value.message
-
-
-def _serve(workspace: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "jarvis_cli", "serve", "--workspace", str(workspace), *args],
-        capture_output=True, text=True, timeout=HANG_GUARD_S, stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
-    return done.returncode, done.stderr
-
-
-def test_a_bad_bind_exits_2_before_any_workspace_is_made(tmp_path: Path) -> None:
-    code, err = _serve(tmp_path / "ws", "--no-host", "--bind", "0.0.0.0")
-    assert code == 2
-    assert err.startswith("jarvis: --bind takes HOST:PORT"), err
-    assert "Traceback" not in err
-    assert not (tmp_path / "ws").exists()
-
-
-def test_a_port_in_use_is_said_and_exits_2(tmp_path: Path) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        code, err = _serve(tmp_path / "ws", "--no-host", "--bind", f"127.0.0.1:{port}")
-    assert code == 2
-    assert f"jarvis: 127.0.0.1:{port} is already in use" in err, err
-    assert "Traceback" not in err
-
-
-def test_a_weak_configured_token_is_refused(tmp_path: Path) -> None:
-    code, err = _serve(
-        tmp_path / "ws", "--no-host", "--bind", "127.0.0.1:0", env={TOKEN_ENV_VAR: "short"}
-    )
-    assert code == 2
-    assert f"${TOKEN_ENV_VAR} must be at least 16 characters" in err, err
 
 
 async def _echo(request: web.Request) -> web.StreamResponse:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from playwright.sync_api import Browser
 
-from tests.processes import HANG_GUARD_S, wait_until
+from tests.processes import HANG_GUARD_S
 from tests.serve.browser import CHROMIUM, GUARD_MS, PageTerminal, chromium, served
 from tests.tui.conftest import RUNS, build_store
 
@@ -84,8 +85,14 @@ def test_the_page_shows_the_runs_and_its_keys_act_on_the_store(
         assert any(
             row["action"] == "retry" and row["actor"] == "browser-operator" for row in audit
         ), audit
-        page.close()
-        wait_until(lambda: "a console closed (0 open)" in server.stderr, "the console closed")
+
+        # Ctrl-C at its terminal reaches the whole process group, the page's console included:
+        # the server closes the console, the page says so, and nothing prints a traceback.
+        os.killpg(server.pid, signal.SIGINT)
+        page.wait_for_selector("body.-closed", state="attached", timeout=GUARD_MS)
+        assert server.wait() == 0
+        assert "a console closed (0 open)" in server.stderr
+        assert "Traceback" not in server.stdout + server.stderr, server.stdout + server.stderr
 
 
 def test_off_loopback_only_the_token_opens_the_console(browser: Browser, workspace: Path) -> None:
