@@ -17,6 +17,7 @@ from jarvis_cli.serve_access import TOKEN_ENV_VAR
 from tests.processes import HANG_GUARD_S, PipedProcess
 
 JARVIS = [sys.executable, "-m", "jarvis_cli"]
+TOKEN = "chosen-token-0123456789"
 
 
 def _serve(workspace: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
@@ -60,9 +61,12 @@ def test_the_host_is_started_once_and_keeps_running_when_serving_stops(tmp_path:
     workspace = tmp_path / "ws"
     serve = [*JARVIS, "serve", "--workspace", str(workspace)]
     try:
-        with PipedProcess([*serve, "--bind", "127.0.0.1:0"]) as first:
+        # A chosen token stays the server's: neither the host nor its workers inherit it.
+        env = {**os.environ, TOKEN_ENV_VAR: TOKEN}
+        with PipedProcess([*serve, "--bind", "127.0.0.1:0"], env=env) as first:
             out = first.wait_for_stdout(b"Ctrl-C", "the server's start")
             assert "Ctrl-C stops serving; the host it started keeps running." in out
+            assert f"needs the token of ${TOKEN_ENV_VAR}" in out and TOKEN not in out
             # A second server on the same workspace finds the host and starts none.
             with PipedProcess([*serve, "--bind", "127.0.0.1:0"]) as second:
                 again = second.wait_for_stdout(b"Ctrl-C", "the second server's start")
@@ -75,7 +79,8 @@ def test_the_host_is_started_once_and_keeps_running_when_serving_stops(tmp_path:
                              first.stderr)  # fmt: skip
             assert said is not None, first.stderr
             assert "Traceback" not in first.stderr + second.stderr
-        os.kill(int(said.group(1)), 0)  # still running
+        host_env = Path(f"/proc/{said.group(1)}/environ").read_bytes()  # still running
+        assert TOKEN_ENV_VAR.encode() not in host_env and TOKEN.encode() not in host_env
     finally:
         stop = [*JARVIS, "host", "--stop", "--workspace", str(workspace), "--json"]
         stopped = subprocess.run(stop, capture_output=True, text=True, timeout=HANG_GUARD_S)
