@@ -95,12 +95,12 @@ class ConsoleServer(Server):
 
 
 def _listen_error(bind: Bind, exc: OSError) -> UsageError:
-    where = f"{bind.host}:{bind.port}"
+    where = f"{_bracketed(bind.host)}:{bind.port}"
     if exc.errno == errno.EADDRINUSE:
         return UsageError(
             "address_in_use",
             f"{where} is already in use (another jarvis serve?); choose another port with "
-            f"--bind {bind.host}:PORT.",
+            f"--bind {_bracketed(bind.host)}:PORT.",
         )
     if exc.errno == errno.EADDRNOTAVAIL:
         return UsageError("address_unavailable", f"{bind.host} is not an address of this machine.")
@@ -111,22 +111,24 @@ def _listen_error(bind: Bind, exc: OSError) -> UsageError:
     return UsageError("cannot_listen", f"cannot listen on {where}: {exc.strerror or exc}.")
 
 
+def _bracketed(host: str) -> str:
+    """``host`` as it goes before ``:PORT``: an IPv6 address in brackets."""
+    try:
+        return f"[{host}]" if ipaddress.ip_address(host).version == 6 else host
+    except ValueError:
+        return host
+
+
 def _url_host(bind: Bind) -> str:
     """The host part of the address to open: this machine's name when bound to every address."""
-    host = socket.gethostname() if bind.unspecified else bind.host
-    try:
-        if ipaddress.ip_address(host).version == 6:
-            return f"[{host}]"
-    except ValueError:
-        pass
-    return host
+    return socket.gethostname() if bind.unspecified else _bracketed(bind.host)
 
 
 def _say_serving(
     workspace: Workspace, bind: Bind, port: int, token: Token | None, *, host_started: bool
 ) -> None:
     base = f"http://{_url_host(bind)}:{port}/"
-    where = "every address of this machine" if bind.unspecified else f"{bind.host}:{port}"
+    where = "every address of this machine" if bind.unspecified else f"{_url_host(bind)}:{port}"
     if token is None:
         print(f"Serving the console of {workspace.root} on {where}, to this machine only "
               "(loopback: no token).")  # fmt: skip
