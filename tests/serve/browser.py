@@ -10,11 +10,13 @@ received, a class set), with `HANG_GUARD_S` only as the deadline of a hung test.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -49,10 +51,15 @@ def served(
     its own process group, as a command started at a terminal does (Ctrl-C reaches it all)."""
     argv = [sys.executable, "-m", "jarvis_cli", "serve", "--workspace", str(workspace)]
     with PipedProcess([*argv, "--no-host", *args], env=env, start_new_session=True) as server:
-        out = server.wait_for_stdout(b"Open: http", "the address to open")
-        url = re.search(r"Open: (\S+)", out)
-        assert url is not None, out
-        yield server, url.group(1)
+        try:
+            out = server.wait_for_stdout(b"Open: http", "the address to open")
+            url = re.search(r"Open: (\S+)", out)
+            assert url is not None, out
+            yield server, url.group(1)
+        finally:
+            # A test that failed half way leaves no console behind: they are in its group.
+            with suppress(ProcessLookupError):
+                os.killpg(server.pid, signal.SIGKILL)
 
 
 class PageTerminal:
