@@ -44,20 +44,22 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def show(workspace: Path, run_id: str) -> Any:
+def show(run_id: str, *where: str) -> Any:
     done = subprocess.run(
-        [sys.executable, "-m", "jarvis_cli", "show", run_id, "--workspace", str(workspace),
-         "--json"],
+        [sys.executable, "-m", "jarvis_cli", "show", run_id, *where, "--json"],
         capture_output=True, text=True, timeout=HANG_GUARD_S, check=True,
     )  # fmt: skip
     return json.loads(done.stdout)
 
 
 def test_the_page_shows_the_runs_and_its_keys_act_on_the_store(
-    browser: Browser, workspace: Path
+    browser: Browser, tmp_path: Path
 ) -> None:
-    env = {**os.environ, "JARVIS_OPERATOR": "browser-operator"}
-    with served(workspace, "--bind", "127.0.0.1:0", env=env) as (server, url):
+    # The store named by --db and the operator named by --operator reach the page's console.
+    store = build_store(tmp_path / "fleet.db")
+    workspace = tmp_path / "ws"
+    options = ("--db", str(store), "--operator", "browser-operator", "--bind", "127.0.0.1:0")
+    with served(workspace, *options) as (server, url):
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         terminal = PageTerminal.open(page, url)
         screen = terminal.wait_for(
@@ -78,7 +80,7 @@ def test_the_page_shows_the_runs_and_its_keys_act_on_the_store(
         terminal.press("y")
         terminal.wait_for(lambda s: "Retried run run-failed" in s, "the confirmation")
 
-        shown = show(workspace, "run-failed")
+        shown = show("run-failed", "--workspace", str(workspace), "--db", str(store))
         run = shown.get("run", shown)
         assert (run["state"], run["retry_count"]) == ("queued", 1)
         audit = run.get("audit") or shown.get("audit") or []
