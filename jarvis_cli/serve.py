@@ -26,7 +26,7 @@ from textual_serve.server import Server
 
 from core.service.workspace import STORE_ENV_VAR, Workspace
 from jarvis_cli.inputs import UsageError
-from jarvis_cli.output import write_error
+from jarvis_cli.output import escape, write_error
 from jarvis_cli.serve_access import TOKEN_ENV_VAR, Access, Bind, Token, choose_token, parse_bind
 from jarvis_cli.tui import check_theme, open_workspace, say_host_keeps_running, start_host
 
@@ -129,20 +129,30 @@ def _say_serving(
 ) -> None:
     base = f"http://{_url_host(bind)}:{port}/"
     where = "every address of this machine" if bind.unspecified else f"{_url_host(bind)}:{port}"
+    serving = f"Serving the console of {workspace.root} on {where}"
     if token is None:
-        print(f"Serving the console of {workspace.root} on {where}, to this machine only "
-              "(loopback: no token).")  # fmt: skip
-        print(f"Open: {base}")
+        lines = [f"{serving}, to this machine only (loopback: no token).", f"Open: {base}"]
     elif token.generated:
-        print(f"Serving the console of {workspace.root} on {where}: a request needs the token "
-              f"made for this run (set {TOKEN_ENV_VAR} to choose one).")  # fmt: skip
-        print(f"Open: {base}?token={token.value}")
+        lines = [
+            f"{serving}: a request needs the token made for this run (set {TOKEN_ENV_VAR} to "
+            "choose one).",
+            f"Open: {base}?token=",
+        ]
     else:
-        print(f"Serving the console of {workspace.root} on {where}: a request needs the token "
-              f"of ${TOKEN_ENV_VAR}.")  # fmt: skip
-        print(f"Open: {base}?token=${TOKEN_ENV_VAR}")
+        lines = [
+            f"{serving}: a request needs the token of ${TOKEN_ENV_VAR}.",
+            f"Open: {base}?token=${TOKEN_ENV_VAR}",
+        ]
     kept = "; the host it started keeps running" if host_started else ""
-    print(f"Ctrl-C stops serving{kept}.", flush=True)
+    lines.append(f"Ctrl-C stops serving{kept}.")
+    # A workspace's path is shown as text, whatever characters it holds. The token made for
+    # this run is the one secret to print (its characters are URL-safe): the masking of
+    # secrets in output would hide it.
+    text = [escape(line) for line in lines]
+    if token is not None and token.generated:
+        text[1] += token.value
+    sys.stdout.write("".join(line + "\n" for line in text))
+    sys.stdout.flush()
 
 
 async def _serve(args: argparse.Namespace, bind: Bind, token: Token | None) -> int:

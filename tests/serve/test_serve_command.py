@@ -85,3 +85,16 @@ def test_the_host_is_started_once_and_keeps_running_when_serving_stops(tmp_path:
         stop = [*JARVIS, "host", "--stop", "--workspace", str(workspace), "--json"]
         stopped = subprocess.run(stop, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+
+
+def test_what_it_prints_is_inert_text(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws\x1b[2J"
+    argv = [*JARVIS, "serve", "--workspace", str(workspace), "--no-host", "--bind", "0.0.0.0:0"]
+    with PipedProcess(argv) as server:
+        out = server.wait_for_stdout(b"Ctrl-C", "the server's start")
+        server.send_signal(signal.SIGTERM)
+        assert server.wait() == 0
+    assert "\x1b" not in out and "ws\\x1b[2J" in out
+    # The token made for this run is printed whole, though output masks what looks secret.
+    token = re.search(r"\?token=(\S+)", out)
+    assert token is not None and len(token.group(1)) == 32 and "*" not in token.group(1), out
