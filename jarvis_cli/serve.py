@@ -32,6 +32,12 @@ from jarvis_cli.tui import check_theme, open_workspace, say_host_keeps_running, 
 
 #: Who the consoles act as (`core.identity`, which a front end does not import).
 OPERATOR_ENV_VAR = "JARVIS_OPERATOR"
+#: How much longer than `jarvis tui` it waits for the host it starts to take the workspace. No
+#: one watches a blank screen meanwhile (the address is printed once the host is up), and a
+#: server started with a busy machine, at boot say, should not give up where a console would:
+#: the 5 s of `jarvis tui` ran out at a load of 16 on 2 cores. A host that fails exits, and is
+#: reported, at once; this only bounds the wait for one that neither fails nor takes it.
+HOST_PATIENCE_S = 55.0
 #: How long the consoles still open get to quit when serving stops, before it stops anyway
 #: (each then ends when it finds its input closed).
 CLOSE_GRACE_S = 10.0
@@ -178,8 +184,9 @@ async def _serve(args: argparse.Namespace, bind: Bind, token: Token | None) -> i
         access.set_port(port)
         # Started once the address is ours: a port in use leaves no host behind.
         launched = await asyncio.to_thread(
-            start_host, workspace, location, args.db, no_host=args.no_host
-        )
+            start_host, workspace, location, args.db, no_host=args.no_host,
+            patience_s=HOST_PATIENCE_S,
+        )  # fmt: skip
         _say_serving(workspace, bind, port, token, host_started=launched is not None)
         await stop.wait()
         write_error("jarvis: stopping: closing the consoles still open.")

@@ -78,10 +78,16 @@ def host_start_timeout(db_path: Path) -> float:
 
 
 def start_host(
-    workspace: Workspace, location: str | Path, db: str | None, *, no_host: bool
+    workspace: Workspace,
+    location: str | Path,
+    db: str | None,
+    *,
+    no_host: bool,
+    patience_s: float = 0.0,
 ) -> LaunchedHost | None:
     """Start the workspace's host for a console unless one runs, ``no_host`` is given or the
-    store is a shared database (said so); the started host, if any.
+    store is a shared database (said so); the started host, if any. ``patience_s`` is added to
+    the wait for it to take the workspace (`host_start_timeout`).
 
     Raises:
         UsageError: ``host_start_failed``, with the end of the host's log.
@@ -102,7 +108,7 @@ def start_host(
         return ensure_host(
             workspace,
             command=host_command(workspace.root),
-            timeout_s=host_start_timeout(workspace.db_path),
+            timeout_s=host_start_timeout(workspace.db_path) + patience_s,
             env=env,
         )
     except HostLaunchError as exc:
