@@ -371,6 +371,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler="tui.run")
 
     p = commands.add_parser(
+        "serve", help="the operator console in a browser (textual-serve), loopback by default"
+    )
+    _console_flags(p)
+    _db_flag(p)
+    p.add_argument(
+        "--operator",
+        default=None,
+        help="who the served consoles act as (default: $JARVIS_OPERATOR, else the OS user)",
+    )
+    p.add_argument(
+        "--bind",
+        default="127.0.0.1:8700",
+        metavar="HOST:PORT",
+        help="the address to listen on (default: 127.0.0.1:8700); any but loopback needs a token",
+    )
+    p.add_argument(
+        "--no-host",
+        action="store_true",
+        help="do not start a background host when none is running",
+    )
+    p.set_defaults(handler="serve.run")
+
+    p = commands.add_parser(
         "demo", help="the console on a seeded workspace with a live simulated fleet"
     )
     _console_flags(p, workspace_help="use DIR (empty or absent) instead of a temporary workspace")

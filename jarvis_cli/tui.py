@@ -77,31 +77,57 @@ def host_start_timeout(db_path: Path) -> float:
     return START_TIMEOUT_S + size / SLOW_DISK_BYTES_PER_S
 
 
-def run(args: argparse.Namespace) -> int:
-    check_theme(args.theme)
-    workspace, location = open_workspace(args.workspace, args.db)
-    launched: LaunchedHost | None = None
-    if is_postgres(location) and not args.no_host:
+def start_host(
+    workspace: Workspace,
+    location: str | Path,
+    db: str | None,
+    *,
+    no_host: bool,
+    patience_s: float = 0.0,
+) -> LaunchedHost | None:
+    """Start the workspace's host for a console unless one runs, ``no_host`` is given or the
+    store is a shared database (said so); the started host, if any. ``patience_s`` is added to
+    the wait for it to take the workspace (`host_start_timeout`).
+
+    Raises:
+        UsageError: ``host_start_failed``, with the end of the host's log.
+    """
+    if no_host:
+        return None
+    if is_postgres(location):
         # A shared store's hosts are started on purpose, each with its lanes: a console opened
         # on a laptop to watch the fleet must not start one that claims every lane's runs.
         write_error(
             "jarvis: the store is a shared database: this console starts no host (start one "
             "with jarvis host --db URL --lanes ...; jarvis hosts lists those serving it)."
         )
-    elif not args.no_host:
-        # The host finds the store as this command did; one named by --db is passed on.
-        env = {**os.environ, STORE_ENV_VAR: args.db} if args.db else None
-        try:
-            launched = ensure_host(
-                workspace,
-                command=host_command(workspace.root),
-                timeout_s=host_start_timeout(workspace.db_path),
-                env=env,
-            )
-        except HostLaunchError as exc:
-            # Its first line is the sentence; the rest is the end of the host's log.
-            sentence, *tail = str(exc).split("\n")
-            raise UsageError("host_start_failed", sentence, tail) from None
+        return None
+    # The host finds the store as this command did; one named by --db is passed on.
+    env = {**os.environ, STORE_ENV_VAR: db} if db else None
+    try:
+        return ensure_host(
+            workspace,
+            command=host_command(workspace.root),
+            timeout_s=host_start_timeout(workspace.db_path) + patience_s,
+            env=env,
+        )
+    except HostLaunchError as exc:
+        # Its first line is the sentence; the rest is the end of the host's log.
+        sentence, *tail = str(exc).split("\n")
+        raise UsageError("host_start_failed", sentence, tail) from None
+
+
+def say_host_keeps_running(launched: LaunchedHost, workspace: Workspace, by: str) -> None:
+    write_error(
+        f"jarvis: the host started for this {by} (pid {launched.pid}) keeps running; its log "
+        f"is {launched.log_path}. Stop it with: jarvis host --stop --workspace {workspace.root}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    check_theme(args.theme)
+    workspace, location = open_workspace(args.workspace, args.db)
+    launched = start_host(workspace, location, args.db, no_host=args.no_host)
     from jarvis_tui.app import JarvisApp
 
     app = JarvisApp(workspace.db_path, store_at=location, theme=args.theme, own_process=True)
@@ -109,10 +135,6 @@ def run(args: argparse.Namespace) -> int:
         app.run()
     finally:
         if launched is not None:
-            write_error(
-                f"jarvis: the host started for this console (pid {launched.pid}) keeps "
-                f"running; its log is {launched.log_path}. Stop it with: jarvis host --stop "
-                f"--workspace {workspace.root}"
-            )
+            say_host_keeps_running(launched, workspace, "console")
     # 2 when the console left because the store became unusable (it said why on the way out).
     return app.return_code or 0

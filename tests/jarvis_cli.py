@@ -8,7 +8,7 @@ captured as text, the working directory and environment, all put back afterwards
 ``sys.exit`` becomes the exit code, and an uncaught exception is written to stderr with exit
 code 1, as Python does.
 
-Some commands own their process: ``host`` (not ``--stop``), ``tui``, ``demo``,
+Some commands own their process: ``host`` (not ``--stop``), ``tui``, ``serve``, ``demo``,
 ``journal --follow`` and ``logs --follow`` install signal handlers, run a console or a service,
 or never end. They
 always run as a real process, as does anything a test passes to `jarvis_process`, which is for
@@ -51,7 +51,7 @@ class Result:
 def owns_its_process(args: Sequence[str]) -> bool:
     """Whether ``jarvis args`` must run as a process of its own (see the module docstring)."""
     command = args[0] if args else "tui"  # `jarvis` alone opens the console
-    if command in ("tui", "demo"):
+    if command in ("tui", "demo", "serve"):
         return True
     if command == "host":
         return "--stop" not in args
