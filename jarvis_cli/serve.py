@@ -35,7 +35,7 @@ OPERATOR_ENV_VAR = "JARVIS_OPERATOR"
 #: How much longer than `jarvis tui` it waits for the host it starts to take the workspace. No
 #: one watches a blank screen meanwhile (the address is printed once the host is up), and a
 #: server started with a busy machine, at boot say, should not give up where a console would:
-#: the 5 s of `jarvis tui` ran out at a load of 16 on 2 cores. A host that fails exits, and is
+#: it waits longer than `jarvis tui`'s 30 s. A host that fails exits, and is
 #: reported, at once; this only bounds the wait for one that neither fails nor takes it.
 HOST_PATIENCE_S = 55.0
 #: How long the consoles still open get to quit when serving stops, before it stops anyway
