@@ -73,7 +73,7 @@ def dispatch(args: argparse.Namespace) -> int:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def _states(values: list[str] | None) -> tuple[str, ...]:
+def states_of(values: list[str] | None) -> tuple[str, ...]:
     chosen: list[str] = []
     for value in values or []:
         for part in value.split(","):
@@ -91,7 +91,7 @@ def _states(values: list[str] | None) -> tuple[str, ...]:
 def runs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("usage", "--limit must be at least 1.")
-    states = _states(args.state)
+    states = states_of(args.state)
     now = datetime.now(UTC)
     with open_store(args, access="read") as store:
         rows = store.runs(states=states, lane=args.lane, limit=args.limit)
