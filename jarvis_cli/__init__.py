@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 from core.service.errors import ServiceError, StoreError, as_store_error
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import usage_error, write_error
+from jarvis_cli.parsers import add_completion, add_quarantine
 from jarvis_cli.verbs import add_verbs
 
 Handler = Callable[[argparse.Namespace], int]
@@ -261,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="trouble.errors")
 
+    add_quarantine(commands, _workspace_flags)
+
     p = commands.add_parser(
         "criteria",
         help="a run's acceptance criteria (or `criteria extract`: a task's)",
@@ -394,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _json_flag(p)
     p.set_defaults(handler="samples.run")
+    add_completion(commands)
     return parser
 
 
