@@ -64,7 +64,7 @@ def test_many_run_ids_each_get_a_line_and_the_exit_code_says_whether_all_went_th
 def test_a_selection_acts_only_with_yes_and_a_dry_run_does_nothing(tmp_path: Path) -> None:
     ws = workspace(tmp_path, {"a": (RunState.FAILED, W1), "b": (RunState.FAILED, W2),
                               "c": (RunState.FAILED, W2), "d": (RunState.QUEUED, W2)})  # fmt: skip
-    asked = ["retry", "--state", "failed", "--lane", W2, "--workspace", ws]
+    asked: list[str | Path] = ["retry", "--state", "failed", "--lane", W2, "--workspace", ws]
     unconfirmed = jarvis(*asked)
     assert unconfirmed.code == 2
     assert "would retry b" in unconfirmed.stdout and "would retry c" in unconfirmed.stdout
