@@ -26,7 +26,7 @@ def bash_completes(path: Path, *words: str) -> list[str]:
     quoted = " ".join(f"'{w}'" for w in ("jarvis", *words))
     program = (
         f"source '{path}'\n"
-        f"COMP_WORDS=({quoted}); COMP_CWORD={len(words)}; COMP_LINE=\"${{COMP_WORDS[*]}}\"\n"
+        f'COMP_WORDS=({quoted}); COMP_CWORD={len(words)}; COMP_LINE="${{COMP_WORDS[*]}}"\n'
         "COMP_POINT=${#COMP_LINE}; _shtab_jarvis; printf '%s\\n' \"${COMPREPLY[@]}\"\n"
     )
     done = subprocess.run(["bash", "--norc", "--noprofile", "-c", program], capture_output=True,
