@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from core.service.errors import ServiceError, StoreError, as_store_error
-from jarvis_cli.inputs import UsageError
+from jarvis_cli.inputs import UsageError, has_terminal
 from jarvis_cli.output import usage_error, write_error
 from jarvis_cli.parsers import add_completion, add_quarantine
 from jarvis_cli.verbs import add_verbs
@@ -446,8 +446,17 @@ def _leaf(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse
 def run(argv: Sequence[str]) -> int:
     """Run one ``jarvis`` command and return its exit code."""
     parser = build_parser()
+    given = list(argv)
     argv = shared_options_after_command(argv)
     as_json = "--json" in argv
+    if (not argv or argv[0] == "tui" and "tui" not in given) and not has_terminal():
+        # `jarvis` alone means the console, which needs a terminal: in a script or over `ssh
+        # host jarvis` it drew into the void, hung, and left a workspace and a host behind.
+        # `jarvis tui` said on purpose still tries (a test or a driver may give it a screen).
+        return usage_error("no_terminal", "no terminal: jarvis alone opens the full-screen "
+                           "console, which needs one. Run it in a terminal, or use jarvis runs, "
+                           "jarvis show RUN_ID and the other commands in a script.",
+                           as_json=as_json)  # fmt: skip
     try:
         # `jarvis` alone opens the console, as `jarvis tui` does.
         args, extras = parser.parse_known_args(list(argv) or ["tui"])
