@@ -117,7 +117,8 @@ def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | Non
     )
     parser.add_argument(
         "--theme", default="jarvis-dark", metavar="NAME",
-        help="jarvis-dark (default), jarvis-light or jarvis-high-contrast",
+        help="jarvis-dark (default), jarvis-light, jarvis-high-contrast or any theme the "
+        "console's palette offers (nord, dracula, …)",
     )  # fmt: skip
 
 
