@@ -73,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
             " ", state, "  ", escape(row["version"] or row["problem"] or ""),
         )  # fmt: skip
         if row["found"] and not row["version_asked"]:
-            line.append("version not asked: a command is not run but to work", style="dim")
+            line.append(
+                "version not asked: a command profile's program only runs for work", style="dim"
+            )
         out.print(line, soft_wrap=True)
         where = ["default"] if row["default"] else []
         where += [escape(lane) for lane in row["lanes"]]
