@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 from core.service.errors import ServiceError, StoreError, as_store_error
 from jarvis_cli.inputs import UsageError, has_terminal
 from jarvis_cli.output import usage_error, write_error
-from jarvis_cli.parsers import add_completion, add_quarantine
+from jarvis_cli.parsers import add_completion, add_quarantine, add_store
 from jarvis_cli.verbs import add_verbs
 
 Handler = Callable[[argparse.Namespace], int]
@@ -349,20 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="hosts.run")
 
-    p = commands.add_parser("store", help="the store itself: its size and retention")
-    store = p.add_subparsers(dest="what", metavar="ACTION", required=True, parser_class=_Parser)
-    p = store.add_parser(
-        "stats", help="rows and bytes per table, an event's cost, what retention would remove"
-    )
-    p.add_argument(
-        "--keep-days",
-        type=int,
-        default=None,
-        metavar="N",
-        help="preview keeping N days of every table (default: [store] in jarvis.toml)",
-    )
-    _workspace_flags(p)
-    p.set_defaults(handler="store_stats.run")
+    add_store(commands, _Parser, _workspace_flags)
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
     _console_flags(p)
