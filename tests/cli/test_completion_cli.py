@@ -62,9 +62,20 @@ def test_the_zsh_script_is_valid_and_registers_for_jarvis(tmp_path: Path) -> Non
     done = subprocess.run(["zsh", "-f", "-c", program], capture_output=True, text=True,
                           timeout=HANG_GUARD_S, check=True)  # fmt: skip
     assert done.stdout.split() == ["_jarvis", "1"]
-    text = path.read_text()
-    for word in ("approve:", "quarantine:", "--state[", "--dry-run["):
-        assert word in text
+    # A tab in a real interactive zsh (zpty): `jarvis ap` becomes `jarvis approve`. zpty -r -m
+    # waits for the pattern, so the test waits on the completion, not on a clock.
+    typed = (
+        "zmodload zsh/zpty\n"
+        "zpty z zsh -f -i\n"
+        f"zpty -w z \"PS1='> '; fpath=('{folder}' \\$fpath); autoload -Uz compinit; "
+        f"compinit -u -d '{tmp_path}/zcd2'\"\n"
+        "zpty -w -n z $'jarvis ap\\t'\n"
+        "zpty -r -m z out '*jarvis approve*' && print -r -- completed\n"
+        "zpty -d z\n"
+    )
+    done = subprocess.run(["zsh", "-f", "-c", typed], capture_output=True, text=True,
+                          timeout=HANG_GUARD_S, check=True)  # fmt: skip
+    assert done.stdout.strip().endswith("completed"), done
 
 
 def test_an_unknown_shell_is_a_usage_error() -> None:
