@@ -169,27 +169,40 @@ def replay(layout: IpcLayout, name: str, operator: str) -> Replayed:
         return Replayed(False, "not_replayable", f"{name} cannot be replayed: {why}.")
     stored = layout.errors_dir / name
     target = Path(_text(reason.get("original_path")))
+    # Claimed first, by a rename only one replay can make: two operators replaying one file at
+    # once, with the host ingesting it between them, would otherwise put it back twice.
+    claim = layout.errors_dir / f".replaying-{name}"
+    try:
+        os.rename(stored, claim)
+    except OSError:
+        return Replayed(False, "not_replayable", f"{name} is being replayed, or is gone.")
     try:
         # A link makes the file appear whole, and never over one that is there (EEXIST).
-        os.link(stored, target, follow_symlinks=False)
-    except FileExistsError:
-        return Replayed(False, "target_exists", f"A file is at {target} again; nothing moved.")
-    except FileNotFoundError:
-        return Replayed(False, "lane_gone", f"The folder of {target} is gone; nothing moved.")
+        os.link(claim, target, follow_symlinks=False)
     except OSError as exc:
-        what = "another file system" if exc.errno == errno.EXDEV else exc.strerror or str(exc)
-        return Replayed(False, "io_error", f"{name} cannot be put back: {what}.")
+        os.rename(claim, stored)
+        return _not_linked(name, target, exc)
     now = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
     try:
         atomic_write_json(reason_path, {**reason, "replayed_at": now, "replayed_by": operator,
                                         "replayed_to": str(target)})  # fmt: skip
     except OSError as exc:
         _unlink_quietly(target)  # unrecorded, it is not replayed: the quarantine stays as it was
+        os.rename(claim, stored)
         return Replayed(False, "io_error", f"Cannot record the replay: {exc.strerror or exc}.")
-    _unlink_quietly(stored)
+    _unlink_quietly(claim)
     return Replayed(True, "replayed",
                     f"{name} is back at {target}; the host ingests it again (refused again, it "
                     "is quarantined again with its reason).", str(target))  # fmt: skip
+
+
+def _not_linked(name: str, target: Path, exc: OSError) -> Replayed:
+    if isinstance(exc, FileExistsError):
+        return Replayed(False, "target_exists", f"A file is at {target} again; nothing moved.")
+    if isinstance(exc, FileNotFoundError):
+        return Replayed(False, "lane_gone", f"The folder of {target} is gone; nothing moved.")
+    what = "another file system" if exc.errno == errno.EXDEV else exc.strerror or str(exc)
+    return Replayed(False, "io_error", f"{name} cannot be put back: {what}.")
 
 
 def _unlink_quietly(path: Path) -> None:

@@ -5,14 +5,17 @@ reason when it is not (never looping), and no name from outside reaching past th
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from core.intake import submit_dispatch
 from core.lifecycle import Action
 from core.moves import host_move
+from core.service.quarantine import Replayed, replay_quarantined
 from tests.cli.conftest import jarvis
 from tests.core.store_helpers import dispatch_doc
 from tests.host.inproc import LANE, host_in_process, reasons, write_progress
+from tests.processes import HANG_GUARD_S
 
 RUN = "quarantine-cli-run-1"
 LATER = "quarantine-cli-later"
@@ -118,3 +121,28 @@ def test_names_from_outside_never_reach_past_the_quarantine_folder(tmp_path: Pat
     assert taken.code == 1 and taken.json()["code"] == "target_exists"
     assert Path(str(unknown["original_path"])).read_text() == '{"someone": "else"}'
     assert os.path.isfile(ws / "data" / "ipc" / "errors" / str(unknown["name"]))
+
+
+def test_two_operators_replaying_one_file_at_once_put_it_back_once(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    with host_in_process(ws, RUN) as host:
+        write_progress(host, LATER, 1)
+        host.sweep()
+    [entry] = listed(ws)
+    start = threading.Barrier(2)
+    answers: list[Replayed] = []
+
+    def replay(operator: str) -> None:
+        start.wait()
+        answers.append(replay_quarantined(ws.resolve(), str(entry["name"]), operator))
+
+    threads = [threading.Thread(target=replay, args=(who,)) for who in ("ana", "bo")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(HANG_GUARD_S)
+    assert sorted(a.ok for a in answers) == [False, True], answers
+    refused = next(a for a in answers if not a.ok)
+    assert refused.code in ("not_replayable", "target_exists"), refused
+    assert Path(str(entry["original_path"])).is_file()
+    assert [n for n in os.listdir(ws / "data" / "ipc" / "errors") if n.startswith(".")] == []
