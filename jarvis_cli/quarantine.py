@@ -50,9 +50,9 @@ def _print(entry: Quarantined) -> None:
                             ("  from ", "dim"), escape(entry.lane or "an unknown folder")),
               soft_wrap=True)  # fmt: skip
     out.print(Text("    " + escape(entry.message)), soft_wrap=True)
-    out.print(Text("    " + escape(entry.name), style="bold"), soft_wrap=True)
+    out.print(Text.assemble(("    name ", "dim"), (escape(entry.name), "bold")), soft_wrap=True)
     if entry.replayable:
-        state = Text("    replayable: jarvis quarantine --replay NAME", style="dim")
+        state = Text("    replayable: jarvis quarantine --replay with its name", style="dim")
     else:
         state = Text("    not replayable: " + escape(str(entry.why_not)), style="dim")
     out.print(state, soft_wrap=True)

@@ -55,7 +55,8 @@ def add_verbs(commands: Any, parser_class: type[argparse.ArgumentParser], flags:
 
 def _bulk_arguments(p: argparse.ArgumentParser) -> None:
     """Run ids, or a selection of runs, for a verb that takes many (docs/cli.md, "Many runs")."""
-    p.add_argument("run_ids", nargs="*", metavar="RUN_ID")
+    p.add_argument("run_ids", nargs="*", metavar="RUN_ID",
+                   help="the run, or several (each acted on by itself)")  # fmt: skip
     p.add_argument("--state", action="append", metavar="S",
                    help="select the runs in these states (repeat or comma-separate)")  # fmt: skip
     p.add_argument("--lane", default=None, metavar="L", help="select the runs of this lane")
