@@ -103,11 +103,12 @@ def record_completion(
             "worker_pid": None,
         }
         flag_secrets(tx, run_id, kept.kinds, source="completion", actor=HOST)
-        failed = [g.name for g in verdict.gates if not g.passed]
+        failed = [(g.name, g.detail) for g in verdict.gates if not g.passed]
         if claims is not None:
-            failed += [g.name for g in claims.gates if not g.passed and g.status == "failed"]
+            failed += [(g.name, g.detail) for g in claims.gates
+                       if not g.passed and g.status == "failed"]  # fmt: skip
             if not git_passed and not unchecked_may_review:
-                failed += [g.name for g in claims.gates if g.status == "not_checked"]
+                failed += [(g.name, g.detail) for g in claims.gates if g.status == "not_checked"]
             unchecked = [g.detail for g in claims.gates if g.status == "not_checked"]
             artifacts["unverified"] = (
                 unchecked[0].removeprefix("not checked: ") if unchecked else None
@@ -119,7 +120,7 @@ def record_completion(
             return apply_move(tx, run, Action.AWAIT_VERIFICATION, HOST, changes=artifacts)
         action = Action.PASS_GATES if passed else Action.FAIL_GATES
         if failed:
-            artifacts["state_reason"] = "completion gates failed: " + ", ".join(failed)
+            artifacts["state_reason"] = gates_reason(failed, kept)
         return apply_move(
             tx,
             run,
@@ -128,6 +129,24 @@ def record_completion(
             reason=artifacts.get("state_reason"),
             changes=artifacts,
         )
+
+
+#: How a gate that was never looked at says so (`core.contracts.completion`,
+#: `core.repos.claims`): every gate after an unparseable completion.
+NOT_EVALUATED = "not evaluated:"
+
+
+def gates_reason(failed: list[tuple[str, str]], kept: _Kept) -> str:
+    """The run's reason from its failed gates (name, detail): those that were evaluated and
+    failed, by name, and how many were not evaluated, since naming those as failed sent an
+    operator looking at twelve gates for the one that was at fault."""
+    evaluated = [(name, detail) for name, detail in failed if not detail.startswith(NOT_EVALUATED)]
+    skipped = len(failed) - len(evaluated)
+    if not skipped:
+        return "completion gates failed: " + ", ".join(name for name, _ in evaluated)
+    # Few fail when the rest could not be looked at: each is said with why.
+    named = ", ".join(f"{name} ({kept.text(detail).rstrip('.')})" for name, detail in evaluated)
+    return f"completion gates failed: {named}; the {skipped} other gates were not evaluated"
 
 
 def record_failure(store: RunStore, run_id: str, kind: str, message: str) -> Row | None:

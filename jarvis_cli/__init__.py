@@ -20,8 +20,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from core.service.errors import ServiceError, StoreError, as_store_error
-from jarvis_cli.inputs import UsageError
+from jarvis_cli.inputs import UsageError, has_terminal
 from jarvis_cli.output import usage_error, write_error
+from jarvis_cli.parsers import add_completion, add_quarantine, add_store
 from jarvis_cli.verbs import add_verbs
 
 Handler = Callable[[argparse.Namespace], int]
@@ -116,7 +117,8 @@ def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | Non
     )
     parser.add_argument(
         "--theme", default="jarvis-dark", metavar="NAME",
-        help="jarvis-dark (default), jarvis-light or jarvis-high-contrast",
+        help="jarvis-dark (default), jarvis-light, jarvis-high-contrast or any theme the "
+        "console's palette offers (nord, dracula, …)",
     )  # fmt: skip
 
 
@@ -261,6 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="trouble.errors")
 
+    add_quarantine(commands, _workspace_flags)
+
     p = commands.add_parser(
         "criteria",
         help="a run's acceptance criteria (or `criteria extract`: a task's)",
@@ -345,20 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="hosts.run")
 
-    p = commands.add_parser("store", help="the store itself: its size and retention")
-    store = p.add_subparsers(dest="what", metavar="ACTION", required=True, parser_class=_Parser)
-    p = store.add_parser(
-        "stats", help="rows and bytes per table, an event's cost, what retention would remove"
-    )
-    p.add_argument(
-        "--keep-days",
-        type=int,
-        default=None,
-        metavar="N",
-        help="preview keeping N days of every table (default: [store] in jarvis.toml)",
-    )
-    _workspace_flags(p)
-    p.set_defaults(handler="store_stats.run")
+    add_store(commands, _Parser, _workspace_flags)
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
     _console_flags(p)
@@ -417,6 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _json_flag(p)
     p.set_defaults(handler="samples.run")
+    add_completion(commands)
     return parser
 
 
@@ -465,8 +457,17 @@ def _leaf(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse
 def run(argv: Sequence[str]) -> int:
     """Run one ``jarvis`` command and return its exit code."""
     parser = build_parser()
+    given = list(argv)
     argv = shared_options_after_command(argv)
     as_json = "--json" in argv
+    if (not argv or argv[0] == "tui" and "tui" not in given) and not has_terminal():
+        # `jarvis` alone means the console, which needs a terminal: in a script or over `ssh
+        # host jarvis` it drew into the void, hung, and left a workspace and a host behind.
+        # `jarvis tui` said on purpose still tries (a test or a driver may give it a screen).
+        return usage_error("no_terminal", "no terminal: jarvis alone opens the full-screen "
+                           "console, which needs one. Run it in a terminal, or use jarvis runs, "
+                           "jarvis show RUN_ID and the other commands in a script.",
+                           as_json=as_json)  # fmt: skip
     try:
         # `jarvis` alone opens the console, as `jarvis tui` does.
         args, extras = parser.parse_known_args(list(argv) or ["tui"])

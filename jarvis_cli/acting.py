@@ -41,6 +41,13 @@ def request_of(entry: OperatorAction, args: argparse.Namespace) -> ActionRequest
 def run(args: argparse.Namespace) -> int:
     """Every action verb: the request, the engine's `act`, what came of it."""
     entry = ACTIONS[args.action]
+    if hasattr(args, "run_ids"):  # a verb that takes many runs (`jarvis_cli.verbs.BULK_VERBS`)
+        from jarvis_cli import bulk
+
+        one = bulk.single_run(args)
+        if one is None:
+            return bulk.run(args)
+        args.run_id = one
     request = request_of(entry, args)
     with open_store(args, access="write") as store:
         outcome = store.act(request)

@@ -52,3 +52,14 @@ def existing_dir(source: str) -> Path:
     if not path.is_dir():
         raise UsageError("not_a_directory", f"{source} is not a directory.")
     return path
+
+
+def has_terminal() -> bool:
+    """Whether a full-screen console has a terminal to draw on and read keys from: stdin and
+    stdout are both one, or Textual is told to drive something else (``TEXTUAL_DRIVER``, which
+    textual-serve sets for a console it serves to a browser)."""
+    import os
+
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return True
+    return sys.stdin.isatty() and sys.stdout.isatty()

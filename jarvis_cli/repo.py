@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 from rich.text import Text
 
+from core.service.hosting import host_status
 from core.service.setup import (
     CONFIG_NAME,
     ConfigError,
@@ -107,12 +108,14 @@ def add(args: argparse.Namespace) -> int:
         return _refused(args, exc, config)
     except ConfigError as exc:
         raise _config_error(exc) from None
+    host = host_status(root)
     if args.json:
         emit_json({"ok": True, "repo": repo.to_json(name), "replaced": replaced,
-                   "config_path": str(config), "refusal": None})  # fmt: skip
+                   "config_path": str(config), "refusal": None, **_restart(host)})  # fmt: skip
     else:
         done = f"Replaced {name} in" if replaced else f"Added {name} to"
         console().print(f"{done} {config}: {_describe(repo)}.", soft_wrap=True)
+        _say_restart(host, root)
     return 0
 
 
@@ -127,12 +130,35 @@ def remove(args: argparse.Namespace) -> int:
         return _refused(args, exc, config)
     except ConfigError as exc:
         raise _config_error(exc) from None
+    host = host_status(root)
     if args.json:
         emit_json({"ok": True, "repo": repo.to_json(name), "config_path": str(config),
-                   "refusal": None})  # fmt: skip
+                   "refusal": None, **_restart(host)})  # fmt: skip
     else:
         console().print(f"Removed {name} from {config} (it was {_describe(repo)}).", soft_wrap=True)
+        _say_restart(host, root)
     return 0
+
+
+# The host reads jarvis.toml once, when it starts: its rooms (checkouts, merges, verifiers)
+# share that reading, and a run's repository is chosen when it is launched. Taking a change
+# live would mean a host whose runs disagree on where they merge; a restart ends its runs'
+# workers cleanly and takes the new file for every run alike.
+
+
+def _restart(host: int | None) -> dict[str, Any]:
+    return {"restart_needed": host is not None, "host_pid": host}
+
+
+def _say_restart(host: int | None, root: Path) -> None:
+    if host is None:
+        return
+    console().print(
+        f"The host running on this workspace (pid {host}) reads jarvis.toml when it starts: "
+        f"restart it for this to take effect (jarvis host --stop --workspace {root}, then "
+        "jarvis host, or open the console, which starts one).",
+        soft_wrap=True,
+    )
 
 
 def list_repos(args: argparse.Namespace) -> int:

@@ -73,7 +73,11 @@ def dispatch(args: argparse.Namespace) -> int:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def _states(values: list[str] | None) -> tuple[str, ...]:
+#: The width `jarvis runs` lays its table out in for a pipe: wider than any row, so none is cut.
+PIPE_WIDTH = 100_000
+
+
+def states_of(values: list[str] | None) -> tuple[str, ...]:
     chosen: list[str] = []
     for value in values or []:
         for part in value.split(","):
@@ -91,7 +95,7 @@ def _states(values: list[str] | None) -> tuple[str, ...]:
 def runs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("usage", "--limit must be at least 1.")
-    states = _states(args.state)
+    states = states_of(args.state)
     now = datetime.now(UTC)
     with open_store(args, access="read") as store:
         rows = store.runs(states=states, lane=args.lane, limit=args.limit)
@@ -99,10 +103,16 @@ def runs(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"runs": [store.summary_of(r) for r in rows], "quarantined_last_24h": refused})
         return 0
-    table = Table(title=f"{len(rows)} run(s)", title_justify="left", expand=True)
+    out = console()
+    # A terminal gets a table that fits it; a pipe gets every value whole, one line a run, for
+    # grep and cut (cut to 80 columns it said "l…" for a lane).
+    piped = not out.is_terminal
+    if piped:
+        out.width = PIPE_WIDTH
+    table = Table(title=f"{len(rows)} run(s)", title_justify="left", expand=not piped)
     # Identity and state keep their width at 80 columns; the progress text gives way.
     table.add_column("run", no_wrap=True, min_width=12)
-    table.add_column("lane", no_wrap=True, overflow="ellipsis", max_width=16)
+    table.add_column("lane", no_wrap=True, overflow="ellipsis", max_width=None if piped else 16)
     table.add_column("state", no_wrap=True, min_width=18)
     table.add_column("retry", justify="right", min_width=5)
     table.add_column("age", justify="right", no_wrap=True, min_width=4)
@@ -121,7 +131,6 @@ def runs(args: argparse.Namespace) -> int:
             age(row["updated_at"], now),
             data(row["last_progress_summary"] or "", "dim"),
         )
-    out = console()
     out.print(table)
     if flagged:
         note = " in what the marked runs' workers sent — jarvis show RUN_ID"

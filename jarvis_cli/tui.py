@@ -28,12 +28,13 @@ from jarvis_cli.output import write_error
 
 def check_theme(theme: str) -> None:
     # Textual loads only for the command that needs it, not for every `jarvis` invocation.
-    from jarvis_tui.theme import THEMES
+    from jarvis_tui.theme import theme_names
 
-    if theme not in THEMES:
+    names = theme_names()
+    if theme not in names:
         raise UsageError(
             "unknown_theme",
-            f"--theme {theme!r} is not a console theme; use one of {', '.join(THEMES)}.",
+            f"--theme {theme!r} is not a console theme; use one of {', '.join(names)}.",
         )
 
 

@@ -13,6 +13,10 @@ from typing import Any
 
 from core.service.actions import ACTIONS
 
+#: The verbs that take many runs, or a selection of them (`core.service.bulk.BULK_ACTIONS`; the
+#: parser names them without loading the engine).
+BULK_VERBS = ("retry", "approve", "cancel", "override")
+
 Flags = Callable[..., None]
 
 
@@ -29,7 +33,10 @@ def add_verbs(commands: Any, parser_class: type[argparse.ArgumentParser], flags:
             continue
         p = commands.add_parser(entry.verb, help=entry.verb_line)
         assert isinstance(p, parser_class)
-        p.add_argument("run_id", metavar="RUN_ID")
+        if entry.verb in BULK_VERBS:
+            _bulk_arguments(p)
+        else:
+            p.add_argument("run_id", metavar="RUN_ID")
         for option in entry.options:
             if option.flag is None:
                 p.add_argument(option.name, metavar=option.metavar or option.name.upper())
@@ -44,3 +51,16 @@ def add_verbs(commands: Any, parser_class: type[argparse.ArgumentParser], flags:
                        help=entry.expect_version_help)  # fmt: skip
         flags(p, acts=True)
         p.set_defaults(handler="acting.run", action=entry.name)
+
+
+def _bulk_arguments(p: argparse.ArgumentParser) -> None:
+    """Run ids, or a selection of runs, for a verb that takes many (docs/cli.md, "Many runs")."""
+    p.add_argument("run_ids", nargs="*", metavar="RUN_ID",
+                   help="the run, or several (each acted on by itself)")  # fmt: skip
+    p.add_argument("--state", action="append", metavar="S",
+                   help="select the runs in these states (repeat or comma-separate)")  # fmt: skip
+    p.add_argument("--lane", default=None, metavar="L", help="select the runs of this lane")
+    p.add_argument("--yes", action="store_true",
+                   help="act on every run a --state/--lane selection matches")  # fmt: skip
+    p.add_argument("--dry-run", action="store_true",
+                   help="say what would be done to each run, and do nothing")  # fmt: skip

@@ -44,11 +44,11 @@ def run(args: argparse.Namespace) -> int:
     found = probe()
     command = config.workers.command
     if default is None and command is not None:  # the command line gives a default: never None
-        check = check_program(command, cwd=root)
+        check = check_program(command, cwd=root, agent="command")
         row = _row(PLAIN, "command", command, None, [], True, check)
         rows.append({**row, **_sandbox(config.workers.sandbox, found)})
     for name, profile in sorted(config.workers.profiles.items()):
-        check = check_program(profile.executable(), cwd=root)
+        check = check_program(profile.executable(), cwd=root, agent=profile.agent)
         row = _row(name, profile.agent, profile.executable(), profile.model,
                    lanes_of.get(name, []), name == default, check)  # fmt: skip
         # The names only: values (an API key, say) are not for a listing.
@@ -72,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
             ("  " + escape(row["name"]).ljust(14), "bold"), " ", escape(row["agent"]).ljust(12),
             " ", state, "  ", escape(row["version"] or row["problem"] or ""),
         )  # fmt: skip
+        if row["found"] and not row["version_asked"]:
+            line.append(
+                "version not asked: a command profile's program only runs for work", style="dim"
+            )
         out.print(line, soft_wrap=True)
         where = ["default"] if row["default"] else []
         where += [escape(lane) for lane in row["lanes"]]
@@ -121,4 +125,5 @@ def _row(
         "path": check.path,
         "version": check.version,
         "problem": check.problem,
+        "version_asked": check.version_asked,
     }

@@ -68,6 +68,13 @@ THEMES: dict[str, Theme] = {
 DEFAULT_THEME = JARVIS_DARK.name
 
 
+def theme_names() -> list[str]:
+    """Every theme the console offers (its palette lists them): Jarvis's, then Textual's."""
+    from textual.theme import BUILTIN_THEMES
+
+    return [*THEMES, *sorted(name for name in BUILTIN_THEMES if name not in THEMES)]
+
+
 def role_defaults(theme: Theme) -> dict[str, str]:
     """Our role variables for ``theme``, from its own colours: its muted foreground and its
     warning. Without them a theme that does not set them (every Textual theme) cannot resolve

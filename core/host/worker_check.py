@@ -13,6 +13,10 @@ from core.text import inert
 #: A program that does not answer ``--version`` within this is reported, not waited on.
 VERSION_TIMEOUT_S = 10.0
 VERSION_CHARS = 120
+#: The agents whose programs are known to answer ``--version`` and do nothing else. A
+#: ``command`` or ``nanoclaw`` profile runs any program, which may take ``--version`` for work:
+#: one did its run when asked.
+ANSWERS_VERSION = frozenset({"claude-code", "codex", "opencode", "aider"})
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,7 @@ class ProgramCheck:
     """Where the executable was found (None: not found)."""
     version: str | None
     problem: str | None = None
+    version_asked: bool = True
 
 
 def find_program(program: str, *, cwd: Path) -> str | None:
@@ -32,11 +37,14 @@ def find_program(program: str, *, cwd: Path) -> str | None:
     return shutil.which(program)
 
 
-def check_program(executable: list[str], *, cwd: Path) -> ProgramCheck:
-    """Find the program and ask it for ``--version`` (its first line, made inert)."""
+def check_program(executable: list[str], *, cwd: Path, agent: str) -> ProgramCheck:
+    """Find the program and, for an agent in `ANSWERS_VERSION`, ask it for ``--version`` (its
+    first line, made inert)."""
     found = find_program(executable[0], cwd=cwd)
     if found is None:
-        return ProgramCheck(None, None, f"{executable[0]} is not found")
+        return ProgramCheck(None, None, f"{executable[0]} is not found", agent in ANSWERS_VERSION)
+    if agent not in ANSWERS_VERSION:
+        return ProgramCheck(found, None, None, version_asked=False)
     try:
         done = subprocess.run(
             # The program alone: a wrapper's fixed arguments may not take --version.

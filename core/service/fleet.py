@@ -8,6 +8,7 @@ the store's `StoreError`: its backends translate every driver's exception themse
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from core.criteria.run_criteria import CriteriaChange
     from core.intake import IntakeResult
     from core.repos.diff import DiffRefusal, DiffSource
+    from core.service.bulk import RunResult, Selection
     from core.service.store_stats import StoreStats
     from core.store.api import RunStore
     from core.worker_logs import LogFiles, LogRefusal, Stream
@@ -232,6 +234,30 @@ class Fleet:
         from core.service.actions import act
 
         return act(self._store, self.root, request)
+
+    def act_on_runs(
+        self,
+        action: str,
+        run_ids: Sequence[str],
+        operator: str,
+        *,
+        reason: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        strict: bool = False,
+    ) -> list[RunResult]:
+        """One action on many runs, each exactly once (`core.service.bulk.act_on_runs`)."""
+        from core.service.bulk import act_on_runs
+
+        return act_on_runs(self._store, self.root, action, run_ids, operator, reason=reason,
+                           options=options, strict=strict)  # fmt: skip
+
+    def select_runs(
+        self, action: str, *, states: Sequence[str] = (), lane: str | None = None
+    ) -> Selection:
+        """The runs a ``--state``/``--lane`` selection matches (`core.service.bulk.select_runs`)."""
+        from core.service.bulk import select_runs
+
+        return select_runs(self._store, action, states=states, lane=lane)
 
     def submit(self, data: bytes, **how: Any) -> IntakeResult:
         """A dispatch into a queued run (`core.intake.submit_dispatch`)."""

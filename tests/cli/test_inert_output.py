@@ -198,6 +198,11 @@ def commands(ws: Path, files: dict[str, Path]) -> dict[str, list[str | Path]]:
         "repo_remove_bad_name": ["repo", "remove", ARG, "--workspace", files["repo_ws"]],
         "unknown_command": [ARG],
         "bad_option": ["runs", ARG],
+        "bulk_unknown": ["override", ARG, f"x{ARG}", "--reason", ARG, "--workspace", ws],
+        "bulk_dry_run": ["retry", RUN, ARG, "--dry-run", "--workspace", ws],
+        "bulk_lane": ["approve", "--lane", ARG, "--workspace", ws],
+        "quarantine": ["quarantine", "--workspace", ws],
+        "quarantine_replay": ["quarantine", "--replay", ARG, "--workspace", ws],
     }  # fmt: skip
 
 

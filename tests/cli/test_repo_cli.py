@@ -43,6 +43,7 @@ def test_add_a_path_keeps_the_files_comments_and_the_file_loads(ws: Path, clone:
         "repo": {"name": "acme/site", "path": str(clone), "url": None, "base_ref": "main",
                  "remote": None, "merge": "auto-merge"},
         "replaced": False, "config_path": str(ws / "jarvis.toml"), "refusal": None,
+        "restart_needed": False, "host_pid": None,
     }  # fmt: skip
     text = (ws / "jarvis.toml").read_text()
     assert text.startswith(CONFIG)  # every comment, key and blank line as it was
@@ -235,6 +236,7 @@ def test_remove_takes_the_entry_out_and_keeps_the_rest(ws: Path, clone: Path) ->
         "repo": {"name": "acme/site", "path": str(clone), "url": None, "base_ref": "main",
                  "remote": None, "merge": "auto-merge"},
         "config_path": str(ws / "jarvis.toml"), "refusal": None,
+        "restart_needed": False, "host_pid": None,
     }  # fmt: skip
     assert list(load_config(ws).repos) == ["acme/api"]
     readable = jarvis("repo", "remove", "acme/api", "--workspace", ws)
@@ -303,3 +305,22 @@ def test_names_and_sources_git_would_misread_are_refused(
     assert fragment in readable.stderr and "Traceback" not in readable.stderr
     assert "\x1b" not in readable.stderr and "\x07" not in readable.stderr
     assert (ws / "jarvis.toml").read_text() == CONFIG
+
+
+def test_a_change_while_a_host_runs_says_the_host_must_restart(ws: Path, clone: Path) -> None:
+    # The host reads jarvis.toml when it starts: a repository added while it ran had no
+    # effect until it restarted, and nothing said so.
+    from tests.host.hostkit import running_host
+
+    quiet = jarvis("repo", "add", "acme/quiet", clone, "--workspace", ws, "--json")
+    assert quiet.json()["restart_needed"] is False and quiet.json()["host_pid"] is None
+    with running_host(ws) as host:
+        added = jarvis("repo", "add", "acme/site", clone, "--workspace", ws, "--json")
+        assert added.code == 0 and added.json()["restart_needed"] is True
+        assert added.json()["host_pid"] == host.pid
+        readable = jarvis("repo", "remove", "acme/site", "--workspace", ws)
+        assert readable.code == 0
+        assert f"The host running on this workspace (pid {host.pid}) reads jarvis.toml" in (
+            readable.stdout.replace("\n", " ")
+        )
+        assert "jarvis host --stop" in readable.stdout

@@ -46,7 +46,31 @@ def test_without_profiles_the_plain_command_is_listed(tmp_path: Path) -> None:
     listed = jarvis("workers", "--workspace", ws, "--json")
     (row,) = listed.json()["workers"]
     assert (row["name"], row["agent"], row["found"]) == ("(command)", "command", True)
-    assert row["version"].startswith("Python 3.")
+    # A command is any program: it is not run to ask its version (see below).
+    assert (row["version"], row["version_asked"], row["problem"]) == (None, False, None)
+
+
+def test_a_command_profiles_program_is_never_run_to_ask_its_version(tmp_path: Path) -> None:
+    # A real worker did its work when `jarvis workers` ran it with --version.
+    ws = tmp_path / "ws"
+    (ws / "bin").mkdir(parents=True)
+    worker = ws / "bin" / "worker"
+    worker.write_text(f"#!/bin/sh\necho ran \"$@\" >> '{tmp_path}/ran'\necho worker 9\n")
+    worker.chmod(0o755)
+    (ws / "jarvis.toml").write_text(
+        '[workers]\ndefault = "plain"\n'
+        '[workers.plain]\nagent = "command"\ncommand = ["./bin/worker", "--go"]\n'
+        '[workers.known]\nagent = "codex"\ncommand = ["./bin/worker"]\n'
+    )
+    listed = jarvis("workers", "--workspace", ws, "--json")
+    assert listed.code == 0, listed.stderr
+    rows = {row["name"]: row for row in listed.json()["workers"]}
+    assert (rows["plain"]["found"], rows["plain"]["version"]) == (True, None)
+    assert rows["plain"]["version_asked"] is False
+    assert (rows["known"]["version"], rows["known"]["version_asked"]) == ("worker 9", True)
+    assert (tmp_path / "ran").read_text() == "ran --version\n"  # the codex profile's only
+    readable = jarvis("workers", "--workspace", ws)
+    assert "version not asked" in readable.stdout
 
 
 def test_a_bad_config_is_a_usage_error(tmp_path: Path) -> None:
