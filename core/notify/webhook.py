@@ -13,6 +13,7 @@ tries end as soon as the host stops.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import queue
@@ -69,7 +70,7 @@ def post_once(settings: WebhookSettings, body: bytes) -> str | None:
             return None
     except urllib.error.HTTPError as exc:
         return f"HTTP {exc.code}"
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         return safe_line(str(reason) or type(reason).__name__, 200)
 
