@@ -42,7 +42,9 @@ class ConsoleChannels:
         return self.bell or self.desktop != "off"
 
     def policy(self) -> NotifyPolicy:
-        return NotifyPolicy(gap_s=self.gap_s)
+        """The console's policy: no settling time, since each read of the store already
+        brings every entry since the last one (a burst arrives in one read)."""
+        return NotifyPolicy(settle_s=0, gap_s=self.gap_s)
 
 
 def console_channels(root: Path) -> ConsoleChannels:
