@@ -1,25 +1,21 @@
 """``[notify]`` of ``jarvis.toml``: where the host posts notifications, and what a console rings.
 
 The host's webhook (``webhook``, ``timeout_s``, ``retries``, ``retry_after_s``) and a console's
-own channels (``bell``, ``desktop``). A console reads its channels here until a personal
-configuration gives them (`core.service.notify.console_channels`). docs/configuration.md.
+own channels (``bell``, ``desktop``), which a console reads without pydantic
+(`core.notify.channels`). docs/configuration.md.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from core.notify.channels import GAP_MAX_S, Desktop
 from core.notify.policy import GAP_S, NotifyPolicy
 from core.notify.webhook import WebhookSettings
-
-#: How a console asks its terminal for a desktop notification: OSC 777 (``notify;title;body``:
-#: foot, Ghostty, WezTerm, rxvt-unicode's extension, VTE terminals), OSC 9 (iTerm2, WezTerm,
-#: Windows Terminal, kitty), or not at all.
-Desktop = Literal["osc777", "osc9", "off"]
 
 
 def _webhook_url(value: str) -> str:
@@ -51,7 +47,7 @@ class NotifyConfig(BaseModel):
     """Tries after the first before a notice is dropped (with a log line)."""
     retry_after_s: Annotated[float, Field(gt=0, le=600)] = 2.0
     """The wait before the first retry, doubled before each next one."""
-    gap_s: Annotated[float, Field(ge=0, le=86400)] = GAP_S
+    gap_s: Annotated[float, Field(ge=0, le=GAP_MAX_S)] = GAP_S
     """The least seconds between two notices of the webhook and of a console: what arrives
     meanwhile is told in the next one (at most `core.notify.policy.MOST` in ten minutes)."""
     bell: bool = True

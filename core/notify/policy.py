@@ -7,7 +7,7 @@ failed"), not as 200 pings, and a failure storm lasting an hour as a handful of 
 
 Plain Python over the journal's transitions and the time it is given, so tests decide when
 time passes; the host's webhook (`core.host.notifier`) and the console's bell and desktop
-notifications (`jarvis_tui.notify_signals`) each hold one.
+notifications each hold one.
 
 The rules, in order:
 

@@ -63,3 +63,14 @@ def test_a_webhook_url_is_neither_repeated_in_an_error_nor_logged_whole(tmp_path
     assert "s3cr3tpath" not in str(refused.value)
     assert shown_url(HOOK) == "https://hooks.example.com/…"
     assert shown_url("http://127.0.0.1:8080/hook/abc") == "http://127.0.0.1:8080/…"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[notify\n", '[notify]\nbell = "yes"\ndesktop = 9\ngap_s = -1\n', "notify = 3\n", "\xff"],
+)
+def test_a_console_takes_the_defaults_for_what_the_host_would_refuse(
+    tmp_path: Path, text: str
+) -> None:
+    (tmp_path / "jarvis.toml").write_text(text, "latin-1")
+    assert console_channels(tmp_path) == ConsoleChannels()
