@@ -102,6 +102,30 @@ def test_a_hung_webhook_never_stalls_the_host(tmp_path: Path) -> None:
         assert host.proc.returncode == 0
 
 
+def test_a_failing_webhook_is_tried_again_then_dropped_in_the_hosts_log(tmp_path: Path) -> None:
+    with hook_server(then=500) as server:
+        ws = _workspace(tmp_path, server.url, retries=2, retry_after_s=0.05)
+        store = SqliteStore(ws / "jarvis.db")
+        conn = connect(ws)
+        try:
+            dispatch(store, "refused-1")
+            with running_host(ws) as host:
+                _notifier_started(ws)
+                _fail(store, ["refused-1"])
+                wait_until(lambda: "notify: dropped a notice after 3 tries" in host.log(),
+                           HANG_GUARD_S, "the notice dropped", host.log)  # fmt: skip
+                assert server.posts == 3
+                # The host goes on: a new run is taken and worked.
+                dispatch(store, "after-1", lane=WORKED)
+                wait_for_states(conn, {"after-1": "review_requested"}, HANG_GUARD_S, host=host)
+            log = host.log()
+        finally:
+            conn.close()
+            store.close()
+    assert "HTTP 500" in log and "s3cr3t" not in log  # the URL's path is its secret
+    assert host.proc.returncode == 0
+
+
 def test_two_hundred_failures_within_a_second_give_one_summary(tmp_path: Path) -> None:
     with hook_server() as server:
         ws = _workspace(tmp_path, server.url, gap_s=1)
