@@ -73,6 +73,7 @@ class JarvisCommands(Provider):
         for sort in SORT_CYCLE:
             yield f"Sort: By {SORTS[sort][0]}", "key S cycles", partial(main.set_sort, sort)
         yield "Stream: Toggle all runs / selected run", "key t", main.action_toggle_stream
+        yield "Console: Mute or unmute notifications (an hour)", "key Z", main.action_mute
         for name in THEMES:
             yield f"Theme: {name}", "change the console's colours", partial(self._theme, name)
 

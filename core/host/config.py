@@ -33,6 +33,7 @@ from core.contracts.repositories import (
     repo_url_problem,
 )
 from core.criteria.allowlist import DEFAULT_ALLOWLIST, VerifyPolicy
+from core.host.notify_config import NotifyConfig
 from core.host.store_config import StoreConfig
 from core.host.worker_profiles import (
     RESERVED,
@@ -330,6 +331,7 @@ class HostConfig(BaseModel):
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
     host: HostSection = Field(default_factory=HostSection)
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
     lanes: dict[Annotated[str, AfterValidator(_lane_name)], LaneConfig] = Field(
         default_factory=dict
     )

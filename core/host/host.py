@@ -9,6 +9,7 @@ short ticks; each tick runs the rooms' steps in order (`Host.steps`). The rooms,
 - `outcomes` — an attempt's end: gated completion or failure; `verifiers` — the criteria;
 - `merges` — approved runs' branches merged into their bases, outside any transaction;
 - `retention` — the store's old history removed as ``[store]`` allows, off the loop;
+- `notifier` — runs that started needing a human, posted to ``[notify]``'s webhook, off the loop;
 - `recovery` — what a previous host left, and the signals that stop this one.
 
 What they share (the store, the workers, the configuration) is `shared.Shared`.
@@ -39,6 +40,7 @@ from core.host.ingest import Ingestor
 from core.host.launching import Launching
 from core.host.lock import HostLock
 from core.host.merges import Merges
+from core.host.notifier import Notifier
 from core.host.outcomes import AttemptEnds
 from core.host.recovery import StopSignals, recover
 from core.host.refusals import catch_up
@@ -134,6 +136,10 @@ class Host:
         """Remove the store's old history as ``[store]`` allows (`core.host.retention`)."""
         self.feed = ChangeFeed(self.store_at, workspace.root, self.stopping)
         """What changed in the store, read once for every console (`core.host.change_feed`)."""
+        self.notifier = Notifier(
+            self.store_at, config.notify.webhook_settings(), config.notify.policy(), self.stopping
+        )
+        """Post runs that started needing a human to the webhook (`core.host.notifier`)."""
         self.worker_runs = WorkerRunsWriter(self.layout, owner=f"jarvis-{os.getpid()}")
         """Each lane's ``worker_runs.json``, what NanoClaw's agents read (`core.nanoclaw`)."""
 
@@ -211,6 +217,7 @@ class Host:
             self._heartbeat = Heartbeat(self.lease, self.stopping, self._taken)
             self._heartbeat.start()
             self.feed.start()
+            self.notifier.start()
             log.info("host %d holds %s", os.getpid(), self.workspace.root)
             found = self.launching.sandbox = sandbox.probe()
             if found.program is not None:
@@ -234,6 +241,7 @@ class Host:
             if self._heartbeat is not None:
                 self._heartbeat.join()
             self.feed.join()
+            self.notifier.join(self.config.timeouts.shutdown_grace_s + 1)
             self._end_lease()
             self.lease.store.close()
             store.close()

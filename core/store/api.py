@@ -3,7 +3,7 @@
 `RunStore` is a store (one connection; reads, and `transaction` for writes) and
 `RunTransaction` one unit of work in it. Both are made of named reads and writes — the groups
 in this package (`usage`, `steers`, `refusals`, `results`, `runs`, `git_records`, `views`,
-`verification`, `retention`),
+`verification`, `retention`, `notify_marks`),
 whose methods hold the statements — plus the core members each backend implements below (the
 connection, transactions and savepoints, the journal's append). A backend subclasses both, provides
 ``rows``/``execute`` and those members, and overrides any group's method whose SQL its dialect
@@ -22,6 +22,7 @@ from typing import Any
 
 from core.store.git_records import GitReads, GitWrites
 from core.store.hosts import HostReads, HostWrites
+from core.store.notify_marks import NotifyReads, NotifyWrites
 from core.store.refusals import RefusalReads, RefusalWrites
 from core.store.results import ResultWrites
 from core.store.retention import RetentionReads, RetentionWrites
@@ -68,6 +69,7 @@ class RunTransaction(
     VerificationReads,
     VerificationWrites,
     RetentionWrites,
+    NotifyWrites,
     ABC,
 ):
     """One unit of work: every write of it commits together, or none does."""
@@ -99,6 +101,7 @@ class RunStore(
     WindowReads,
     VerificationReads,
     RetentionReads,
+    NotifyReads,
     SizeReads,
     ABC,
 ):

@@ -20,6 +20,7 @@ from core.store.shared_ddl import (
     USAGE_COST_COMPUTED,
     USAGE_UNREADABLE,
     WINDOW_INDEXES,
+    notify_marks_table,
     retention_tables,
 )
 
@@ -367,4 +368,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         END $$;
         """,
     ),
+    # SQLite's 0023, the same table.
+    ("0013_notify_marks", notify_marks_table("BIGINT")),
 )

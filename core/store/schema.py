@@ -24,6 +24,7 @@ from core.store.shared_ddl import (
     USAGE_COST_COMPUTED,
     USAGE_UNREADABLE,
     WINDOW_INDEXES,
+    notify_marks_table,
 )
 
 MIGRATIONS = Migrations("jarvis")
@@ -91,6 +92,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("0020_usage_totals", sqlite_ddl.USAGE_TOTALS),
     ("0021_window_indexes", WINDOW_INDEXES),
     ("0022_retention", sqlite_ddl.RETENTION),
+    ("0023_notify_marks", notify_marks_table("INTEGER")),
 )
 
 

@@ -126,3 +126,18 @@ def retention_tables(integer: str) -> str:
         -- alone: the key again in the index would cost a receipt half its size).
         CREATE INDEX ipc_receipts_at ON ipc_receipts (at);
 """
+
+
+def notify_marks_table(integer: str) -> str:
+    """The notifications' mark (SQLite's 0023, PostgreSQL's 0013), with ``integer`` the
+    backend's 64-bit integer type."""
+    return f"""
+        -- Where the fleet's notifications stand (core/host/notifier.py): the journal up to seq
+        -- was claimed by one host, which told of the runs it moved into a stage needing a
+        -- human. A host claims the next stretch by moving seq from the value it read, so on a
+        -- store shared by many hosts each transition is claimed once.
+        CREATE TABLE notify_marks (
+            name TEXT PRIMARY KEY,
+            seq {integer} NOT NULL
+        );
+"""

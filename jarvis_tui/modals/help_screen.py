@@ -96,6 +96,7 @@ def help_sections() -> Sections:
             "Console",
             (
                 ("f5", "Read the store now"),
+                ("Z", "Mute the bell and desktop notifications for an hour; Z again unmutes"),
                 ("? f1", "This help"),
                 ("q", "Quit (a host this console started keeps the runs going)"),
             ),

@@ -96,6 +96,14 @@ def main_bindings() -> list[BindingType]:
         Binding("p", "panel('progress')", "Progress", id="panel.progress", show=False),
         Binding("g", "panel('gates')", "Gates", id="panel.gates", show=False),
         Binding("f5", "refresh", "Refresh", id="refresh", show=False),
+        Binding(
+            "Z",
+            "mute",
+            "Mute",
+            id="console.mute",
+            show=False,
+            tooltip="Mute the bell and desktop notifications for an hour; again to unmute",
+        ),
         *[
             Binding(
                 key,

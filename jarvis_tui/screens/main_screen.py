@@ -52,7 +52,8 @@ from jarvis_tui.messages import (
 from jarvis_tui.run_model import PAGE, RunModel, WindowAsk
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.screens.main_keys import main_bindings
-from jarvis_tui.screens.main_views import PANELS, ViewControls
+from jarvis_tui.screens.main_signals import SignalControls
+from jarvis_tui.screens.main_views import PANELS
 from jarvis_tui.screens.run_actions_controller import RunActionsController
 from jarvis_tui.screens.store_sync import RUN_JOURNAL, STORE_GROUP, VIEW_READ, StoreSync
 from jarvis_tui.widgets.filter_line import FilterLine
@@ -71,7 +72,7 @@ WIDE_COLUMNS = 120
 AGE_REFRESH = 60.0
 
 
-class MainScreen(ViewControls):
+class MainScreen(SignalControls):
     """The run table, the progress stream, the gates and the steering composer."""
 
     BINDINGS: ClassVar[list[BindingType]] = main_bindings()
@@ -113,6 +114,7 @@ class MainScreen(ViewControls):
         """Runs that started needing a human, for one toast at a time (never behind a dialog)."""
         self.merge_watch = MergeWatch()
         """The merges this console asked for, told when the host decides them."""
+        self.start_signals(self.feed.root)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -222,6 +224,7 @@ class MainScreen(ViewControls):
                 markup=False,
             )
         if not first:
+            self.note_signals(read.journal)
             self.attention_toasts.entered(read.journal)
             self._merges_decided(read.journal)
             self.raise_attention_toast()
@@ -359,7 +362,9 @@ class MainScreen(ViewControls):
 
         Only on this screen: a toast drawn over a dialog hides what is being decided. What
         waits is raised when the dialog closes, or at the next read once the interval is over.
+        The terminal's bell and desktop notification do not wait (`ring_signals`).
         """
+        self.ring_signals()
         if not self.is_current:
             return
         toast = self.attention_toasts.due(self.model.needs_human)

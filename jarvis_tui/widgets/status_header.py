@@ -77,10 +77,12 @@ def render_status(
     burn: dict[str, Any] | None = None,
     hosts: tuple[HostLine, ...] = (),
     now: datetime | None = None,
+    muted: str = "",
 ) -> Text:
     """Workspace and host on the first line; who needs a human and the runs per state on the
     second; with `many_hosts`, a third line of every live or lost host, its lanes, and when a
-    lost one last beat. Each line fits ``width`` cells (None: no limit).
+    lost one last beat. Each line fits ``width`` cells (None: no limit). ``muted``: until when
+    the bell and desktop notifications are muted (``HH:MM``), "" when they are not.
 
     ``host`` is the local host's pid, None when no host holds the workspace, False when not
     known yet; ``hosts`` the store's (`jarvis_tui.feed.HostLine`); ``now`` the console's time.
@@ -126,6 +128,9 @@ def render_status(
     # Who waits on an operator comes first: a narrow terminal cuts the end of the line.
     second = Text()
     second.append(f"! {attention} need a human", style="bold yellow" if attention else "dim")
+    if muted:
+        # Beside the count it silences: an operator who muted knows why nothing rings.
+        second.append(f" (muted till {muted})", style="yellow")
     second.append(" │ ", style="dim")
     words = Text()
     symbols = Text()
@@ -169,6 +174,14 @@ class StatusHeader(Widget):
         self.burn: dict[str, Any] | None = None
         self.hosts: tuple[HostLine, ...] = ()
         self.now: datetime | None = None
+        self.muted = ""
+        """Until when notifications are muted (``HH:MM``), "" when they are not."""
+
+    def show_muted(self, until: str) -> None:
+        """Say until when the bell and desktop notifications are muted ("": they are not)."""
+        if until != self.muted:
+            self.muted = until
+            self.refresh()
 
     def show_status(
         self,
@@ -210,4 +223,5 @@ class StatusHeader(Widget):
             burn=self.burn,
             hosts=self.hosts,
             now=self.now,
+            muted=self.muted,
         )
