@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 from core.service.errors import ServiceError, StoreError, as_store_error
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import usage_error, write_error
-from jarvis_cli.verbs import add_verbs
+from jarvis_cli.verbs import add_lane_verbs, add_verbs
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -246,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # The operator actions: a verb each, from the engine's registry of them.
     add_verbs(commands, _Parser, _workspace_flags)
+    add_lane_verbs(commands, _Parser, _workspace_flags)
 
     p = commands.add_parser("journal", help="the change feed, as JSON lines with --json")
     p.add_argument("--since", type=int, default=0, metavar="SEQ", help="rows after this seq")

@@ -15,6 +15,7 @@ from typing import Final
 from core.store.shared_ddl import (
     CONFINEMENT,
     HOSTS_TABLE,
+    LANE_PAUSES,
     MERGE_BY_HOST,
     REFUSAL_TARGET,
     USAGE_COST_COMPUTED,
@@ -367,4 +368,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         END $$;
         """,
     ),
+    # SQLite's 0023, the same text.
+    ("0013_lane_pauses", LANE_PAUSES),
 )

@@ -19,6 +19,7 @@ from core.store import sqlite_ddl
 from core.store.shared_ddl import (
     CONFINEMENT,
     HOSTS_TABLE,
+    LANE_PAUSES,
     MERGE_BY_HOST,
     REFUSAL_TARGET,
     USAGE_COST_COMPUTED,
@@ -91,6 +92,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("0020_usage_totals", sqlite_ddl.USAGE_TOTALS),
     ("0021_window_indexes", WINDOW_INDEXES),
     ("0022_retention", sqlite_ddl.RETENTION),
+    ("0023_lane_pauses", LANE_PAUSES),
 )
 
 
