@@ -79,8 +79,8 @@ def test_names_and_reasons_from_outside_reach_nothing_beyond(tmp_path: Path) -> 
             assert isinstance(result, QuarantineRefusal) and result.code == "bad_name", name
     # A stored link is never opened nor moved.
     (errors / "link.json").symlink_to(ws / "secret.txt")
-    (errors / "link.json.reason.json").write_text(json.dumps(
-        {"code": "link", "message": "m", "original_path": str(ws / "data/ipc/l/x.json")}))  # fmt: skip
+    reason = {"code": "link", "message": "m", "original_path": str(ws / "data/ipc/l/x.json")}
+    (errors / "link.json.reason.json").write_text(json.dumps(reason))
     shown = quarantined_content(ws, "link.json")
     assert isinstance(shown, QuarantineRefusal) and shown.code == "not_stored"
     refused = replay_quarantined(ws, "link.json")
