@@ -96,6 +96,22 @@ def main_bindings() -> list[BindingType]:
         Binding("p", "panel('progress')", "Progress", id="panel.progress", show=False),
         Binding("g", "panel('gates')", "Gates", id="panel.gates", show=False),
         Binding("f5", "refresh", "Refresh", id="refresh", show=False),
+        Binding(
+            "F",
+            "fleet",
+            "Fleet",
+            id="view.fleet",
+            show=False,
+            tooltip="The lanes (pause, resume) and the hosts",
+        ),
+        Binding(
+            "Q",
+            "quarantine",
+            "Quarantine",
+            id="view.quarantine",
+            show=False,
+            tooltip="The files the host refused: why, their content, replay",
+        ),
         *[
             Binding(
                 key,
