@@ -10,6 +10,7 @@ from core.store.sqlite_store import SqliteStore
 from jarvis_tui.modals.fleet_screen import FleetScreen
 from jarvis_tui.modals.quarantine_screen import QuarantineScreen
 from jarvis_tui.modals.reason_dialog import ReasonDialog
+from tests.tui.conftest import HOSTILE
 from tests.tui.fleet_store import QUARANTINED, build_fleet_workspace
 from tests.tui.helpers import make_app, settle, wait_for, wait_for_palette_hit
 
