@@ -115,8 +115,9 @@ def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | Non
         or "the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created if missing",
     )
     parser.add_argument(
-        "--theme", default="jarvis-dark", metavar="NAME",
-        help="jarvis-dark (default), jarvis-light or jarvis-high-contrast",
+        "--theme", default=None, metavar="NAME",
+        help="jarvis-dark (default, or the theme last chosen in the palette), jarvis-light or "
+        "jarvis-high-contrast",
     )  # fmt: skip
 
 
@@ -360,6 +361,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _workspace_flags(p)
     p.set_defaults(handler="store_stats.run")
+
+    p = commands.add_parser("config", help="your own settings: theme, keys, notifications")
+    personal = p.add_subparsers(dest="what", metavar="ACTION", required=True,
+                                parser_class=_Parser)  # fmt: skip
+    p = personal.add_parser(
+        "check",
+        help="read $XDG_CONFIG_HOME/jarvis/config.toml as the console does; say what is wrong",
+    )
+    _json_flag(p)
+    p.set_defaults(handler="personal.check")
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
     _console_flags(p)

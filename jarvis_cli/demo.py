@@ -296,8 +296,10 @@ def run(args: argparse.Namespace) -> int:
             return _headless(procs, signals, args.no_console)
         if signals.signum is None:
             from jarvis_tui.app import JarvisApp
+            from jarvis_tui.personal import load_personal
 
-            app = JarvisApp(root / "jarvis.db", theme=args.theme, own_process=True)
+            app = JarvisApp(root / "jarvis.db", theme=args.theme, own_process=True,
+                            personal=load_personal())  # fmt: skip
             signals.app = app
             app.run()
         return 128 + signals.signum if signals.signum is not None else 0

@@ -26,11 +26,11 @@ from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import write_error
 
 
-def check_theme(theme: str) -> None:
+def check_theme(theme: str | None) -> None:
     # Textual loads only for the command that needs it, not for every `jarvis` invocation.
     from jarvis_tui.theme import THEMES
 
-    if theme not in THEMES:
+    if theme is not None and theme not in THEMES:
         raise UsageError(
             "unknown_theme",
             f"--theme {theme!r} is not a console theme; use one of {', '.join(THEMES)}.",
@@ -103,8 +103,10 @@ def run(args: argparse.Namespace) -> int:
             sentence, *tail = str(exc).split("\n")
             raise UsageError("host_start_failed", sentence, tail) from None
     from jarvis_tui.app import JarvisApp
+    from jarvis_tui.personal import load_personal
 
-    app = JarvisApp(workspace.db_path, store_at=location, theme=args.theme, own_process=True)
+    app = JarvisApp(workspace.db_path, store_at=location, theme=args.theme, own_process=True,
+                    personal=load_personal())  # fmt: skip
     try:
         app.run()
     finally:

@@ -118,6 +118,7 @@ def main_bindings() -> list[BindingType]:
                 f"state_filter({str(state) if state else None!r})",
                 state or "all states",
                 show=False,
+                id=f"view.state.{state or 'all'}",
             )  # fmt: skip
             for key, state in STATE_KEYS.items()
         ],
