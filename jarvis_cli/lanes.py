@@ -60,7 +60,7 @@ def list_lanes(args: argparse.Namespace) -> int:
         paused = f"by {pause['paused_by']}: {pause['reason']}" if pause else ""
         table.add_row(
             Text(escape(line.lane), style="bold"),
-            Text(escape(f"{line.profile} ({line.agent})")),
+            Text(escape(line.worker)),
             line.sandbox,
             str(line.concurrency),
             str(line.running),

@@ -69,7 +69,7 @@ EVERY_SCENARIO_WITHIN = DECK_SIZE * -(-len(FAILURES) // FAILING_PER_DECK)
 LEFT_TO_THE_OPERATOR_EVERY = 15
 #: Seconds a run that ended well waits in review before the teammate approves it: long enough
 #: to be seen there.
-REVIEW_DELAY_S = (8.0, 25.0)
+REVIEW_DELAY_S = (3.0, 10.0)
 REVIEW_EVERY_S = 1.0
 TEAMMATE = "teammate"
 SOURCES = ("main", "main", "main", "main", "andy-developer")

@@ -115,8 +115,8 @@ class LaneLine:
     """One lane as the fleet view shows it."""
 
     lane: str
-    profile: str
-    """Its worker profile's name, or ``command`` (the plain ``[workers] command``)."""
+    profile: str | None
+    """Its worker profile's name; None: the plain ``[workers] command``."""
     agent: str
     """The profile's agent (``command`` for the plain command)."""
     sandbox: str
@@ -129,6 +129,11 @@ class LaneLine:
     """The live hosts serving it."""
     pause: dict[str, Any] | None
     """The operator's pause: ``reason``, ``paused_by``, ``paused_at``; None: not paused."""
+
+    @property
+    def worker(self) -> str:
+        """What works it, in words: ``claude (claude-code)``, or ``[workers] command``."""
+        return f"{self.profile} ({self.agent})" if self.profile else "[workers] command"
 
     @property
     def running(self) -> int:
@@ -174,7 +179,7 @@ def fleet_lanes(store: RunStore, root: Path) -> FleetLanes:
     lines = []
     for lane in names:
         found = config.profile_for(lane)
-        profile, agent = (found[0], str(found[1].agent)) if found else ("command", "command")
+        profile, agent = (found[0], str(found[1].agent)) if found else (None, "command")
         serving = tuple(h["name"] for h in live if h["lanes"] is None or lane in h["lanes"])
         lines.append(LaneLine(
             lane, profile, agent, config.sandbox_for(lane) or "auto", config.lane_limit(lane),

@@ -50,7 +50,7 @@ def lane_cells(line: LaneLine) -> tuple[Text, ...]:
     )  # fmt: skip
     return (
         cell(shown(line.lane), "bold"),
-        cell(f"{shown(line.profile)} ({shown(line.agent)})"),
+        cell(shown(line.worker)),
         cell(line.sandbox),
         cell(str(line.concurrency), "yellow" if line.concurrency == 0 else ""),
         cell(str(line.running), "bold cyan" if line.running else "dim"),
