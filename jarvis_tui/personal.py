@@ -4,7 +4,7 @@
 
     theme = "nord"                      # remembered when changed in the palette
     [keymap]                            # a binding id = its keys (Textual's keymap)
-    "run.retry" = "R"
+    "run.retry" = "ctrl+r"
     "view.fleet" = "f2,F"
     [notify]                            # the console's notification channels
     bell = true
