@@ -1,4 +1,4 @@
-"""The operator's actions: approve, retry, override, cancel and steer.
+"""The operator's actions: approve, retry, override, cancel and steer; pause and resume a lane.
 
 Each action is one store transaction that reads the run under the write lock, asks the lifecycle
 whether the move is legal, and writes the new state, its audit row and its journal row together.
@@ -50,8 +50,8 @@ RETRY_CLEARS = (
 class Refusal:
     code: str
     """``not_found``, ``illegal_transition``, ``stale_version``, ``reason_required``,
-    ``reason_too_long``, ``not_running``, ``empty_message``, ``message_too_long`` or
-    ``bad_characters``."""
+    ``reason_too_long``, ``not_running``, ``empty_message``, ``message_too_long``,
+    ``bad_characters``; for a lane ``bad_lane``, ``already_paused`` or ``not_paused``."""
     message: str
 
     def to_json(self) -> dict[str, str]:
@@ -328,3 +328,76 @@ def _record_steer(tx: RunTransaction, run: Row, steer_id: str, message: str, ope
         to_state=run["state"],
         reason=message,
     )
+
+
+# -- lanes ---------------------------------------------------------------------------------------
+
+LANE_JOURNAL_PREFIX = "lane:"
+"""A lane's journal and audit entries are kept under ``lane:NAME``, which no run id can be."""
+
+
+@dataclass(frozen=True, slots=True)
+class LaneResult:
+    """What pausing or resuming a lane came to: the lane's pause as it is now (None: running)."""
+
+    ok: bool
+    lane: str
+    pause: Row | None
+    refusal: Refusal | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "lane": self.lane,
+            "paused": self.pause is not None,
+            "pause": self.pause,
+            "refusal": self.refusal.to_json() if self.refusal else None,
+        }
+
+
+def _lane_refused(lane: str, code: str, message: str, pause: Row | None) -> LaneResult:
+    return LaneResult(False, lane, pause, Refusal(code, message))
+
+
+def _lane_record(tx: RunTransaction, lane: str, kind: str, payload: dict[str, Any],
+                 operator: str, reason: str | None) -> None:  # fmt: skip
+    key = f"{LANE_JOURNAL_PREFIX}{lane}"
+    tx.journal(key, kind, {"lane": lane, **payload}, operator)
+    tx.audit(key, actor=operator, action=kind, from_state=None, to_state=None, reason=reason)
+
+
+def pause_lane(store: RunStore, lane: str, operator: str, reason: str | None) -> LaneResult:
+    """Pause ``lane``: no host claims its queued runs until it is resumed; its running runs go
+    on to their end. A reason is required. Two operators pausing at once get one pause: the
+    second is refused with who paused it, when and why."""
+    from core.workspace import lane_problem
+
+    bad = lane_problem(lane)
+    if bad:
+        return _lane_refused(lane, "bad_lane", bad[0].upper() + bad[1:], None)
+    problem = _text_problem(reason, what="reason", limit=MAX_REASON)
+    if problem:
+        return LaneResult(False, lane, None, problem)
+    assert reason is not None
+    with store.transaction() as tx:
+        if not tx.pause_lane(lane, reason, operator):
+            held = tx.lane_pause(lane)
+            who = (
+                f" by {held['paused_by']} at {held['paused_at']} ({held['reason']})" if held else ""
+            )
+            said = f"Lane {lane} is already paused{who}; nothing was done."
+            return _lane_refused(lane, "already_paused", said, held)
+        _lane_record(tx, lane, "lane_paused", {"reason": reason}, operator, reason)
+        return LaneResult(True, lane, tx.lane_pause(lane))
+
+
+def resume_lane(store: RunStore, lane: str, operator: str) -> LaneResult:
+    """Resume a paused ``lane``: its queued runs are claimed again as its concurrency allows.
+    Two operators resuming at once: one resumes, the other is refused (not paused)."""
+    with store.transaction() as tx:
+        held = tx.lane_pause(lane)
+        if held is None or not tx.resume_lane(lane):
+            return _lane_refused(lane, "not_paused",
+                                 f"Lane {lane} is not paused; nothing was done.", None)  # fmt: skip
+        _lane_record(tx, lane, "lane_resumed", {"paused_by": held["paused_by"]}, operator, None)
+        return LaneResult(True, lane, None)

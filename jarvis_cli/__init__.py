@@ -23,7 +23,7 @@ from core.service.errors import ServiceError, StoreError, as_store_error
 from jarvis_cli.inputs import UsageError, has_terminal
 from jarvis_cli.output import usage_error, write_error
 from jarvis_cli.parsers import add_completion, add_quarantine, add_store
-from jarvis_cli.verbs import add_verbs
+from jarvis_cli.verbs import add_lane_verbs, add_verbs
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -116,9 +116,9 @@ def _console_flags(parser: argparse.ArgumentParser, *, workspace_help: str | Non
         or "the workspace (default: $JARVIS_WORKSPACE, else ./.jarvis); created if missing",
     )
     parser.add_argument(
-        "--theme", default="jarvis-dark", metavar="NAME",
-        help="jarvis-dark (default), jarvis-light, jarvis-high-contrast or any theme the "
-        "console's palette offers (nord, dracula, …)",
+        "--theme", default=None, metavar="NAME",
+        help="jarvis-dark (default, or the theme last chosen in the palette), jarvis-light, "
+        "jarvis-high-contrast or any theme the console's palette offers (nord, dracula, …)",
     )  # fmt: skip
 
 
@@ -248,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # The operator actions: a verb each, from the engine's registry of them.
     add_verbs(commands, _Parser, _workspace_flags)
+    add_lane_verbs(commands, _Parser, _workspace_flags)
 
     p = commands.add_parser("journal", help="the change feed, as JSON lines with --json")
     p.add_argument("--since", type=int, default=0, metavar="SEQ", help="rows after this seq")
@@ -350,6 +351,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler="hosts.run")
 
     add_store(commands, _Parser, _workspace_flags)
+
+    p = commands.add_parser("config", help="your own settings: theme, keys, notifications")
+    personal = p.add_subparsers(dest="what", metavar="ACTION", required=True,
+                                parser_class=_Parser)  # fmt: skip
+    p = personal.add_parser(
+        "check",
+        help="read $XDG_CONFIG_HOME/jarvis/config.toml as the console does; say what is wrong",
+    )
+    _json_flag(p)
+    p.set_defaults(handler="personal.check")
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
     _console_flags(p)

@@ -46,7 +46,7 @@ from core.service.hosting import (
 )
 from core.service.text import inert
 from core.service.workspace import STORE_ENV_VAR, Workspace, WorkspaceError
-from jarvis_cli.demo_leftovers import make_temporary, remove_leftovers
+from jarvis_cli.demo_leftovers import PREFIX, make_temporary, remove_leftovers
 from jarvis_cli.inputs import UsageError
 from jarvis_cli.tui import check_theme
 from jarvis_sim.demo_repos import make_demo_repos, repos_config
@@ -139,32 +139,39 @@ class DemoProcesses:
     def host_alive(self) -> bool:
         return self.host is not None and self.host.poll() is None
 
-    def stop(self) -> None:
-        """SIGTERM both groups, wait, SIGKILL what is left, then anything carrying the marker.
+    def stop(self) -> int:
+        """SIGTERM both groups, wait, SIGKILL what is left, then anything carrying the marker;
+        the steps it took (each a wait on a process, a kill or a look for what is left: a few
+        when the tree ends on SIGTERM, as it should).
 
         Safe to call again (and from a signal handler): what has ended is left alone.
         """
         if not self._lock.acquire(blocking=False):
-            return  # a stop is already under way (a signal arrived during the clean-up)
+            return 0  # a stop is already under way (a signal arrived during the clean-up)
+        steps = 0
         try:
             procs = [p for p in (self.fleet, self.host) if p is not None]
             for proc in procs:
                 _signal_group(proc, signal.SIGTERM)
             deadline = time.monotonic() + STOP_GRACE_S
             for proc in procs:
+                steps += 1
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(max(0.0, deadline - time.monotonic()))
             for proc in procs:
                 if proc.poll() is None:
+                    steps += 1
                     _signal_group(proc, signal.SIGKILL)
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         proc.wait(2)
-            self._sweep()
+            steps += self._sweep()
         finally:
             self._lock.release()
+        return steps
 
-    def _sweep(self) -> None:
+    def _sweep(self) -> int:
         deadline = time.monotonic() + 2.0
+        steps = 1
         while left := processes_with_env(self.marker):
             for pid in left:
                 for kill in (os.killpg, os.kill):
@@ -173,6 +180,8 @@ class DemoProcesses:
             if time.monotonic() >= deadline:
                 break
             time.sleep(_TICK_S)
+            steps += 1
+        return steps
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
@@ -260,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
 
     def remove_workspace() -> None:
         if not keep:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_in_background(root)
 
     procs = DemoProcesses(root, interval=args.interval)
 
@@ -296,17 +305,51 @@ def run(args: argparse.Namespace) -> int:
             return _headless(procs, signals, args.no_console)
         if signals.signum is None:
             from jarvis_tui.app import JarvisApp
+            from jarvis_tui.personal import load_personal
 
-            app = JarvisApp(root / "jarvis.db", theme=args.theme, own_process=True)
+            app = JarvisApp(root / "jarvis.db", theme=args.theme, own_process=True,
+                            personal=load_personal())  # fmt: skip
             signals.app = app
             app.run()
         return 128 + signals.signum if signals.signum is not None else 0
     finally:
-        procs.stop()
+        if procs.host is not None:
+            # Said before the wait: the console is gone and the screen would otherwise stay
+            # blank while the host stops its workers.
+            _say("jarvis demo: stopping the host, its workers and the fleet…")
+            procs.stop()
+            _say("jarvis demo: stopped.")
+        else:
+            procs.stop()
         signals.restore()
         remove_workspace()
         if keep:
             _say(f"jarvis demo: the workspace is kept at {root}; its host has stopped.")
+
+
+def remove_in_background(root: Path) -> None:
+    """Take the temporary workspace away at once and delete it in the background.
+
+    Deleting it in the foreground was most of a slow quit: after a long demo it holds tens of
+    thousands of files (a worktree per run, logs, the IPC tree), and the screen stayed blank
+    while they went. Renamed first (one step), so its path is gone when the demo exits; the
+    `rm` that deletes it runs in a session of its own. Named as a demo workspace still, with its
+    owner file inside: if the `rm` is stopped, the next demo removes what is left
+    (`jarvis_cli.demo_leftovers`).
+    """
+    trash = root.with_name(f"{PREFIX}removing-{uuid.uuid4().hex[:12]}")
+    try:
+        os.rename(root, trash)
+    except OSError:
+        shutil.rmtree(root, ignore_errors=True)
+        return
+    _say("jarvis demo: the temporary workspace is being removed in the background.")
+    try:
+        subprocess.Popen(["rm", "-rf", "--", str(trash)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True)  # fmt: skip
+    except OSError:
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def _headless(procs: DemoProcesses, signals: _Signals, seconds: float) -> int:

@@ -26,12 +26,12 @@ from jarvis_cli.inputs import UsageError
 from jarvis_cli.output import write_error
 
 
-def check_theme(theme: str) -> None:
+def check_theme(theme: str | None) -> None:
     # Textual loads only for the command that needs it, not for every `jarvis` invocation.
     from jarvis_tui.theme import theme_names
 
     names = theme_names()
-    if theme not in names:
+    if theme is not None and theme not in names:
         raise UsageError(
             "unknown_theme",
             f"--theme {theme!r} is not a console theme; use one of {', '.join(names)}.",
@@ -130,8 +130,10 @@ def run(args: argparse.Namespace) -> int:
     workspace, location = open_workspace(args.workspace, args.db)
     launched = start_host(workspace, location, args.db, no_host=args.no_host)
     from jarvis_tui.app import JarvisApp
+    from jarvis_tui.personal import load_personal
 
-    app = JarvisApp(workspace.db_path, store_at=location, theme=args.theme, own_process=True)
+    app = JarvisApp(workspace.db_path, store_at=location, theme=args.theme, own_process=True,
+                    personal=load_personal())  # fmt: skip
     try:
         app.run()
     finally:

@@ -64,3 +64,25 @@ def _bulk_arguments(p: argparse.ArgumentParser) -> None:
                    help="act on every run a --state/--lane selection matches")  # fmt: skip
     p.add_argument("--dry-run", action="store_true",
                    help="say what would be done to each run, and do nothing")  # fmt: skip
+
+
+def add_lane_verbs(
+    commands: Any, parser_class: type[argparse.ArgumentParser], flags: Flags
+) -> None:
+    """``jarvis lane VERB NAME`` for each lane action (`core.service.lanes.LANE_ACTIONS`), and
+    ``jarvis lane list``."""
+    from core.service.lanes import LANE_ACTIONS
+
+    p = commands.add_parser("lane", help="the lanes: list them, pause or resume one")
+    verbs = p.add_subparsers(dest="what", metavar="ACTION", required=True,
+                             parser_class=parser_class)  # fmt: skip
+    p = verbs.add_parser("list", help="every lane: its worker, sandbox, concurrency, runs, pause")
+    flags(p)
+    p.set_defaults(handler="lanes.list_lanes")
+    for entry in LANE_ACTIONS.values():
+        p = verbs.add_parser(entry.verb, help=entry.help.replace("the selected lane", "a lane"))
+        p.add_argument("lane", metavar="NAME")
+        if entry.asks == "reason":
+            p.add_argument("--reason", required=True, metavar="TEXT", help="why (recorded)")
+        flags(p, acts=True)
+        p.set_defaults(handler="lanes.act", action=entry.name)

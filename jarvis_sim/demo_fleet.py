@@ -1,13 +1,16 @@
 """The demo's live fleet: a stand-in coordinator that keeps dispatching work until stopped.
 
 ``python -m jarvis_sim.demo_fleet --workspace DIR [--interval S] [--seed N]`` dispatches a new run
-every ``interval`` seconds (jittered), across every simulated scenario — mostly ``ok``, with
-``slow``, ``fail_contract``, ``crash``, ``verify_fail`` and ``hang`` dealt from a shuffled deck
-so that every scenario comes up within any twenty dispatches — to the lanes ``jarvis-worker-1``
-to ``jarvis-worker-4``, from the ``main`` lane and now and then from ``andy-developer``. The first
-few go out at once, so a console shows live work within moments of the start. Now and then it
-also steers a running ``slow`` run (the worker acknowledges it) or a ``hang`` run (which never
-does, so the steer expires), so steer receipts move live too.
+every ``interval`` seconds (jittered), as a day of real work goes: of every forty dispatches,
+thirty-seven end well (``ok``, some ``slow``) and three fail, each failure scenario in turn, so
+every scenario comes up within `EVERY_SCENARIO_WITHIN` dispatches — to the lanes
+``jarvis-worker-1`` to ``jarvis-worker-4``, from the ``main`` lane and now and then from
+``andy-developer``. The first few go out at once, so a console shows live work within moments of
+the start. Now and then it also steers a running ``slow`` run (the worker acknowledges it) or a
+``hang`` run (which never does, so the steer expires), so steer receipts move live too. A
+teammate reviews the runs that ended well: after a few seconds in review it approves them (the
+one store write the fleet makes), but one in fifteen it leaves to the operator, so what needs a
+human stays a few runs, as on a real day (tests/demo/test_fleet_share.py bounds the share).
 
 How it dispatches: by writing ``tasks/<name>.json`` files — ``{"type": "dispatch", "target",
 "payload"}`` and ``{"type": "steer_worker", "run_id", "message"}`` — into its own lane folder of
@@ -48,14 +51,27 @@ from core.store.location import open_store
 from core.workspace import Workspace, WorkspaceError
 from jarvis_sim.demo_tasks import TASKS, WORKER_LANES, build_dispatch
 
-#: Scenario → cards in a deck of twenty: every scenario comes up in every twenty dispatches.
-DECK = {
-    "ok": 10, "slow": 3, "fail_contract": 2, "crash": 2, "verify_fail": 2, "hang": 1,
+#: What a deck of forty dispatches holds: runs that end well (most of a day's work), and
+#: `FAILING_PER_DECK` that fail, each a different failure taken in turn from `FAILURES`, so
+#: every scenario comes up within `EVERY_SCENARIO_WITHIN` dispatches. Failing a third of the
+#: time (as once) made the demo noise: after nine minutes 364 of 382 runs needed a human.
+ENDS_WELL = {"ok": 33, "slow": 4}
+FAILURES = (
+    "fail_contract", "crash", "verify_fail", "hang",
     # The demo's projects are real repositories: some workers lie about what they committed,
     # and the git gates show the evidence.
-    "lie_files": 1, "lie_unclaimed": 1, "lie_commit": 1, "stale_commit": 1, "uncommitted": 1,
-    "leak_secret": 1,
-}  # fmt: skip
+    "lie_files", "lie_unclaimed", "lie_commit", "stale_commit", "uncommitted", "leak_secret",
+)  # fmt: skip
+FAILING_PER_DECK = 3
+DECK_SIZE = sum(ENDS_WELL.values()) + FAILING_PER_DECK
+EVERY_SCENARIO_WITHIN = DECK_SIZE * -(-len(FAILURES) // FAILING_PER_DECK)
+#: The teammate who reviews the fleet's work leaves one review in this many to the operator.
+LEFT_TO_THE_OPERATOR_EVERY = 15
+#: Seconds a run that ended well waits in review before the teammate approves it: long enough
+#: to be seen there.
+REVIEW_DELAY_S = (3.0, 10.0)
+REVIEW_EVERY_S = 1.0
+TEAMMATE = "teammate"
 SOURCES = ("main", "main", "main", "main", "andy-developer")
 DEFAULT_INTERVAL_S = 1.5
 DEFAULT_BURST = len(WORKER_LANES)
@@ -86,6 +102,11 @@ class Fleet:
     sent: Counter[str] = field(default_factory=Counter)
     steers: int = 0
     deck: list[str] = field(default_factory=list)
+    failures_dealt: int = 0
+    reviews: dict[str, float] = field(default_factory=dict)
+    """Runs that should end well → when the teammate may review them (monotonic)."""
+    reviewed: int = 0
+    approved: int = 0
     steerable: dict[str, tuple[str, int, float]] = field(default_factory=dict)
     """run_id → (scenario, steers left, dispatched at)."""
     _files: int = 0
@@ -104,8 +125,8 @@ class Fleet:
 
     def deal(self) -> str:
         if not self.deck:
-            self.deck = [name for name, cards in DECK.items() for _ in range(cards)]
-            self.rng.shuffle(self.deck)
+            self.deck = new_deck(self.rng, self.failures_dealt)
+            self.failures_dealt += FAILING_PER_DECK
         return self.deck.pop()
 
     def backlog(self) -> int:
@@ -158,7 +179,33 @@ class Fleet:
         self.sent[scenario] += 1
         if scenario in _STEERABLE:
             self.steerable[run_id] = (scenario, _STEERABLE[scenario], time.monotonic())
+        if scenario in ENDS_WELL:
+            self.reviews[run_id] = time.monotonic() + self.rng.uniform(*REVIEW_DELAY_S)
         return run_id
+
+    def review(self) -> list[str]:
+        """The teammate's turn: approve the runs that ended well and waited long enough in
+        review, but one in `LEFT_TO_THE_OPERATOR_EVERY`, left for the operator; the runs
+        approved. Approved without merging: the branch stays for whoever merges the day's work.
+        """
+        from core.operator_actions import approve
+
+        now = time.monotonic()
+        due = [run_id for run_id, at in self.reviews.items() if at <= now]
+        approved = []
+        for run_id, state in self.store.states_of(due).items():
+            if state in (RunState.QUEUED.value, RunState.RUNNING.value):
+                continue  # not ended yet: looked at again next turn
+            del self.reviews[run_id]
+            if state != RunState.REVIEW_REQUESTED.value:
+                continue  # it did not end well after all: the operator's
+            self.reviewed += 1
+            if leaves_to_the_operator(self.reviewed):
+                continue
+            if approve(self.store, run_id, TEAMMATE, merge=False).ok:
+                approved.append(run_id)
+        self.approved += len(approved)
+        return approved
 
     def steer_one(self) -> str | None:
         """Steer one running slow or hang run this fleet sent, if there is one; its run id."""
@@ -189,7 +236,22 @@ class Fleet:
             "dispatched": sum(self.sent.values()),
             "by_scenario": dict(sorted(self.sent.items())),
             "steers": self.steers,
+            "approved": self.approved,
         }
+
+
+def new_deck(rng: random.Random, failures_dealt: int) -> list[str]:
+    """A shuffled deck of `DECK_SIZE`: the runs that end well, and the next
+    `FAILING_PER_DECK` failures in turn after the ``failures_dealt`` before."""
+    deck = [name for name, cards in ENDS_WELL.items() for _ in range(cards)]
+    deck += [FAILURES[(failures_dealt + n) % len(FAILURES)] for n in range(FAILING_PER_DECK)]
+    rng.shuffle(deck)
+    return deck
+
+
+def leaves_to_the_operator(nth_review: int) -> bool:
+    """Whether the teammate leaves its ``nth_review`` (from 1) to the operator."""
+    return nth_review % LEFT_TO_THE_OPERATOR_EVERY == 0
 
 
 def run_fleet(
@@ -209,6 +271,7 @@ def run_fleet(
             fleet.dispatch()
         next_dispatch = time.monotonic() + interval_s
         next_steer = time.monotonic() + steer_every_s / 2
+        next_review = time.monotonic() + REVIEW_EVERY_S
         while not should_stop():
             now = time.monotonic()
             if now >= next_dispatch:
@@ -218,6 +281,9 @@ def run_fleet(
             if now >= next_steer:
                 fleet.steer_one()
                 next_steer = now + steer_every_s * fleet.rng.uniform(0.5, 1.5)
+            if now >= next_review:
+                fleet.review()
+                next_review = now + REVIEW_EVERY_S
             time.sleep(TICK_S)
         return fleet.report()
     finally:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -21,6 +21,9 @@ from textual.screen import ModalScreen, Screen
 from jarvis_tui.commands import JarvisCommands
 from jarvis_tui.screens.main_screen import MainScreen
 from jarvis_tui.theme import DEFAULT_THEME, register_themes, role_defaults
+
+if TYPE_CHECKING:
+    from jarvis_tui.personal import Personal
 
 Clock = Callable[[], datetime]
 
@@ -73,16 +76,23 @@ class JarvisApp(App[None]):
         workspace_db: Path,
         *,
         store_at: str | Path | None = None,
-        theme: str = DEFAULT_THEME,
+        theme: str | None = None,
         live: bool = True,
         clock: Clock | None = None,
         operator: str | None = None,
         poll_interval: float = POLL_INTERVAL,
         own_process: bool = False,
+        personal: Personal | None = None,
     ) -> None:
         super().__init__()
         register_themes(self)
-        self.theme = theme
+        self.personal = personal
+        """The operator's own file (`jarvis_tui.personal`): its keymap applied, a theme chosen
+        written back to it. None: no file (tests; the console then remembers nothing)."""
+        remembered = personal.config.theme if personal is not None else None
+        if theme is None and remembered in self.available_themes:
+            theme = remembered
+        self.theme = theme or DEFAULT_THEME
         self.workspace_db = workspace_db
         """The workspace's ``jarvis.db`` (the store the console reads unless ``store_at``)."""
         self.store_at = store_at
@@ -100,6 +110,40 @@ class JarvisApp(App[None]):
 
     def on_mount(self) -> None:
         self.screen_change_signal.subscribe(self, self._screen_changed)
+        personal = self.personal
+        if personal is None:
+            return
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        if personal.problem:
+            self.notify(personal.problem, title="Personal config", severity="warning",
+                        markup=False, timeout=20)  # fmt: skip
+        if personal.config.keymap or personal.config.theme:
+            self.set_keymap(dict(personal.config.keymap))
+            # After the first paint: naming every binding imports every screen of the console.
+            self.call_after_refresh(self._check_personal_names)
+
+    def _check_personal_names(self) -> None:
+        from jarvis_tui.keymap_ids import binding_ids
+        from jarvis_tui.personal import unknown_names
+
+        assert self.personal is not None
+        said = unknown_names(self.personal, list(self.available_themes), binding_ids())
+        if said:
+            self.notify(said, title="Personal config", severity="warning", markup=False,
+                        timeout=20)  # fmt: skip
+
+    def _theme_changed(self, theme: object) -> None:
+        # Remembered for the next start: chosen in the palette (ours or Textual's own list).
+        personal = self.personal
+        if personal is None or personal.config.theme == self.theme:
+            return
+        from jarvis_tui.personal import remember_theme
+
+        problem = remember_theme(self.theme, personal.path)
+        if problem:
+            self.notify(problem, title="Personal config", severity="warning", markup=False)
+            return
+        self.personal = replace(personal, config=replace(personal.config, theme=self.theme))
 
     def notify(
         self,

@@ -74,6 +74,8 @@ class JarvisCommands(Provider):
             yield f"Sort: By {SORTS[sort][0]}", "key S cycles", partial(main.set_sort, sort)
         yield "Stream: Toggle all runs / selected run", "key t", main.action_toggle_stream
         yield "Console: Mute or unmute notifications (an hour)", "key Z", main.action_mute
+        yield "Fleet: Lanes and hosts (pause, resume a lane)", "key F", main.action_fleet
+        yield "Fleet: Quarantined files (show, replay)", "key Q", main.action_quarantine
         for name in THEMES:
             yield f"Theme: {name}", "change the console's colours", partial(self._theme, name)
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from core.service.change_feed import FedChanges, FeedListener
 from core.service.fleet import Fleet, open_fleet, open_writer
 from core.service.hosting import host_status
+from core.service.lanes import FleetLanes, LaneOutcome, LaneRequest
 from core.service.reads import DiffOpening, HostLine, RunView
 from core.service.window import RunsView, WindowRows
 from jarvis_tui.run_model import WindowAsk
@@ -269,3 +270,18 @@ class StoreFeed:
         """The newest journal entries of every run, oldest first."""
         with self._reading() as fleet:
             return fleet.run_journal(None, limit=limit)
+
+    # -- the fleet view and the quarantine view ---------------------------------------------------
+
+    def lanes(self) -> FleetLanes:
+        """Every lane and every host (`core.service.lanes.fleet_lanes`)."""
+        with self._reading() as fleet:
+            return fleet.lanes()
+
+    def lane_act(self, request: LaneRequest) -> LaneOutcome:
+        """Pause or resume a lane, through a connection of its own (as every action)."""
+        writer = self.open_writer()
+        try:
+            return writer.lane_act(request)
+        finally:
+            writer.close()

@@ -33,7 +33,7 @@ from core.workspace import Workspace
 HOST_LOG = "host.log"
 LAUNCH_LOCK = "host.launch.lock"
 #: A host that fails exits at once and is reported at once: this bounds only the wait for one
-#: that is slow to take the workspace, as on a busy machine (5 s ran out at a load of 13 on 2 cores).
+#: that is slow to take the workspace, as on a busy machine (5 s ran out at load 13 on 2 cores).
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 20.0
 _POLL_S = 0.02

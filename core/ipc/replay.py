@@ -30,6 +30,10 @@ from core.ipc.layout import Event, IpcLayout
 
 #: The longest reason file read: the host writes a few hundred bytes.
 REASON_MAX_BYTES = 256 * 1024
+#: A link is never opened; a FIFO put there never blocks the reader (O_NONBLOCK, at `content`).
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+#: The most of a quarantined file shown (`content`).
+SHOWN_MAX_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,30 @@ def listing(layout: IpcLayout, *, limit: int = 100) -> tuple[list[Quarantined], 
     return shown, len(names)
 
 
+def content(layout: IpcLayout, name: str) -> str | None:
+    """The first `SHOWN_MAX_BYTES` of the quarantined file ``name`` as text (undecodable bytes
+    replaced; the caller makes it inert), or None when there is no such regular file: the name is
+    matched against the folder's entries, and a link is never opened."""
+    if name not in _names(layout):
+        return None
+    try:
+        fd = os.open(layout.errors_dir / name, _READ_FLAGS | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, SHOWN_MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    text = data[:SHOWN_MAX_BYTES].decode("utf-8", "replace")
+    if len(data) > SHOWN_MAX_BYTES:
+        text += f"\n… (cut: only the first {SHOWN_MAX_BYTES // 1024} KiB are shown)"
+    return text
+
+
 def replay(layout: IpcLayout, name: str, operator: str) -> Replayed:
     """Move the quarantined file ``name`` back where it was found, for the host to ingest again.
 
@@ -166,7 +194,7 @@ def replay(layout: IpcLayout, name: str, operator: str) -> Replayed:
         return Replayed(False, "not_replayable", f"The reason file of {name} cannot be read.")
     why = _why_not(layout, name, reason)
     if why is not None:
-        return Replayed(False, "not_replayable", f"{name} cannot be replayed: {why}.")
+        return Replayed(False, "not_replayable", f"{name} cannot be replayed: {why.rstrip('.')}.")
     stored = layout.errors_dir / name
     target = Path(_text(reason.get("original_path")))
     # Claimed first, by a rename only one replay can make: two operators replaying one file at

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from core.intake import IntakeResult
     from core.repos.diff import DiffRefusal, DiffSource
     from core.service.bulk import RunResult, Selection
+    from core.service.lanes import FleetLanes, LaneOutcome, LaneRequest
     from core.service.store_stats import StoreStats
     from core.store.api import RunStore
     from core.worker_logs import LogFiles, LogRefusal, Stream
@@ -195,6 +196,13 @@ class Fleet:
                 lines.append(HostLine(host["name"], lanes, host["state"], host["heartbeat_at"]))
         return tuple(lines)
 
+    def lanes(self) -> FleetLanes:
+        """Every lane with what works it, its runs and its pause, and every host
+        (`core.service.lanes.fleet_lanes`)."""
+        from core.service.lanes import fleet_lanes
+
+        return fleet_lanes(self._store, self.root)
+
     def refusals(
         self, *, run_id: str | None = None, limit: int = 100, unattached: bool = False
     ) -> list[Row]:
@@ -258,6 +266,12 @@ class Fleet:
         from core.service.bulk import select_runs
 
         return select_runs(self._store, action, states=states, lane=lane)
+
+    def lane_act(self, request: LaneRequest) -> LaneOutcome:
+        """Pause or resume a lane (`core.service.lanes.lane_act`)."""
+        from core.service.lanes import lane_act
+
+        return lane_act(self._store, request)
 
     def submit(self, data: bytes, **how: Any) -> IntakeResult:
         """A dispatch into a queued run (`core.intake.submit_dispatch`)."""

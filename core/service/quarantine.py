@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.ipc.layout import IpcLayout
-from core.ipc.replay import Quarantined, Replayed, listing, replay
+from core.ipc.replay import Quarantined, Replayed, content, listing, replay
 
-__all__ = ["Quarantined", "Replayed", "quarantined", "replay_quarantined"]
+__all__ = ["Quarantined", "Replayed", "quarantined", "quarantined_content", "replay_quarantined"]
 
 
 def _layout(root: Path) -> IpcLayout:
@@ -23,6 +23,12 @@ def quarantined(root: Path, *, limit: int = 100) -> tuple[list[Quarantined], int
     """The newest ``limit`` files quarantined in the workspace at ``root``, newest first, and
     how many there are in all."""
     return listing(_layout(root), limit=limit)
+
+
+def quarantined_content(root: Path, name: str) -> str | None:
+    """The start of the quarantined file ``name`` as text, to be shown inert; None when there is
+    no such file to show (gone, replayed, or not a regular file)."""
+    return content(_layout(root), name)
 
 
 def replay_quarantined(root: Path, name: str, operator: str) -> Replayed:

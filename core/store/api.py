@@ -2,7 +2,7 @@
 
 `RunStore` is a store (one connection; reads, and `transaction` for writes) and
 `RunTransaction` one unit of work in it. Both are made of named reads and writes — the groups
-in this package (`usage`, `steers`, `refusals`, `results`, `runs`, `git_records`, `views`,
+in this package (`lanes`, `usage`, `steers`, `refusals`, `results`, `runs`, `git_records`, `views`,
 `verification`, `retention`, `notify_marks`),
 whose methods hold the statements — plus the core members each backend implements below (the
 connection, transactions and savepoints, the journal's append). A backend subclasses both, provides
@@ -22,6 +22,7 @@ from typing import Any
 
 from core.store.git_records import GitReads, GitWrites
 from core.store.hosts import HostReads, HostWrites
+from core.store.lanes import LaneReads, LaneWrites
 from core.store.notify_marks import NotifyReads, NotifyWrites
 from core.store.refusals import RefusalReads, RefusalWrites
 from core.store.results import ResultWrites
@@ -57,6 +58,8 @@ class RunTransaction(
     RunWrites,
     HostReads,
     HostWrites,
+    LaneReads,
+    LaneWrites,
     UsageReads,
     UsageWrites,
     SteerWrites,
@@ -92,6 +95,7 @@ class RunTransaction(
 
 class RunStore(
     HostReads,
+    LaneReads,
     UsageReads,
     SteerReads,
     RefusalReads,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from core.store.lanes import not_paused
 from core.store.statements import Statements, Writes
 
 #: A host whose lease is live and that has not stopped holds what it claimed.
@@ -183,7 +184,8 @@ class HostWrites(Writes):
 
     def claim_queued(self, host: str, wants: Mapping[str, int], queued: str) -> list[str]:
         """Claim for ``host`` up to ``wants[lane]`` of each lane's longest-waiting queued runs
-        that no live host holds; the run ids claimed."""
+        that no live host holds; the run ids claimed. A paused lane's runs are never claimed
+        (`core.store.lanes`); one claimed before the pause committed still starts."""
         claimed: list[str] = []
         for lane, count in wants.items():
             if count <= 0:
@@ -191,6 +193,7 @@ class HostWrites(Writes):
             rows = self.rows(
                 "UPDATE runs SET host = ? WHERE run_id IN ("
                 f"SELECT run_id FROM runs WHERE state = ? AND lane = ? AND {_FREE} "
+                f"AND {not_paused()} "
                 f"ORDER BY updated_at, run_id LIMIT ?{self.claim_lock}) RETURNING run_id",
                 [host, queued, lane, host, self.now, count],
             )

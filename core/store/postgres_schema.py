@@ -15,6 +15,7 @@ from typing import Final
 from core.store.shared_ddl import (
     CONFINEMENT,
     HOSTS_TABLE,
+    LANE_PAUSES,
     MERGE_BY_HOST,
     REFUSAL_TARGET,
     USAGE_COST_COMPUTED,
@@ -370,4 +371,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ),
     # SQLite's 0023, the same table.
     ("0013_notify_marks", notify_marks_table("BIGINT")),
+    # SQLite's 0024, the same text.
+    ("0014_lane_pauses", LANE_PAUSES),
 )

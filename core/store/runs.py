@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.store.lanes import not_paused
 from core.store.statements import Statements, Where, Writes, marks, without_nul
 
 #: Journal kinds whose rows bump the run's ``version``: the changes an operator's decision depends
@@ -80,10 +81,11 @@ class RunReads(Statements):
         self, queued: str, limit: int, lanes: Sequence[str] | None = None
     ) -> list[dict[str, Any]]:
         """Up to ``limit`` runs in state ``queued``, longest waiting first: ``run_id``, ``lane``
-        (of ``lanes`` only, when given)."""
+        (of ``lanes`` only, when given), none of a paused lane (whose queue would otherwise
+        fill the read and keep the other lanes' runs waiting)."""
         if lanes is not None and not lanes:
             return []
-        where = Where().add("state = ?", queued).among("lane", lanes or ())
+        where = Where().add("state = ?", queued).add(not_paused()).among("lane", lanes or ())
         return self.rows(
             f"SELECT run_id, lane FROM runs{where} ORDER BY updated_at, run_id LIMIT ?",
             [*where.params, limit],

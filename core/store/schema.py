@@ -19,6 +19,7 @@ from core.store import sqlite_ddl
 from core.store.shared_ddl import (
     CONFINEMENT,
     HOSTS_TABLE,
+    LANE_PAUSES,
     MERGE_BY_HOST,
     REFUSAL_TARGET,
     USAGE_COST_COMPUTED,
@@ -93,6 +94,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("0021_window_indexes", WINDOW_INDEXES),
     ("0022_retention", sqlite_ddl.RETENTION),
     ("0023_notify_marks", notify_marks_table("INTEGER")),
+    ("0024_lane_pauses", LANE_PAUSES),
 )
 
 

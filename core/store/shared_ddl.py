@@ -89,6 +89,17 @@ WINDOW_INDEXES = """
         CREATE INDEX steering_events_status ON steering_events (status, run_id);
 """
 
+LANE_PAUSES = """
+        -- Paused lanes (core/store/lanes.py): while a lane's row is here no host claims its
+        -- queued runs; its running runs finish. Pausing inserts the row, resuming deletes it.
+        CREATE TABLE lane_pauses (
+            lane TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            paused_by TEXT NOT NULL,
+            paused_at TEXT NOT NULL
+        );
+"""
+
 
 def retention_tables(integer: str) -> str:
     """Retention's tables (SQLite's 0022, PostgreSQL's 0012), with ``integer`` the backend's

@@ -95,6 +95,8 @@ def help_sections() -> Sections:
         (
             "Console",
             (
+                ("F", "Fleet: every lane (worker, sandbox, runs; p pauses, u resumes) and host"),
+                ("Q", "Quarantine: the files the host refused, why, their content; r replays"),
                 ("f5", "Read the store now"),
                 ("Z", "Mute the bell and desktop notifications for an hour; Z again unmutes"),
                 ("? f1", "This help"),

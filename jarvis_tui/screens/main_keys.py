@@ -104,12 +104,29 @@ def main_bindings() -> list[BindingType]:
             show=False,
             tooltip="Mute the bell and desktop notifications for an hour; again to unmute",
         ),
+        Binding(
+            "F",
+            "fleet",
+            "Fleet",
+            id="view.fleet",
+            show=False,
+            tooltip="The lanes (pause, resume) and the hosts",
+        ),
+        Binding(
+            "Q",
+            "quarantine",
+            "Quarantine",
+            id="view.quarantine",
+            show=False,
+            tooltip="The files the host refused: why, their content, replay",
+        ),
         *[
             Binding(
                 key,
                 f"state_filter({str(state) if state else None!r})",
                 state or "all states",
                 show=False,
+                id=f"view.state.{state or 'all'}",
             )  # fmt: skip
             for key, state in STATE_KEYS.items()
         ],

@@ -74,6 +74,19 @@ class ViewControls(RunKeys):
 
         self.app.push_screen(LogScreen(self.feed, str(row["run_id"])))
 
+    def action_fleet(self) -> None:
+        # Imported here: the console's first paint does not need the fleet view.
+        from jarvis_tui.modals.fleet_screen import FleetScreen
+
+        live = self.store_sync.live
+        self.app.push_screen(FleetScreen(self.feed, operator=self.actions.operator,
+                                         clock=self.clock, live=live))  # fmt: skip
+
+    def action_quarantine(self) -> None:
+        from jarvis_tui.modals.quarantine_screen import QuarantineScreen
+
+        self.app.push_screen(QuarantineScreen(self.feed, operator=self.actions.operator))
+
     def action_help(self) -> None:
         from jarvis_tui.modals.help_screen import HelpScreen
 

@@ -66,6 +66,8 @@ LISTEN_WAIT_S = 0.5
 #: half a second, and runs' progress every two seconds. Painting a busy table is most of what
 #: a console costs, and fifty consoles on a two-core machine must leave it to the host.
 WAKE_GAP_S = 0.5
+#: The soonest a read is armed for: a timer needs a delay above 0 s (`_next_poll_s` may be 0).
+SOONEST_READ_S = 0.001
 PROGRESS_GAP_S = 2.0
 
 
@@ -398,7 +400,10 @@ class StoreSync:
         ):
             if self._poll_timer is not None:
                 self._poll_timer.stop()
-            self._poll_timer = self._view.set_timer(self._next_poll_s(), self._poll)
+            # Never 0 s: Textual's timer divides by its delay once it is late, and a timer of
+            # 0 s is late at once; its task died and no read was armed again.
+            delay = max(self._next_poll_s(), SOONEST_READ_S)
+            self._poll_timer = self._view.set_timer(delay, self._poll)
             if self.listener.may_hear and self._listening is None:
                 self._listening = threading.Thread(
                     target=self._listen, name="store-listener", daemon=True

@@ -109,6 +109,12 @@ def entry_text(entry: dict[str, Any], *, with_run: bool = False) -> Text:
         line.append(f"⛔ refused file: {shown(payload.get('code') or '?')}", style="bold yellow")
         line.append(f" — {one_line(payload.get('message') or '', 160)}")
         line.append(f"  from {shown(payload.get('lane') or 'an unknown folder')}", style="dim")
+    elif kind in ("lane_paused", "lane_resumed"):
+        verb = "paused" if kind == "lane_paused" else "resumed"
+        line.append(f"⏸ lane {shown(payload.get('lane') or '?')} {verb}", style="bold yellow")
+        if payload.get("reason"):
+            line.append(f" — {one_line(payload['reason'], 160)}")
+        line.append(f"  by {shown(entry.get('actor') or '')}", style="dim")
     elif kind == "secrets":
         kinds = payload.get("new") or payload.get("kinds") or []
         names = ", ".join(shown(k) for k in kinds) if isinstance(kinds, list) else "?"

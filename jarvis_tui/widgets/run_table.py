@@ -91,13 +91,15 @@ class RunTable(LinePane, can_focus=True):
     # moved to. Queued behind the action key's priority binding, `down a` approved the run the
     # cursor was leaving.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False, priority=True),
-        Binding("down", "cursor(1)", "Down", show=False, priority=True),
-        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
-        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
-        Binding("home", "jump(0)", "First", show=False, priority=True),
-        Binding("end", "jump(-1)", "Last", show=False, priority=True),
-        Binding("enter", "select", "Details", show=False),
+        Binding("up", "cursor(-1)", "Up", show=False, priority=True, id="table.up"),
+        Binding("down", "cursor(1)", "Down", show=False, priority=True, id="table.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True, id="table.page_up"),
+        Binding(
+            "pagedown", "page(1)", "Page down", show=False, priority=True, id="table.page_down"
+        ),
+        Binding("home", "jump(0)", "First", show=False, priority=True, id="table.first"),
+        Binding("end", "jump(-1)", "Last", show=False, priority=True, id="table.last"),
+        Binding("enter", "select", "Details", show=False, id="table.select"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"run-table--cursor", "run-table--even-row"}

@@ -72,14 +72,15 @@ class LinePane(Widget):
 
 
 def scroll_bindings(*, page_down: str = "pagedown") -> list[BindingType]:
-    """The keys every scrolled pane answers to (`ScrollPane`'s actions)."""
+    """The keys every scrolled pane answers to (`ScrollPane`'s actions); ids ``pane.…``, one
+    keymap entry moving the key in every pane."""
     return [
-        Binding("up", "scroll_by(-1)", "Up", show=False),
-        Binding("down", "scroll_by(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding(page_down, "page(1)", "Page down", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
+        Binding("up", "scroll_by(-1)", "Up", show=False, id="pane.up"),
+        Binding("down", "scroll_by(1)", "Down", show=False, id="pane.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="pane.page_up"),
+        Binding(page_down, "page(1)", "Page down", show=False, id="pane.page_down"),
+        Binding("home", "scroll_home", "Top", show=False, id="pane.top"),
+        Binding("end", "scroll_end", "Bottom", show=False, id="pane.bottom"),
     ]
 
 
@@ -130,8 +131,8 @@ class SidewaysPane(ScrollPane):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *scroll_bindings(page_down="pagedown,space"),
-        Binding("left", "side(-1)", "Left", show=False),
-        Binding("right", "side(1)", "Right", show=False),
+        Binding("left", "side(-1)", "Left", show=False, id="pane.left"),
+        Binding("right", "side(1)", "Right", show=False, id="pane.right"),
     ]
 
     left = 0

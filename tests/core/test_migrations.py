@@ -36,7 +36,8 @@ def test_0002_keeps_progress_written_under_0001(tmp_path: Path) -> None:
                        "0015_refusal_target", "0016_usage_cost_computed",
                        "0017_confinement", "0018_merge_by_host", "0019_run_counts",
                        "0020_usage_totals", "0021_window_indexes", "0022_retention",
-                       "0023_notify_marks"]  # fmt: skip
+                       "0023_notify_marks",
+                       "0024_lane_pauses"]  # fmt: skip
     (event,) = store.rows("SELECT run_id, attempt, seq, summary FROM progress_events")
     assert event == {"run_id": "r1", "attempt": 1, "seq": 7, "summary": "kept across the upgrade"}
     assert store.get_run("r1")["worker_pid"] is None  # type: ignore[index]

@@ -18,7 +18,7 @@ from core.lifecycle import Action
 from core.moves import host_move
 from core.store.sqlite_store import SqliteStore
 from jarvis_sim import demo_fleet
-from jarvis_sim.demo_fleet import DECK, TICK_S, Fleet, run_fleet
+from jarvis_sim.demo_fleet import EVERY_SCENARIO_WITHIN, TICK_S, Fleet, run_fleet
 from jarvis_sim.demo_tasks import WORKER_LANES
 from jarvis_sim.simworker import SCENARIOS, scenario_of
 from tests.host.hostkit import wait_until
@@ -35,8 +35,8 @@ def test_the_fleet_dispatches_every_scenario_and_stops_on_sigterm(tmp_path: Path
         [sys.executable, "-m", "jarvis_sim.demo_fleet", "--workspace", str(ws),
          "--interval", "0.01", "--seed", "5", "--max-backlog", "1000"],
     ) as proc:  # fmt: skip
-        wait_until(lambda: len(task_files(ws)) >= 2 * sum(DECK.values()), HANG_GUARD_S,
-                   "40 task files")  # fmt: skip
+        wait_until(lambda: len(task_files(ws)) >= EVERY_SCENARIO_WITHIN, HANG_GUARD_S,
+                   f"{EVERY_SCENARIO_WITHIN} task files")  # fmt: skip
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate()
     # Exit 0 with a report is the fleet's own handler at work: SIGTERM's default action would

@@ -195,5 +195,6 @@ def test_opening_again_applies_no_migration_twice(pg_url: str) -> None:
                      "0005_refusal_target", "0006_usage_cost_computed",
                      "0007_confinement", "0008_merge_by_host", "0009_run_counts",
                      "0010_usage_totals", "0011_window_indexes", "0012_retention",
-                     "0013_notify_marks"]  # fmt: skip
+                     "0013_notify_marks",
+                     "0014_lane_pauses"]  # fmt: skip
     again.close()
