@@ -94,7 +94,8 @@ def main_bindings() -> list[BindingType]:
         Binding("R", "sort_reverse", "Reverse sort", id="view.reverse", show=False),
         Binding("t", "toggle_stream", "All runs", id="stream.toggle", show=False),
         Binding("p", "panel('progress')", "Progress", id="panel.progress", show=False),
-        Binding("g", "panel('gates')", "Gates", id="panel.gates", show=False),
+        # Not g: g and G are the top and the bottom of the table and the panes, as in less.
+        Binding("c", "panel('gates')", "Gates", id="panel.gates", show=False),
         Binding("f5", "refresh", "Refresh", id="refresh", show=False),
         *[
             Binding(

@@ -159,10 +159,6 @@ class MainScreen(ViewControls):
         self.raise_attention_toast()  # what arrived while a dialog was up
         self.store_sync.resume()
 
-    def on_screen_suspend(self) -> None:
-        # Polling pauses behind a dialog: the operator is deciding on what they see.
-        self.store_sync.suspend()
-
     # -- applying what was read ---------------------------------------------------------------
 
     @on(StoreChanged)

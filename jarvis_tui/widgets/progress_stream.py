@@ -169,7 +169,8 @@ class ProgressStream(TextPane):
     """A bounded, follow-or-pause view of journal entries."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("end", "follow", "Follow", id="stream.follow", tooltip="Jump to the newest entry"),
+        # Over the pane's own end and G (bottom): at the bottom, the stream follows again.
+        Binding("end,G", "follow", "Follow", id="stream.follow", tooltip="Jump to the newest entry"),
     ]
 
     following: reactive[bool] = reactive(True)

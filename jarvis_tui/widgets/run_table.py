@@ -91,13 +91,19 @@ class RunTable(LinePane, can_focus=True):
     # moved to. Queued behind the action key's priority binding, `down a` approved the run the
     # cursor was leaving.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False, priority=True),
-        Binding("down", "cursor(1)", "Down", show=False, priority=True),
-        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
-        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
-        Binding("home", "jump(0)", "First", show=False, priority=True),
-        Binding("end", "jump(-1)", "Last", show=False, priority=True),
-        Binding("enter", "select", "Details", show=False),
+        # Each with an id (``table.…``), so a keymap can change it; less's and vim's keys too.
+        Binding("up,k", "cursor(-1)", "Up", show=False, priority=True, id="table.up"),
+        Binding("down,j", "cursor(1)", "Down", show=False, priority=True, id="table.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True, id="table.page_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, priority=True,
+                id="table.page_down"),  # fmt: skip
+        Binding("ctrl+u", "half_page(-1)", "Half a page up", show=False, priority=True,
+                id="table.half_up"),  # fmt: skip
+        Binding("ctrl+d", "half_page(1)", "Half a page down", show=False, priority=True,
+                id="table.half_down"),  # fmt: skip
+        Binding("home,g", "jump(0)", "First", show=False, priority=True, id="table.top"),
+        Binding("end,G", "jump(-1)", "Last", show=False, priority=True, id="table.bottom"),
+        Binding("enter", "select", "Details", show=False, id="table.select"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"run-table--cursor", "run-table--even-row"}
@@ -394,6 +400,9 @@ class RunTable(LinePane, can_focus=True):
 
     def action_page(self, direction: int) -> None:
         self._step(direction * max(1, self.size.height - 1))
+
+    def action_half_page(self, direction: int) -> None:
+        self._step(direction * max(1, self.size.height // 2))
 
     def action_jump(self, row: int) -> None:
         if row >= 0 and self.more_before:

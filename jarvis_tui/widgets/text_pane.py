@@ -71,15 +71,19 @@ class LinePane(Widget):
             self._pass_size = None
 
 
-def scroll_bindings(*, page_down: str = "pagedown") -> list[BindingType]:
-    """The keys every scrolled pane answers to (`ScrollPane`'s actions)."""
+def scroll_bindings(*, page_down: str = "pagedown", end: str = "end,G") -> list[BindingType]:
+    """The keys every scrolled pane answers to (`ScrollPane`'s actions): the cursor and page
+    keys, and less's and vim's (j k, g G, ctrl+d ctrl+u for half a page). Each has an id, so a
+    keymap can change it (``pane.…``)."""
     return [
-        Binding("up", "scroll_by(-1)", "Up", show=False),
-        Binding("down", "scroll_by(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding(page_down, "page(1)", "Page down", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
+        Binding("up,k", "scroll_by(-1)", "Up", show=False, id="pane.up"),
+        Binding("down,j", "scroll_by(1)", "Down", show=False, id="pane.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="pane.page_up"),
+        Binding(page_down, "page(1)", "Page down", show=False, id="pane.page_down"),
+        Binding("ctrl+u", "half_page(-1)", "Half a page up", show=False, id="pane.half_up"),
+        Binding("ctrl+d", "half_page(1)", "Half a page down", show=False, id="pane.half_down"),
+        Binding("home,g", "scroll_home", "Top", show=False, id="pane.top"),
+        Binding(end, "scroll_end", "Bottom", show=False, id="pane.bottom"),
     ]
 
 
@@ -106,6 +110,9 @@ class ScrollPane(LinePane):
     def action_page(self, direction: int) -> None:
         self.scroll_to_row(self.top + direction * max(1, self.size.height - 1))
 
+    def action_half_page(self, direction: int) -> None:
+        self.scroll_to_row(self.top + direction * max(1, self.size.height // 2))
+
     def action_scroll_home(self) -> None:
         self.scroll_to_row(0)
 
@@ -130,8 +137,8 @@ class SidewaysPane(ScrollPane):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *scroll_bindings(page_down="pagedown,space"),
-        Binding("left", "side(-1)", "Left", show=False),
-        Binding("right", "side(1)", "Right", show=False),
+        Binding("left", "side(-1)", "Left", show=False, id="pane.left"),
+        Binding("right", "side(1)", "Right", show=False, id="pane.right"),
     ]
 
     left = 0

@@ -484,7 +484,7 @@ async def test_panels_fold_into_tabs_when_narrow(store_db: Path) -> None:
         screen = app.main
         assert not screen.has_class("-wide")
         assert screen.query_one("#stream").display and not screen.query_one("#gates").display
-        await pilot.press("g")
+        await pilot.press("c")
         await pilot.pause()
         assert screen.query_one("#gates").display and not screen.query_one("#stream").display
         await pilot.resize_terminal(160, 48)
