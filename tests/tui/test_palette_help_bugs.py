@@ -26,7 +26,7 @@ def _palette_prompts(app: object) -> list[str]:
         return []
     commands = screen.query_one(CommandList)
     return [
-        getattr(commands.get_option_at_index(i).prompt, "plain", "")
+        getattr(commands.get_option_at_index(i).prompt, "plain", "").split("\n")[0]
         for i in range(commands.option_count)
     ]
 
