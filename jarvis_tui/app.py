@@ -138,7 +138,7 @@ class JarvisApp(App[None]):
 
     def action_command_palette(self) -> None:
         """Open the command palette (`jarvis_tui.palette`: it keeps keys typed ahead)."""
-        if self.use_command_palette and not CommandPalette.is_open(self):
+        if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]
             self.push_screen(JarvisPalette(id="--command-palette"))
 
     def get_driver_class(self) -> type[Driver]:

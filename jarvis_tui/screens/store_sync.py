@@ -5,10 +5,11 @@ Reading: a thread worker asks `StoreFeed` what changed since the last journal po
 Reading goes on behind every dialog: the help, the palette and the run's screens leave the
 header, the counts and the window live (a console that paused behind them froze for as long
 as help was open, and the palette's "go to run" missed runs created meanwhile); an action's
-dialog decides on the version the operator saw, which the engine checks. `StoreSync` keeps what the reads say about the
-workspace (the journal position, the host, the counts, the spend, the time of the last read)
-and hands the rows and the journal entries to the view (`StoreView`, the screen), which applies
-them. A read that fails is said once, or ends the console when the store will not come back.
+dialog decides on the version the operator saw, which the engine checks. `StoreSync` keeps
+what the reads say about the workspace (the journal position, the host, the counts, the spend,
+the time of the last read) and hands the rows and the journal entries to the view
+(`StoreView`, the screen), which applies them. A read that fails is said once, or ends the
+console when the store will not come back.
 
 Where Textual's parts live: a worker, a timer and a message handler belong to a DOM node, and
 these belong to the screen. `StoreSync` is a plain class that drives no screen: each read it
@@ -384,10 +385,7 @@ class StoreSync:
             self._read_problem = None
             self._view.show_status()
             self._view.raise_attention_toast()  # one whose interval ran out on an idle workspace
-        if (
-            state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
-            and self.live
-        ):
+        if state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED) and self.live:
             if self._poll_timer is not None:
                 self._poll_timer.stop()
             self._poll_timer = self._view.set_timer(self._next_poll_s(), self._poll)

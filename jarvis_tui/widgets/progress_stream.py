@@ -170,7 +170,9 @@ class ProgressStream(TextPane):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # Over the pane's own end and G (bottom): at the bottom, the stream follows again.
-        Binding("end,G", "follow", "Follow", id="stream.follow", tooltip="Jump to the newest entry"),
+        Binding(
+            "end,G", "follow", "Follow", id="stream.follow", tooltip="Jump to the newest entry"
+        ),
     ]
 
     following: reactive[bool] = reactive(True)
