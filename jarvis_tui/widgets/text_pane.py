@@ -321,6 +321,15 @@ class TextPane(ScrollPane, can_focus=True):
 
     # -- drawing --------------------------------------------------------------------------------
 
+    def row_text(self, index: int) -> Text:
+        """Row ``index`` as drawn (a subclass highlights in it; drawn rows are cached)."""
+        return self.rows[index]
+
+    def redraw(self) -> None:
+        """Draw every row again (what `row_text` gives changed)."""
+        self._strips.clear()
+        self.refresh()
+
     def render_line(self, y: int) -> Strip:
         base = self.base_style
         rows = self.rows
@@ -331,7 +340,7 @@ class TextPane(ScrollPane, can_focus=True):
             return Strip([*Strip.blank(width, base), bar], width + 1)
         cached = self._strips.get(index)
         if cached is None or cached[0] != base:
-            segments = rows[index].render(self.app.console, end="")
+            segments = self.row_text(index).render(self.app.console, end="")
             cached = (base, Strip(segments).apply_style(base).crop_extend(0, width, base))
             self._strips[index] = cached
         # The bar's cell is added on each draw: a row that moves up keeps its drawn text.
