@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -87,14 +88,13 @@ class JumpDialog(ModalScreen[str | None]):
         if prefix != self.box.value.strip():
             return  # typed on meanwhile: that text's look-up answers
         self.found = found
-        listed = Text(no_wrap=True, overflow="ellipsis")
-        for index, row in enumerate(found):
-            if index:
-                listed.append("\n")
-            listed.append(f"{shown(row['run_id'])}", style="bold")
-            listed.append(f"  {one_line(row['state'])}", style="dim")
+        grid = Table.grid(padding=(0, 2))
+        for row in found:  # two columns: the states line up
+            grid.add_row(Text(shown(row["run_id"]), style="bold"),
+                         Text(one_line(row["state"]), style="dim"))  # fmt: skip
+        listed: Table | Text = grid
         if prefix and not found:
-            listed.append(f"no run id starts with {shown(prefix)}", style="dim italic")
+            listed = Text(f"no run id starts with {shown(prefix)}", style="dim italic")
         self.query_one("#jump-found", Static).update(listed)
 
     def action_complete(self) -> None:

@@ -97,6 +97,8 @@ class SearchablePane(TextPane):
         if not found:
             self.search_note = f"no match for {what}"
             self.searched()
+            # Said aloud too: where the panels fold into tabs the pane has no subtitle.
+            self.notify(self.search_note, title="Search", severity="warning", markup=False)
             return
         start = self.current if self.current is not None else self.top - direction
         if direction > 0:
@@ -129,11 +131,11 @@ class SearchablePane(TextPane):
         if not self.needle and self.current is None:
             return row
         row = row.copy()
+        if index == self.current:  # first: the match's own highlight shows over it
+            row.stylize(self._style("searchable-pane--current"))
         if self.needle:
             row.highlight_words([self.needle], self._style("searchable-pane--match"),
                                 case_sensitive=False)  # fmt: skip
-        if index == self.current:
-            row.stylize(self._style("searchable-pane--current"))
         return row
 
     def _style(self, component: str) -> Style:
