@@ -67,6 +67,10 @@ class JarvisCommands(Provider):
         yield "Run: Details", "key enter", main.action_details
         yield f"Run: Diff {run_id}", "key d", main.action_diff
         yield f"Run: Logs {run_id}", "key l", main.action_logs
+        yield f"Run: Copy id, branch, commit or PR URL of {run_id}", "key y", main.action_copy
+        yield f"Marks: Mark or unmark {run_id}", "key space", main.action_mark
+        yield "Marks: Unmark every run", "key U", main.action_clear_marks
+        yield "View: Go to run by id", "key :", main.action_jump
         yield "View: Needs a human (attention)", "key !", main.action_attention
         for key, state in STATE_KEYS.items():
             label = state or "every state"

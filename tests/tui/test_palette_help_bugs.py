@@ -94,6 +94,13 @@ async def test_go_to_alone_lists_runs(store_db: Path) -> None:
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"go to")
-        await wait_for_palette_hit(pilot, "Go to run: ")
-        gone_to = [p for p in _palette_prompts(app) if p.startswith("Go to run: ")]
-        assert {p.removeprefix("Go to run: ") for p in gone_to} == set(RUNS)
+
+        def listed() -> set[str]:
+            return {
+                p.removeprefix("Go to run: ")
+                for p in _palette_prompts(app)
+                if p.startswith("Go to run: ")
+            }
+
+        # The palette's search answers in batches, in a worker: wait for every run to be listed.
+        await wait_for(pilot, lambda: listed() == set(RUNS))
