@@ -1,7 +1,7 @@
 """A search in a running run's log holds the view on its match while the worker writes: new
 lines never move the match away (they did when the match was on the last screen, where the
 view was following), and the bottom (G, end) follows again. Reproduced first: the match
-scrolled off as the next lines arrived."""
+scrolled off as the next lines arrived. And the log's j k g G and half pages."""
 
 from __future__ import annotations
 
@@ -33,3 +33,20 @@ async def test_new_lines_never_move_the_log_off_a_match_until_G(log_db: Path) ->
         append(log_db, "run-running", "last\n")
         await wait_for(pilot, lambda: len(view.lines) == 102)
         assert on_screen(view)[-1] == "last"
+
+
+async def test_j_k_g_G_and_half_pages_move_the_log(log_db: Path) -> None:
+    async with console_on(log_db, "run-failed", size=(100, 30)) as (app, pilot):
+        screen = await open_log(pilot)
+        view = screen.log_view
+        assert view.top == view.max_top > 0 and view.following
+        await pilot.press("g")
+        assert view.top == 0 and not view.following
+        await pilot.press("j", "j", "k")
+        assert view.top == 1
+        await pilot.press("ctrl+d")
+        assert view.top == 1 + view.size.height // 2
+        await pilot.press("ctrl+u")
+        assert view.top == 1
+        await pilot.press("G")
+        assert view.top == view.max_top and view.following

@@ -128,3 +128,13 @@ def test_each_run_is_acted_on_once_at_the_version_seen(store_db: Path) -> None:
     title, message = result.summary()
     assert title == "Approve: 1 of 2 runs"
     assert "run-failed: Run run-failed changed since you looked at it" in message
+
+
+async def test_space_colon_y_and_U_typed_in_the_filter_are_text(store_db: Path) -> None:
+    async with console_on(store_db, "run-review") as (app, pilot):
+        type_ahead(app, "slash", *"run", "space", "colon", "y", "U")
+        await settle(pilot)
+        from jarvis_tui.widgets.filter_line import FilterLine
+
+        assert app.main.query_one("#filter", FilterLine).value == "run :yU"
+        assert list(table(app).marked) == [] and isinstance(app.screen, MainScreen)
