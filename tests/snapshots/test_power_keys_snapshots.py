@@ -1,5 +1,6 @@
 """The power user's keys as an operator sees them: marked runs in the table, the ``:`` dialog
-completing a run id from the store, and a search's matches in the progress stream.
+completing a run id from the store, a search's matches in the progress stream, and the values
+``y`` copies.
 
 Regenerate with ``pytest tests/snapshots/test_power_keys_snapshots.py --snapshot-update`` and
 look at every changed SVG before committing it.
@@ -42,3 +43,11 @@ def test_a_search_in_the_progress_stream(
     # says which match of how many.
     keys = ("p", "slash", *"the", "enter", "n")
     assert snap_compare(console, terminal_size=size, run_before=on_run("run-running", *keys))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_y_lists_what_can_be_copied(
+    snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
+) -> None:
+    # Each value with its key, and "none yet" for what the run does not have.
+    assert snap_compare(console, terminal_size=size, run_before=on_run("run-review", "y"))
