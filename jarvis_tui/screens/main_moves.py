@@ -134,5 +134,10 @@ class RunMoves(ViewControls):
         rows = self._marks()
         for run_id in done:
             rows.pop(run_id, None)
+        for outcome in result.outcomes:
+            if not outcome.ok and outcome.run is not None and outcome.request.run_id in rows:
+                # Refused as it now stands (moved since it was marked, say): the next press
+                # asks about the run the operator has just been told of, not the old version.
+                rows[outcome.request.run_id] = dict(outcome.run)
         self._set_marks([run_id for run_id in self.marked if run_id not in done])
         self.do([*self.bulk.finished(result), self.store_sync.read_store()])

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from core.lifecycle import Action
+from core.moves import host_move
 from core.service.fleet import Fleet, open_writer
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.bulk import Target, act_on_each
@@ -138,3 +140,27 @@ async def test_space_colon_y_and_U_typed_in_the_filter_are_text(store_db: Path) 
 
         assert app.main.query_one("#filter", FilterLine).value == "run :yU"
         assert list(table(app).marked) == [] and isinstance(app.screen, MainScreen)
+
+
+async def test_a_marked_run_that_moved_is_refused_once_then_acted_on_as_it_is(
+    store_db: Path,
+) -> None:
+    async with console_on(store_db, "run-queued") as (app, pilot):
+        await pilot.press("space")
+        await select(pilot, "run-failed")
+        await pilot.press("5")  # out of the view and not on show: its row is the one marked
+        await settle(pilot)
+        assert "run-queued" not in app.main.model.rows
+        store = SqliteStore(store_db)
+        try:  # another process moves it on
+            host_move(store, "run-queued", Action.START)
+        finally:
+            store.close()
+        await pilot.press("x", *"not needed", "enter")
+        await wait_for(pilot, lambda: bool(app.notes) and app.notes[-1][0] == "Cancel: 0 of 1 run")
+        assert "changed since you looked" in app.notes[-1][1]
+        assert read_run(store_db, "run-queued")["state"] == "running"
+        assert list(table(app).marked) == ["run-queued"]
+        await pilot.press("x", *"not needed", "enter")  # told, the operator asks again
+        await wait_for(pilot, lambda: read_run(store_db, "run-queued")["state"] == "failed")
+        assert audit(store_db, "run-queued").count("cancel") == 1
