@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 
 from jarvis_tui.commands import JarvisCommands
+from jarvis_tui.palette import JarvisPalette
 from jarvis_tui.screens.main_screen import MainScreen
 from jarvis_tui.theme import DEFAULT_THEME, register_themes, role_defaults
 
@@ -177,6 +179,11 @@ class JarvisApp(App[None]):
                 timeout=note.timeout,
                 markup=note.markup,
             )
+
+    def action_command_palette(self) -> None:
+        """Open the command palette (`jarvis_tui.palette`: it keeps keys typed ahead)."""
+        if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]
+            self.push_screen(JarvisPalette(id="--command-palette"))
 
     def get_driver_class(self) -> type[Driver]:
         driver = super().get_driver_class()

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 MAX_RUN_HITS = 30
 #: Runs matching the text read for the palette; those whose id holds it are offered.
 RUN_LOOKUP = 200
+#: What begins a "go to run" search, longest first.
+GO_TO = ("go to run", "go to")
 
 Command = tuple[str, str, Callable[[], object]]
 
@@ -65,6 +67,10 @@ class JarvisCommands(Provider):
         yield "Run: Details", "key enter", main.action_details
         yield f"Run: Diff {run_id}", "key d", main.action_diff
         yield f"Run: Logs {run_id}", "key l", main.action_logs
+        yield f"Run: Copy id, branch, commit or PR URL of {run_id}", "key y", main.action_copy
+        yield f"Marks: Mark or unmark {run_id}", "key space", main.action_mark
+        yield "Marks: Unmark every run", "key U", main.action_clear_marks
+        yield "View: Go to run by id", "key :", main.action_jump
         yield "View: Needs a human (attention)", "key !", main.action_attention
         for key, state in STATE_KEYS.items():
             label = state or "every state"
@@ -103,11 +109,12 @@ class JarvisCommands(Provider):
 
     async def _run_hits(self, main: MainScreen, query: str) -> AsyncIterator[Hit]:
         # "go to run": a plain substring of the run id, looked up in the store (the console
-        # holds a window of the runs, not all of them), off the screen's thread.
-        needle = query.lower().removeprefix("go to run").strip(" :")
-        if not needle:
+        # holds a window of the runs, not all of them), off the screen's thread. "go to" with
+        # no id yet lists the newest runs: help advertises it, and it offered nothing.
+        needle = go_to_needle(query)
+        if needle is None:
             return
-        view = RunsView(text=needle, sort="run", descending=False)
+        view = RunsView(text=needle, sort="run", descending=False) if needle else RunsView()
         page = await asyncio.to_thread(main.feed.window, view, limit=RUN_LOOKUP)
         found = 0
         for row in page.rows:
@@ -118,3 +125,16 @@ class JarvisCommands(Provider):
                 found += 1
                 if found >= MAX_RUN_HITS:
                     return
+
+
+def go_to_needle(query: str) -> str | None:
+    """The part of a palette search that names a run: what follows "go to run" (or "go to"),
+    "" when the search is "go to run" or a start of it (list runs), the search itself else;
+    None when there is nothing to look up."""
+    text = query.lower().strip()
+    for prefix in GO_TO:
+        if text.startswith(prefix):
+            return text.removeprefix(prefix).strip(" :")
+    if len(text) >= 2 and GO_TO[0].startswith(text):
+        return ""
+    return text or None

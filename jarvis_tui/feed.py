@@ -237,6 +237,11 @@ class StoreFeed:
         with self._reading() as fleet:
             return fleet.window(view, limit=limit, **where)
 
+    def run_ids_from(self, prefix: str, *, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` runs whose id starts with ``prefix``: ``run_id`` and ``state``."""
+        with self._reading() as fleet:
+            return fleet.run_ids_from(prefix, limit=limit)
+
     def run_view(self, run_id: str, *, journal_limit: int) -> RunView:
         """The selected run's detail, newest journal entries and shared fingerprints."""
         with self._reading() as fleet:

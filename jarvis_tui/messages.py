@@ -18,6 +18,7 @@ from jarvis_tui.run_model import WindowAsk
 if TYPE_CHECKING:
     from core.service.diffs import PatchIndex, PatchSearch
     from core.service.logs import LogFiles, LogLine, LogRefusal
+    from jarvis_tui.bulk import BulkResult
 
 
 @dataclass
@@ -72,6 +73,16 @@ class ActionFinished(Message):
     bubble: ClassVar[bool] = False
 
     outcome: Outcome
+
+
+@dataclass
+class BulkFinished(Message):
+    """An operator action went through the engine's `act` for each marked run
+    (`jarvis_tui.bulk`): each run's outcome."""
+
+    bubble: ClassVar[bool] = False
+
+    result: BulkResult
 
 
 @dataclass

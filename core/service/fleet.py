@@ -26,7 +26,7 @@ from core.run_views import (
 )
 from core.service.action_types import ActionRequest, Outcome
 from core.service.reads import FleetSummary, HostLine, Row, RunView
-from core.service.window import RunsView, WindowRows, read_window
+from core.service.window import RunsView, WindowRows, read_window, run_ids_from
 from core.store.hosts import lease_state
 from core.store.location import open_store, store_location
 
@@ -129,6 +129,10 @@ class Fleet:
         """A page of ``view`` as table rows (`core.service.window.read_window`: ``after``,
         ``before``, ``from_end``, ``around``, ``offset``)."""
         return read_window(self._store, view, limit=limit, **where)
+
+    def run_ids_from(self, prefix: str, *, limit: int) -> list[Row]:
+        """Up to ``limit`` runs whose id starts with ``prefix`` (`window.run_ids_from`)."""
+        return run_ids_from(self._store, prefix, limit=limit)
 
     def newest_run_ids(self, limit: int) -> list[str]:
         return self._store.newest_run_ids(limit)

@@ -19,7 +19,7 @@ from core.store.window import View as StoreView
 if TYPE_CHECKING:
     from core.store.api import RunStore
 
-__all__ = ["SORT_KEYS", "Mark", "RunsView", "WindowRows", "read_window"]
+__all__ = ["SORT_KEYS", "Mark", "RunsView", "WindowRows", "read_window", "run_ids_from"]
 
 #: How many runs a text's walk takes for one page before it answers with what it found: about
 #: 20 ms of the store's time (a run's fields are read from its row, a few microseconds each), so
@@ -185,3 +185,22 @@ def _finished(
     found.total, found.exact = total, exact
     found.attention = attention
     return found
+
+
+def run_ids_from(store: RunStore, prefix: str, *, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` runs whose id starts with ``prefix``, by id (``run_id`` and ``state``):
+    the run named exactly first, then an indexed walk of the ids after it, a page of
+    ``limit`` rows at most, whatever the store's size (a console's completion, per key)."""
+    if not prefix or limit <= 0:
+        return []
+    exact = store.get_run(prefix)
+    found = [{"run_id": exact["run_id"], "state": exact["state"]}] if exact else []
+    page = store.window(
+        StoreView(sort="run", descending=False), ["state"], after=(prefix, prefix), limit=limit
+    )
+    found += [
+        {"run_id": row["run_id"], "state": row["state"]}
+        for row in page.rows
+        if str(row["run_id"]).startswith(prefix)
+    ]
+    return found[:limit]

@@ -56,12 +56,41 @@ def help_sections() -> Sections:
                 ("enter", "Everything about the run: dispatch, gates, steers, audit"),
                 ("d", "The run's diff: files, then the patch (/ search, n N, f a finding's file)"),
                 ("l", "The run's worker log, live while it runs (t stderr, / search, n N)"),
+                (
+                    "y",
+                    "Copy the run's id, branch, commit or PR URL (then i b c p) to the clipboard",
+                ),
+            ),
+        ),
+        (
+            "Marks",
+            (
+                ("space", "Mark the selected run, or unmark it (+ before its id)"),
+                ("U", "Unmark every run"),
+                (
+                    "r a x o",
+                    "With runs marked: retry, approve, cancel or override them all, "
+                    "asked once (one reason), each run's result said",
+                ),
+            ),
+        ),
+        (
+            "Move",
+            (
+                ("↑↓ j k", "Up and down: the table, a panel, the log, the diff"),
+                ("g G", "The first and the last (home end; in the stream G follows again)"),
+                ("^d ^u", "Half a page down and up (ctrl+d ctrl+u; pgdn pgup a page)"),
             ),
         ),
         (
             "Find runs",
             (
                 ("/", "Filter by text (run id, lane, task, state, progress); escape clears"),
+                (
+                    ":",
+                    "Go to a run by id, completed from the store (tab takes it); a filter "
+                    "hiding it is cleared",
+                ),
                 ("!", "Attention view: runs that need a human, the longest-waiting first"),
                 (f"1-{len(_FILTERS)}", f"Only {', '.join(_FILTERS)}"),
                 (
@@ -82,13 +111,18 @@ def help_sections() -> Sections:
         (
             "Panels",
             (
-                ("p g", "Go to the progress stream, or the gates: the page keys scroll it"),
+                ("p c", "Go to the progress stream, or the gates: the page keys scroll it"),
                 (
                     "escape",
                     "Back to the run table (from the filter, clearing it; a panel; the steer)",
                 ),
                 ("t", "Progress stream: the selected run, or all runs at once"),
-                ("end", "Progress stream: follow the newest entry again (scrolling up pauses)"),
+                ("end G", "Progress stream: follow the newest entry again (scrolling up pauses)"),
+                (
+                    "/ n N",
+                    "Progress stream: search it (any case), the next and previous match; "
+                    "a match holds it still",
+                ),
                 ("tab", "Move between the table and the panels"),
             ),
         ),

@@ -17,6 +17,7 @@ from core.service.actions import ACTIONS, availability
 from jarvis_tui.run_model import STATE_KEYS, RunModel
 from jarvis_tui.screens.main_parts import ScreenParts
 from jarvis_tui.widgets.filter_line import FilterLine
+from jarvis_tui.widgets.progress_stream import ProgressStream
 
 
 def run_action_bindings() -> list[BindingType]:
@@ -68,6 +69,7 @@ def main_bindings() -> list[BindingType]:
             priority=True,
         ),  # fmt: skip
         Binding("exclamation_mark", "attention", "Attention", id="view.attention"),
+        *move_bindings(),
         # After the view keys: at 80 columns the bar has no room left for it (help lists it),
         # and the run keys and the filter keep theirs.
         Binding(
@@ -94,7 +96,8 @@ def main_bindings() -> list[BindingType]:
         Binding("R", "sort_reverse", "Reverse sort", id="view.reverse", show=False),
         Binding("t", "toggle_stream", "All runs", id="stream.toggle", show=False),
         Binding("p", "panel('progress')", "Progress", id="panel.progress", show=False),
-        Binding("g", "panel('gates')", "Gates", id="panel.gates", show=False),
+        # Not g: g and G are the top and the bottom of the table and the panes, as in less.
+        Binding("c", "panel('gates')", "Gates", id="panel.gates", show=False),
         Binding("f5", "refresh", "Refresh", id="refresh", show=False),
         Binding(
             "Z",
@@ -133,12 +136,29 @@ def main_bindings() -> list[BindingType]:
     ]
 
 
+def move_bindings() -> list[BindingType]:
+    """Going to a run by id, copying, marks. Priority, as the action keys: what is typed right
+    behind ``:`` or ``y`` is for the dialog it opens, and an action key right behind a mark
+    acts on the marks (`check_action` gives them up while typing)."""
+    return [
+        Binding("colon", "jump", "Go to run", id="view.jump", show=False, priority=True,
+                tooltip="Go to a run by id (completed from the store)"),
+        Binding("y", "copy", "Copy", id="run.copy", show=False, priority=True,
+                tooltip="Copy the run's id, branch, commit or PR URL"),
+        Binding("space", "mark", "Mark", id="marks.toggle", show=False, priority=True,
+                tooltip="Mark the run or unmark it: action keys act on the marked runs"),
+        Binding("U", "clear_marks", "Unmark all", id="marks.clear", show=False, priority=True),
+    ]  # fmt: skip
+
+
 class RunKeys(ScreenParts):
     """The main screen's keys: which can act on the run on show, and acting."""
 
     #: The actions of the priority bindings, given up while typing in a text box (escape is
     #: how one leaves the box, so it is kept).
-    PRIORITY_ACTIONS: ClassVar[frozenset[str]] = frozenset({"run_action", "filter", "diff", "logs"})
+    PRIORITY_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        {"run_action", "filter", "diff", "logs", "jump", "copy", "mark", "clear_marks"}
+    )
 
     model: RunModel
 
@@ -169,8 +189,12 @@ class RunKeys(ScreenParts):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.PRIORITY_ACTIONS and self._typing_in_text():
             return False  # not None: the key is not this binding's; it goes on to the text box
+        if action == "filter" and isinstance(self.focused, ProgressStream):
+            return False  # `/` in the progress stream searches it (the stream's own binding)
         if action == "run_action":
             name = str(parameters[0])
+            if self.acts_on_marks(name):
+                return True  # the marked runs: each is judged by the engine, and said
             # None: shown in the footer, dimmed; pressing it says why (`on_key`).
             return True if availability(name, self.action_subject(name)).enabled else None
         if action in ("details", "diff", "logs"):
@@ -187,13 +211,17 @@ class RunKeys(ScreenParts):
         if self.focused.id == "steer-editor":
             return
         for action, entry in ACTIONS.items():
-            if event.key == entry.key:
+            if event.key == entry.key and not self.acts_on_marks(action):
                 can = availability(action, self.action_subject(action))
                 if not can.enabled:
                     event.stop()
                     self.notify(can.reason, title=f"{entry.label}: not possible",
                                 severity="warning", markup=False)  # fmt: skip
                 return
+
+    def acts_on_marks(self, action: str) -> bool:
+        """Whether ``action``'s key acts on the marked runs (`main_moves.RunMoves`)."""
+        return False
 
     def _typing_in_text(self) -> bool:
         """Whether the focus is in a box that takes text (the filter, the steer editor)."""

@@ -52,7 +52,7 @@ from jarvis_tui.messages import (
 from jarvis_tui.run_model import PAGE, RunModel, WindowAsk
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.screens.main_keys import main_bindings
-from jarvis_tui.screens.main_signals import SignalControls
+from jarvis_tui.screens.main_moves import RunMoves
 from jarvis_tui.screens.main_views import PANELS
 from jarvis_tui.screens.run_actions_controller import RunActionsController
 from jarvis_tui.screens.store_sync import RUN_JOURNAL, STORE_GROUP, VIEW_READ, StoreSync
@@ -72,7 +72,7 @@ WIDE_COLUMNS = 120
 AGE_REFRESH = 60.0
 
 
-class MainScreen(SignalControls):
+class MainScreen(RunMoves):
     """The run table, the progress stream, the gates and the steering composer."""
 
     BINDINGS: ClassVar[list[BindingType]] = main_bindings()
@@ -160,10 +160,6 @@ class MainScreen(SignalControls):
     def on_screen_resume(self) -> None:
         self.raise_attention_toast()  # what arrived while a dialog was up
         self.store_sync.resume()
-
-    def on_screen_suspend(self) -> None:
-        # Polling pauses behind a dialog: the operator is deciding on what they see.
-        self.store_sync.suspend()
 
     # -- applying what was read ---------------------------------------------------------------
 
@@ -345,6 +341,8 @@ class MainScreen(SignalControls):
                 style="yellow",
             )
         text.append(self.model.view.describe())
+        if marks := len(table.marked):  # the action keys act on them: said where one looks
+            text.append(f" · {marks} marked", style="bold magenta")
         model = self.model
         if model.read_once:
             held = f"{model.total:,}" if model.exact else f"{model.total:,}+"

@@ -1,11 +1,15 @@
 """The main screen's reading of the store: when to read, what a read says, and reads that fail.
 
 Reading: a thread worker asks `StoreFeed` what changed since the last journal position and posts
-`StoreChanged`; the next read is armed with `set_timer` only after the previous one finished,
-and polling pauses while a dialog is up. `StoreSync` keeps what the reads say about the
-workspace (the journal position, the host, the counts, the spend, the time of the last read)
-and hands the rows and the journal entries to the view (`StoreView`, the screen), which applies
-them. A read that fails is said once, or ends the console when the store will not come back.
+`StoreChanged`; the next read is armed with `set_timer` only after the previous one finished.
+Reading goes on behind every dialog: the help, the palette and the run's screens leave the
+header, the counts and the window live (a console that paused behind them froze for as long
+as help was open, and the palette's "go to run" missed runs created meanwhile); an action's
+dialog decides on the version the operator saw, which the engine checks. `StoreSync` keeps
+what the reads say about the workspace (the journal position, the host, the counts, the spend,
+the time of the last read) and hands the rows and the journal entries to the view
+(`StoreView`, the screen), which applies them. A read that fails is said once, or ends the
+console when the store will not come back.
 
 Where Textual's parts live: a worker, a timer and a message handler belong to a DOM node, and
 these belong to the screen. `StoreSync` is a plain class that drives no screen: each read it
@@ -94,10 +98,6 @@ class StoreView(Protocol):
 
     def raise_attention_toast(self) -> None:
         """Raise the needs-a-human toast that is due, if any."""
-
-    @property
-    def is_current(self) -> bool:
-        """The screen is on top (no dialog over it): polling goes on."""
 
     def set_timer(self, delay: float, callback: Callable[[], object]) -> Timer:
         """Call ``callback`` after ``delay`` seconds, on the screen's loop."""
@@ -261,15 +261,9 @@ class StoreSync:
         self._do([self.read_store()])
 
     def resume(self) -> None:
-        """The screen is back on top: poll again, if polling was paused."""
+        """The screen is back on top: poll again, if polling ever stopped."""
         if self.live and self._poll_timer is None and self.seen_seq is not None:
             self._poll()
-
-    def suspend(self) -> None:
-        """A dialog is up: pause polling, the operator is deciding on what they see."""
-        if self._poll_timer is not None:
-            self._poll_timer.stop()
-            self._poll_timer = None
 
     def close(self) -> None:
         """Close the feed's connection (the screen is leaving, its workers cancelled)."""
@@ -393,11 +387,7 @@ class StoreSync:
             self._read_problem = None
             self._view.show_status()
             self._view.raise_attention_toast()  # one whose interval ran out on an idle workspace
-        if (
-            state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
-            and self.live
-            and self._view.is_current
-        ):
+        if state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED) and self.live:
             if self._poll_timer is not None:
                 self._poll_timer.stop()
             # Never 0 s: Textual's timer divides by its delay once it is late, and a timer of

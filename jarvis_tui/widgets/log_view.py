@@ -8,7 +8,7 @@ so a search's matches and the line gone to keep their place as lines are dropped
 Each line is made inert as it is added (`core.worker_logs.shown_line`: the engine has masked
 its secrets already) and drawn as plain `Text`, so nothing in a line is read as markup. While
 the view is at its end it follows: new lines scroll into view; scrolling up stops that until
-the end is reached again.
+the end is reached again; going to a search's match stops it too (`go_to`).
 """
 
 from __future__ import annotations
@@ -157,9 +157,12 @@ class LogView(SidewaysPane, can_focus=True):
             self.refresh()
 
     def go_to(self, number: int, *, above: int = 3) -> None:
-        """Mark line ``number`` as the one gone to and bring it into view."""
+        """Mark line ``number`` as the one gone to and bring it into view, holding the view
+        there: a match on the last screen, where the view followed, was moved away by the next
+        lines the worker wrote. The bottom (G, end) follows again."""
         self.current = number
         self.scroll_to_row(number - self.dropped - above)
+        self.following = False
         self.refresh()
 
     # -- drawing --------------------------------------------------------------------------------

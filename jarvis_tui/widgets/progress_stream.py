@@ -20,7 +20,7 @@ from core.lifecycle import VerificationState
 from core.service.stages import label, moved
 from jarvis_tui.safe_text import one_line, shown
 from jarvis_tui.state_look import STEER_LOOK, look
-from jarvis_tui.widgets.text_pane import TextPane
+from jarvis_tui.widgets.searchable_pane import SearchablePane
 
 #: Lines kept in memory per stream.
 MAX_LINES = 1000
@@ -171,11 +171,17 @@ def _verification_text(payload: dict[str, Any]) -> Text:
     return Text(f"✗ criteria failed: {names}" if names else "✗ criteria not met", style="red")
 
 
-class ProgressStream(TextPane):
-    """A bounded, follow-or-pause view of journal entries."""
+class ProgressStream(SearchablePane):
+    """A bounded, follow-or-pause view of journal entries, searched with ``/``, ``n``, ``N``."""
+
+    SEARCHED = "the progress stream"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("end", "follow", "Follow", id="stream.follow", tooltip="Jump to the newest entry"),
+        *SearchablePane.search_bindings("stream"),
+        # Over the pane's own end and G (bottom): at the bottom, the stream follows again.
+        Binding(
+            "end,G", "follow", "Follow", id="stream.follow", tooltip="Jump to the newest entry"
+        ),
     ]
 
     following: reactive[bool] = reactive(True)
@@ -189,7 +195,7 @@ class ProgressStream(TextPane):
         classes: str | None = None,
     ) -> None:
         # One entry, one row, cut at the edge: a stream is scanned down its left side.
-        super().__init__(wrap=False, max_lines=max_lines, id=id, classes=classes)
+        super().__init__(max_lines=max_lines, id=id, classes=classes)
         self.all_runs = False
         """Entries of every run (prefixed by run id), not just the selected one's."""
         self.run_id: str | None = None
@@ -208,14 +214,19 @@ class ProgressStream(TextPane):
     def _title(self) -> None:
         what = "all runs" if self.all_runs else (shown(self.run_id) if self.run_id else "no run")
         self.border_title = f"progress · {what}"
-        self.border_subtitle = "following" if self.following else "paused — end to follow"
+        follow = "following" if self.following else "paused — G or end follows"
+        self.border_subtitle = f"{self.search_note} · {follow}" if self.search_note else follow
 
     def watch_following(self) -> None:
         self._title()
 
+    def searched(self) -> None:
+        self._title()
+
     def scrolled(self) -> None:
-        # At the bottom (or nothing to scroll): follow. Anywhere above: the operator is reading.
-        self.following = self.at_bottom
+        # At the bottom (or nothing to scroll): follow. Anywhere above, or on a match gone to
+        # (on the last screen too): the operator is reading, and new entries must not move it.
+        self.following = self.at_bottom and self.current is None
 
     def on_resize(self, event: Resize) -> None:
         super().on_resize(event)
@@ -223,6 +234,9 @@ class ProgressStream(TextPane):
             self.top = self.max_top
 
     def action_follow(self) -> None:
+        if self.current is not None:
+            self.current = None  # the match is let go: the bottom follows again
+            self.redraw()
         self.following = True
         self.scroll_to_row(self.max_top)
 
@@ -233,6 +247,7 @@ class ProgressStream(TextPane):
         self.run_id = run_id
         self.all_runs = all_runs
         self.last_seq = 0
+        self.current, self.search_note = None, ""  # another run's entries: the search is anew
         self.following = True
         self._title()
         # Drawn as one replacement: each line is rendered only if and when it is on screen.

@@ -91,18 +91,37 @@ class RunTable(LinePane, can_focus=True):
     # moved to. Queued behind the action key's priority binding, `down a` approved the run the
     # cursor was leaving.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False, priority=True, id="table.up"),
-        Binding("down", "cursor(1)", "Down", show=False, priority=True, id="table.down"),
+        # Each with an id (``table.…``), so a keymap can change it; less's and vim's keys too.
+        Binding("up,k", "cursor(-1)", "Up", show=False, priority=True, id="table.up"),
+        Binding("down,j", "cursor(1)", "Down", show=False, priority=True, id="table.down"),
         Binding("pageup", "page(-1)", "Page up", show=False, priority=True, id="table.page_up"),
         Binding(
             "pagedown", "page(1)", "Page down", show=False, priority=True, id="table.page_down"
-        ),
-        Binding("home", "jump(0)", "First", show=False, priority=True, id="table.first"),
-        Binding("end", "jump(-1)", "Last", show=False, priority=True, id="table.last"),
+        ),  # fmt: skip
+        Binding(
+            "ctrl+u",
+            "half_page(-1)",
+            "Half a page up",
+            show=False,
+            priority=True,
+            id="table.half_up",
+        ),  # fmt: skip
+        Binding(
+            "ctrl+d",
+            "half_page(1)",
+            "Half a page down",
+            show=False,
+            priority=True,
+            id="table.half_down",
+        ),  # fmt: skip
+        Binding("home,g", "jump(0)", "First", show=False, priority=True, id="table.top"),
+        Binding("end,G", "jump(-1)", "Last", show=False, priority=True, id="table.bottom"),
         Binding("enter", "select", "Details", show=False, id="table.select"),
     ]
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"run-table--cursor", "run-table--even-row"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "run-table--cursor", "run-table--even-row", "run-table--marked",
+    }  # fmt: skip
 
     @dataclass
     class Highlighted(Message):
@@ -166,6 +185,9 @@ class RunTable(LinePane, can_focus=True):
         self.more_after = False
         self._asked: set[str] = set()
         """Pages asked for and not yet shown (each asked once)."""
+        self.marked: dict[str, None] = {}
+        """Runs the operator marked, in the order marked (shown or not): a ``+`` before the
+        run id, and the row's own colour (`set_marked`)."""
 
     # -- what is shown --------------------------------------------------------------------------
 
@@ -283,6 +305,15 @@ class RunTable(LinePane, can_focus=True):
         if run_id is not None and run_id in self._index:
             self._choose(self._index[run_id])
 
+    def set_marked(self, run_ids: list[str]) -> None:
+        """Mark exactly ``run_ids``: the lines whose mark changed are drawn again."""
+        changed = set(run_ids) ^ set(self.marked)
+        self.marked = dict.fromkeys(run_ids)
+        for run_id in changed:
+            self._forget(run_id)
+            if run_id in self._index:
+                self._refresh_row(self._index[run_id])
+
     def _forget(self, run_id: str) -> None:
         self._cells.pop(run_id, None)
         self._segments.pop(run_id, None)
@@ -397,6 +428,9 @@ class RunTable(LinePane, can_focus=True):
     def action_page(self, direction: int) -> None:
         self._step(direction * max(1, self.size.height - 1))
 
+    def action_half_page(self, direction: int) -> None:
+        self._step(direction * max(1, self.size.height // 2))
+
     def action_jump(self, row: int) -> None:
         if row >= 0 and self.more_before:
             self._ask("first")
@@ -438,8 +472,11 @@ class RunTable(LinePane, can_focus=True):
         if row >= len(self._order):
             return Strip([*Strip.blank(width, base), bar], width + 1)
         run_id = self._order[row]
+        marked = run_id in self.marked
         if row == self.cursor_row:
             style = base + self.get_component_rich_style("run-table--cursor")
+        elif marked:
+            style = base + self.get_component_rich_style("run-table--marked")
         elif (row + (self.first_at or 0)) % 2 == 0:
             style = base + self.get_component_rich_style("run-table--even-row")
         else:
@@ -450,7 +487,10 @@ class RunTable(LinePane, can_focus=True):
             return cached[1]
         segments = self._segments.get(run_id)
         if segments is None:
-            segments = list(line_of(self.get_row(run_id), self.columns).render(self.app.console))
+            values = self.get_row(run_id)
+            if marked:  # seen without colour too: a + before the id
+                values = (Text.assemble(("+", "bold"), values[0]), *values[1:])
+            segments = list(line_of(values, self.columns).render(self.app.console))
             self._segments[run_id] = segments
         strip = Strip(segments).apply_style(style).crop_extend(0, width, style)
         strip = Strip([*strip, bar], width + 1)

@@ -71,16 +71,19 @@ class LinePane(Widget):
             self._pass_size = None
 
 
-def scroll_bindings(*, page_down: str = "pagedown") -> list[BindingType]:
-    """The keys every scrolled pane answers to (`ScrollPane`'s actions); ids ``pane.…``, one
-    keymap entry moving the key in every pane."""
+def scroll_bindings(*, page_down: str = "pagedown", end: str = "end,G") -> list[BindingType]:
+    """The keys every scrolled pane answers to (`ScrollPane`'s actions): the cursor and page
+    keys, and less's and vim's (j k, g G, ctrl+d ctrl+u for half a page). Each has an id, so a
+    keymap can change it (``pane.…``)."""
     return [
-        Binding("up", "scroll_by(-1)", "Up", show=False, id="pane.up"),
-        Binding("down", "scroll_by(1)", "Down", show=False, id="pane.down"),
+        Binding("up,k", "scroll_by(-1)", "Up", show=False, id="pane.up"),
+        Binding("down,j", "scroll_by(1)", "Down", show=False, id="pane.down"),
         Binding("pageup", "page(-1)", "Page up", show=False, id="pane.page_up"),
         Binding(page_down, "page(1)", "Page down", show=False, id="pane.page_down"),
-        Binding("home", "scroll_home", "Top", show=False, id="pane.top"),
-        Binding("end", "scroll_end", "Bottom", show=False, id="pane.bottom"),
+        Binding("ctrl+u", "half_page(-1)", "Half a page up", show=False, id="pane.half_up"),
+        Binding("ctrl+d", "half_page(1)", "Half a page down", show=False, id="pane.half_down"),
+        Binding("home,g", "scroll_home", "Top", show=False, id="pane.top"),
+        Binding(end, "scroll_end", "Bottom", show=False, id="pane.bottom"),
     ]
 
 
@@ -106,6 +109,9 @@ class ScrollPane(LinePane):
 
     def action_page(self, direction: int) -> None:
         self.scroll_to_row(self.top + direction * max(1, self.size.height - 1))
+
+    def action_half_page(self, direction: int) -> None:
+        self.scroll_to_row(self.top + direction * max(1, self.size.height // 2))
 
     def action_scroll_home(self) -> None:
         self.scroll_to_row(0)
@@ -315,6 +321,15 @@ class TextPane(ScrollPane, can_focus=True):
 
     # -- drawing --------------------------------------------------------------------------------
 
+    def row_text(self, index: int) -> Text:
+        """Row ``index`` as drawn (a subclass highlights in it; drawn rows are cached)."""
+        return self.rows[index]
+
+    def redraw(self) -> None:
+        """Draw every row again (what `row_text` gives changed)."""
+        self._strips.clear()
+        self.refresh()
+
     def render_line(self, y: int) -> Strip:
         base = self.base_style
         rows = self.rows
@@ -325,7 +340,7 @@ class TextPane(ScrollPane, can_focus=True):
             return Strip([*Strip.blank(width, base), bar], width + 1)
         cached = self._strips.get(index)
         if cached is None or cached[0] != base:
-            segments = rows[index].render(self.app.console, end="")
+            segments = self.row_text(index).render(self.app.console, end="")
             cached = (base, Strip(segments).apply_style(base).crop_extend(0, width, base))
             self._strips[index] = cached
         # The bar's cell is added on each draw: a row that moves up keeps its drawn text.

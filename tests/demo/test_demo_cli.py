@@ -217,6 +217,7 @@ def test_the_demo_refuses_a_workspace_with_something_in_it(tmp_path: Path) -> No
 
 
 def test_jarvis_alone_opens_the_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jarvis_cli
     from jarvis_cli import run, tui
 
     seen: list[tuple[str | None, str | None, bool]] = []
@@ -226,6 +227,8 @@ def test_jarvis_alone_opens_the_console(monkeypatch: pytest.MonkeyPatch) -> None
         return 0
 
     monkeypatch.setattr(tui, "run", fake)
+    # As in a terminal: without one, bare `jarvis` refuses (tests/cli/test_no_terminal.py).
+    monkeypatch.setattr(jarvis_cli, "has_terminal", lambda: True)
     assert run([]) == 0
     # No theme given: the console takes the one last chosen in the palette, else jarvis-dark.
     assert seen == [(None, None, False)]

@@ -102,7 +102,7 @@ def test_the_run_table_shows_what_each_run_spent(
 def test_a_run_that_spent_under_a_cent_says_how_much(
     snap_compare: SnapCompare, spending_console: JarvisApp, size: tuple[int, int]
 ) -> None:
-    # "$0.004" in its gates panel's "used" line (brought forward by g where the panels fold
+    # "$0.004" in its gates panel's "used" line (brought forward by c where the panels fold
     # into tabs), never "$0.00": a cheap model's run is not a run that spent nothing.
-    run_before = on_run("run-review", "g")
+    run_before = on_run("run-review", "c")
     assert snap_compare(spending_console, terminal_size=size, run_before=run_before)

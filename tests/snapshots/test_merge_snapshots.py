@@ -27,7 +27,7 @@ def console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JarvisApp:
 def test_a_run_merging_on_its_host(
     snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
 ) -> None:
-    keys = ("g",) if size == (80, 24) else ()  # folded at 80 columns: bring the gates forward
+    keys = ("c",) if size == (80, 24) else ()  # folded at 80 columns: bring the gates forward
     assert snap_compare(console, terminal_size=size, run_before=on_run("run-merging", *keys))
 
 
@@ -35,5 +35,5 @@ def test_a_run_merging_on_its_host(
 def test_a_run_whose_merge_was_refused(
     snap_compare: SnapCompare, console: JarvisApp, size: tuple[int, int]
 ) -> None:
-    keys = ("g",) if size == (80, 24) else ()
+    keys = ("c",) if size == (80, 24) else ()
     assert snap_compare(console, terminal_size=size, run_before=on_run("run-merge-refused", *keys))

@@ -73,9 +73,9 @@ def test_main_screen_on_a_failed_contract_run(
 @pytest.mark.parametrize(
     ("size", "keys"),
     [
-        # Folded at 80 columns: bring the gates forward (g gives them the keys too) and page
+        # Folded at 80 columns: bring the gates forward (c gives them the keys too) and page
         # down to the criteria, which the run's header and gates fill the first page.
-        pytest.param((80, 24), ("g", "pagedown"), id="80x24"),
+        pytest.param((80, 24), ("c", "pagedown"), id="80x24"),
         pytest.param((160, 48), (), id="160x48"),
     ],
 )

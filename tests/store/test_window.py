@@ -219,3 +219,19 @@ def test_an_unknown_order_or_column_is_refused(any_store: RunStore) -> None:
         any_store.window(View(), ["state FROM runs; --"], limit=1)
     with pytest.raises(ValueError, match="after a mark, before one or from the end"):
         any_store.window(View(), [], after=("a", "b"), before=("a", "b"), limit=1)
+
+
+def test_run_ids_from_a_prefix_are_those_ids_in_order_a_few_at_most(
+    any_store: RunStore, fleet: list[dict[str, Any]]
+) -> None:
+    from core.service.window import run_ids_from
+
+    ids = sorted(str(row["run_id"]) for row in fleet)
+    whole = ids[5]
+    for prefix in ("run-", "run-0", "run-5", whole[:7], whole, "run-x", "nope"):
+        wanted = [run_id for run_id in ids if run_id.startswith(prefix)][:4]
+        found = run_ids_from(any_store, prefix, limit=4)
+        assert [row["run_id"] for row in found] == wanted, prefix
+        states = {str(row["run_id"]): row["state"] for row in fleet}
+        assert all(row["state"] == states[row["run_id"]] for row in found)
+    assert run_ids_from(any_store, "", limit=4) == []

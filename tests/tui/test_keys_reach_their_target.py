@@ -1,4 +1,4 @@
-"""Keys go where the operator means them: `p` and `g` take the keys to a panel (so page keys
+"""Keys go where the operator means them: `p` and `c` take the keys to a panel (so page keys
 scroll it, not the run table), and escape always hands the keys back to the table at once, even
 when the key behind it arrives in the same read, as it does over a slow link."""
 
@@ -53,15 +53,15 @@ async def test_p_at_full_width_takes_the_page_keys_to_the_progress_stream(store_
         assert table(app).run_ids == rows_before
         await pilot.press("escape")
         assert isinstance(app.focused, RunTable)
-        await pilot.press("g")
+        await pilot.press("c")
         assert isinstance(app.focused, GatePanel)
         await pilot.press("escape", "up")
         assert table(app).selected_run_id != "run-running"  # the table has the keys again
 
 
-async def test_p_and_g_when_folded_bring_the_panel_forward_and_focus_it(store_db: Path) -> None:
+async def test_p_and_c_when_folded_bring_the_panel_forward_and_focus_it(store_db: Path) -> None:
     async with console_on(store_db, "run-contract", size=(80, 24)) as (app, pilot):
-        await pilot.press("g")
+        await pilot.press("c")
         gates = app.main.query_one(GatePanel)
         assert gates.display and app.focused is gates
         await pilot.press("p")

@@ -31,6 +31,7 @@ _CHARACTERS = {
     "space": " ",
     "exclamation_mark": "!",
     "question_mark": "?",
+    "colon": ":",
     "enter": "\r",
 }
 
