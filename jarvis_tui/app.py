@@ -211,6 +211,7 @@ class JarvisApp(App[None]):
             operator=self._operator,
             poll_interval=self._poll_interval,
             tune_gc=self.own_process,
+            notify=self.personal.config.notify if self.personal is not None else None,
         )
 
     @property

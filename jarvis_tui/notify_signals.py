@@ -56,9 +56,16 @@ class ConsoleNotifier:
     """
 
     def __init__(
-        self, channels: ConsoleChannels, write: Callable[[str], None], clock: Callable[[], float]
+        self,
+        channels: ConsoleChannels,
+        write: Callable[[str], None],
+        clock: Callable[[], float],
+        *,
+        mute_s: float = MUTE_S,
     ) -> None:
         self.channels = channels
+        self.mute_s = mute_s
+        """How long the mute key silences the console (the personal ``mute_minutes``)."""
         self.policy = channels.policy()
         self.write = write
         self.clock = clock
@@ -93,9 +100,9 @@ class ConsoleNotifier:
         return self.muted_until is not None
 
     def toggle_mute(self) -> bool:
-        """Mute for `MUTE_S`, or unmute when muted; True when now muted."""
+        """Mute for `mute_s`, or unmute when muted; True when now muted."""
         if self.muted():
             self.muted_until = None
         else:
-            self.muted_until = self.clock() + MUTE_S
+            self.muted_until = self.clock() + self.mute_s
         return self.muted_until is not None

@@ -52,11 +52,12 @@ def config_path() -> Path:
 class NotifySettings:
     """``[notify]``: how the console tells the operator a run needs them (each optional)."""
 
-    bell: bool = True
-    """The terminal's bell."""
-    desktop: Literal["off", "osc777", "osc9"] = "off"
-    """A desktop notification by terminal escape (passed through over SSH by most terminals)."""
-    mute_minutes: int = 30
+    bell: bool | None = None
+    """The terminal's bell; None: as the workspace's ``[notify]`` says (on by default)."""
+    desktop: Literal["off", "osc777", "osc9"] | None = None
+    """A desktop notification by terminal escape (passed through over SSH by most terminals);
+    None: as the workspace's ``[notify]`` says (``osc777`` by default)."""
+    mute_minutes: int = 60
     """How long the mute key silences them (1 to 1440)."""
 
 
@@ -111,9 +112,9 @@ def _notify(raw: object, problems: list[str]) -> NotifySettings:
     said = len(problems)
     problems.extend(f"notify.{key} is not a setting" for key in raw if key not in _NOTIFY_KEYS)
     bell, desktop, minutes = (raw.get(key, getattr(NotifySettings, key)) for key in _NOTIFY_KEYS)
-    if not isinstance(bell, bool):
+    if bell is not None and not isinstance(bell, bool):
         problems.append("notify.bell must be true or false")
-    if desktop not in ("off", "osc777", "osc9"):
+    if desktop is not None and desktop not in ("off", "osc777", "osc9"):
         problems.append(f"notify.desktop must be 'off', 'osc777' or 'osc9', not {desktop!r:.40}")
     if isinstance(minutes, bool) or not isinstance(minutes, int) or not 1 <= minutes <= 1440:
         problems.append(f"notify.mute_minutes must be a whole number of minutes from 1 to 1440, "

@@ -49,6 +49,7 @@ from jarvis_tui.messages import (
     StreamHistoryReceived,
     WindowRead,
 )
+from jarvis_tui.personal import NotifySettings
 from jarvis_tui.run_model import PAGE, RunModel, WindowAsk
 from jarvis_tui.safe_text import inert, shown
 from jarvis_tui.screens.main_keys import main_bindings
@@ -87,6 +88,7 @@ class MainScreen(RunMoves):
         operator: str | None,
         poll_interval: float,
         tune_gc: bool = False,
+        notify: NotifySettings | None = None,
     ) -> None:
         super().__init__()
         self.live = live
@@ -114,7 +116,7 @@ class MainScreen(RunMoves):
         """Runs that started needing a human, for one toast at a time (never behind a dialog)."""
         self.merge_watch = MergeWatch()
         """The merges this console asked for, told when the host decides them."""
-        self.start_signals(self.feed.root)
+        self.start_signals(self.feed.root, notify)
 
     @property
     def counts(self) -> dict[str, int]:

@@ -2,21 +2,30 @@
 
 Runs that start needing a human ring the terminal's bell and raise a desktop notification
 (`jarvis_tui.notify_signals`), besides the toast (`jarvis_tui.attention_toasts`), which shows
-only inside the console. ``Z`` mutes the bell and the desktop notification for an hour, and
-unmutes them when pressed again; the header says until when they are muted.
+only inside the console. ``Z`` mutes the bell and the desktop notification for an hour (the
+personal file's ``mute_minutes``), and unmutes them when pressed again; the header says until
+when they are muted. The personal file's ``bell`` and ``desktop`` win over the workspace's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from core.service.notify import console_channels
 from jarvis_tui.notify_signals import MUTE_S, ConsoleNotifier
+from jarvis_tui.personal import NotifySettings
 from jarvis_tui.screens.main_views import ViewControls
 from jarvis_tui.widgets.status_header import StatusHeader
+
+
+def _span(seconds: float) -> str:
+    """``1 h``, ``90 min``: how long a mute lasts, as the operator set it."""
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h" if minutes % 60 == 0 else f"{minutes} min"
 
 
 class SignalControls(ViewControls):
@@ -25,10 +34,20 @@ class SignalControls(ViewControls):
     signals: ConsoleNotifier
     clock: Callable[[], datetime]
 
-    def start_signals(self, root: Path) -> None:
-        """Take the console's channels from the workspace at ``root`` (``[notify]``)."""
+    def start_signals(self, root: Path, personal: NotifySettings | None = None) -> None:
+        """Take the console's channels from the workspace at ``root`` (``[notify]``), each
+        one the operator's own file sets (``personal``) taken from there instead."""
+        channels = console_channels(root)
+        mute_s = MUTE_S
+        if personal is not None:
+            channels = replace(
+                channels,
+                bell=channels.bell if personal.bell is None else personal.bell,
+                desktop=channels.desktop if personal.desktop is None else personal.desktop,
+            )
+            mute_s = personal.mute_minutes * 60.0
         self.signals = ConsoleNotifier(
-            console_channels(root), self._write_terminal, lambda: self.clock().timestamp()
+            channels, self._write_terminal, lambda: self.clock().timestamp(), mute_s=mute_s
         )
 
     def _write_terminal(self, text: str) -> None:
@@ -60,7 +79,8 @@ class SignalControls(ViewControls):
         muted = self.signals.toggle_mute()
         self._show_muted()
         if muted:
-            message = f"Bell and desktop notifications muted for {MUTE_S / 3600:g} h; Z unmutes."
+            message = f"Bell and desktop notifications muted for {_span(self.signals.mute_s)}; "
+            message += "Z unmutes."
         else:
             message = "Bell and desktop notifications on again."
         self.notify(message, title="Notifications", markup=False)

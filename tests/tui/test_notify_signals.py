@@ -18,6 +18,7 @@ from core.notify.policy import notice_of
 from core.service.notify import ConsoleChannels, Entered
 from core.store.sqlite_store import SqliteStore
 from jarvis_tui.notify_signals import MUTE_S, escapes
+from jarvis_tui.personal import Personal, load_personal
 from jarvis_tui.widgets.status_header import StatusHeader
 from tests.tui.conftest import fixed_clock
 from tests.tui.helpers import RecordingApp, row_text, settle, wait_for
@@ -37,9 +38,11 @@ class MovingClock:
 
 
 @asynccontextmanager
-async def console(db: Path, clock: MovingClock) -> AsyncIterator[tuple[Pilot[Any], list[str]]]:
+async def console(
+    db: Path, clock: MovingClock, personal: Personal | None = None
+) -> AsyncIterator[tuple[Pilot[Any], list[str]]]:
     """The console on ``db``, and what it writes to its driver that is not a frame."""
-    app = RecordingApp(db, live=False, clock=clock, operator="test-operator")
+    app = RecordingApp(db, live=False, clock=clock, operator="test-operator", personal=personal)
     written: list[str] = []
     async with app.run_test(size=(160, 48)) as pilot:
         driver = app._driver
@@ -146,6 +149,25 @@ async def test_channels_come_from_the_workspaces_notify_section(store_db: Path) 
         assert written == [
             "\x1b]9;Jarvis: a run needs you: Run run-running: failed: worker exited 3\a"
         ]
+
+
+async def test_the_operators_own_file_wins_over_the_workspace_and_sets_the_mute(
+    store_db: Path, tmp_path: Path
+) -> None:
+    (store_db.parent / "jarvis.toml").write_text('[notify]\nbell = false\ndesktop = "osc9"\n')
+    own = tmp_path / "config.toml"
+    own.write_text("[notify]\nbell = true\nmute_minutes = 5\n")  # desktop left to the workspace
+    clock = MovingClock()
+    async with console(store_db, clock, load_personal(own)) as (pilot, written):
+        await fail(pilot, store_db, "run-running")
+        assert written == [
+            "\a\x1b]9;Jarvis: a run needs you: Run run-running: failed: worker exited 3\a"
+        ]
+        await pilot.press("Z")
+        await settle(pilot)
+        signals = pilot.app.main.signals  # type: ignore[attr-defined]
+        assert signals.muted_until == clock().timestamp() + 5 * 60
+        assert "muted for 5 min" in pilot.app.notes[-1][1]  # type: ignore[attr-defined]
 
 
 def test_no_channel_writes_nothing() -> None:

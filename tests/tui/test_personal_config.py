@@ -119,7 +119,7 @@ def test_config_check_says_a_good_file_and_a_missing_one_are_fine(personal_file:
     personal_file.write_text('theme = "nord"\n[notify]\nbell = false\ndesktop = "osc9"\n')
     answer = jarvis("config", "check", "--json").json()
     assert answer["ok"] and answer["settings"]["notify"] == {
-        "bell": False, "desktop": "osc9", "mute_minutes": 30,
+        "bell": False, "desktop": "osc9", "mute_minutes": 60,
     }  # fmt: skip
 
 
