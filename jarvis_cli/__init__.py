@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 from core.service.errors import ServiceError, StoreError, as_store_error
 from jarvis_cli.inputs import UsageError, has_terminal
 from jarvis_cli.output import usage_error, write_error
-from jarvis_cli.parsers import add_completion, add_quarantine, add_store
+from jarvis_cli.parsers import add_completion, add_config, add_quarantine, add_repo, add_store
 from jarvis_cli.verbs import add_lane_verbs, add_verbs
 
 Handler = Callable[[argparse.Namespace], int]
@@ -298,27 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_flags(p)
     p.set_defaults(handler="workers.run")
 
-    p = commands.add_parser("repo", help="the repositories runs work in (jarvis.toml)")
-    repo = p.add_subparsers(dest="what", metavar="ACTION", required=True, parser_class=_Parser)
-    p = repo.add_parser("add", help="name a repository: a path on this host or a URL to clone")
-    p.add_argument("name", metavar="OWNER/NAME")
-    p.add_argument("source", metavar="PATH|URL")
-    p.add_argument("--base-ref", default=None, metavar="REF",
-                   help="what a run's worktree starts from (default: main)")  # fmt: skip
-    p.add_argument("--remote", default=None, metavar="NAME",
-                   help="the remote to push the base branch to after a merge")  # fmt: skip
-    p.add_argument("--merge", default="auto-merge", choices=("auto-merge", "recommend-only"),
-                   help="what approving a run does with its branch")  # fmt: skip
-    p.add_argument("--replace", action="store_true", help="change a repository already named")
-    _workspace_flags(p)
-    p.set_defaults(handler="repo.add")
-    p = repo.add_parser("list", help="every repository, its source and whether it is here")
-    _workspace_flags(p)
-    p.set_defaults(handler="repo.list_repos")
-    p = repo.add_parser("remove", help="take a repository out of jarvis.toml")
-    p.add_argument("name", metavar="OWNER/NAME")
-    _workspace_flags(p)
-    p.set_defaults(handler="repo.remove")
+    add_repo(commands, _Parser, _workspace_flags)
 
     p = commands.add_parser("host", help="run the engine for a workspace until interrupted")
     p.add_argument("--poll", action="store_true", help="poll the IPC tree instead of inotify")
@@ -352,15 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_store(commands, _Parser, _workspace_flags)
 
-    p = commands.add_parser("config", help="your own settings: theme, keys, notifications")
-    personal = p.add_subparsers(dest="what", metavar="ACTION", required=True,
-                                parser_class=_Parser)  # fmt: skip
-    p = personal.add_parser(
-        "check",
-        help="read $XDG_CONFIG_HOME/jarvis/config.toml as the console does; say what is wrong",
-    )
-    _json_flag(p)
-    p.set_defaults(handler="personal.check")
+    add_config(commands, _Parser, _json_flag)
 
     p = commands.add_parser("tui", help="the operator console (the default command)")
     _console_flags(p)

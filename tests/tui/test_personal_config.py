@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jarvis_tui.keymap_ids import console_bindings
+from jarvis_tui.keymap_ids import binding_ids, console_bindings
 from jarvis_tui.modals.fleet_screen import FleetScreen
 from jarvis_tui.personal import config_path, load_personal
 from tests.jarvis_cli import jarvis
@@ -128,3 +128,17 @@ def test_every_binding_of_the_console_has_an_id_unique_in_its_class() -> None:
     assert not missing
     per_class = Counter((cls, b.id) for cls, b in console_bindings())
     assert [key for key, n in per_class.items() if n > 1] == []
+
+
+def test_config_keys_lists_every_binding_id_with_the_keys_the_keymap_gives(
+    personal_file: Path,
+) -> None:
+    personal_file.write_text('[keymap]\n"view.fleet" = "f2"\n')
+    listed = {row["id"]: row for row in jarvis("config", "keys", "--json").json()["bindings"]}
+    assert set(listed) == binding_ids()
+    assert (listed["view.fleet"]["keys"], listed["view.fleet"]["default_keys"]) == ("f2", "F")
+    assert listed["run.retry"]["keys"] == listed["run.retry"]["default_keys"] == "r"
+    text = jarvis("config", "keys")
+    assert text.code == 0
+    (line,) = [line for line in text.stdout.splitlines() if line.startswith("view.fleet ")]
+    assert " f2 " in line and line.endswith("(was F)")
