@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jarvis_cli.opening import age, open_store
-from jarvis_cli.output import console, emit_json, escape
+from jarvis_cli.output import console, emit_json, escape, whole_when_piped
 
 #: How each lease state is shown.
 _LOOK = {"live": "green", "stopped": "dim", "lost": "bold red", "recovered": "yellow"}
@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
         out.print("No host has served this store yet.")
         return 0
     when = datetime.fromisoformat(now)
+    whole_when_piped(out)
     table = Table(box=None, pad_edge=False)
     for column in ("host", "state", "heartbeat", "lanes", "running", "machine / pid"):
         table.add_column(column, overflow="fold")

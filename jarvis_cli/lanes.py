@@ -10,7 +10,14 @@ from rich.text import Text
 from core.service.actions import operator_name
 from core.service.lanes import LaneRequest
 from jarvis_cli.opening import open_store
-from jarvis_cli.output import console, emit_json, escape, verdict_line, write_error
+from jarvis_cli.output import (
+    console,
+    emit_json,
+    escape,
+    verdict_line,
+    whole_when_piped,
+    write_error,
+)
 
 
 def act(args: argparse.Namespace) -> int:
@@ -51,6 +58,7 @@ def list_lanes(args: argparse.Namespace) -> int:
     if not fleet.lanes:
         out.print("No lane is configured and no run names one yet.")
         return 0
+    whole_when_piped(out)
     table = Table(box=None, pad_edge=False)
     for column in ("lane", "worker", "sandbox", "at a time", "running", "queued", "hosts",
                    "paused"):  # fmt: skip

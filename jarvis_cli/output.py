@@ -167,6 +167,20 @@ def console() -> Console:
     return InertConsole(highlight=False, soft_wrap=False, markup=False, emoji=False)
 
 
+#: The width a table is laid out in for a pipe: wider than any row, so no value is cut or folded.
+PIPE_WIDTH = 100_000
+
+
+def whole_when_piped(out: Console) -> bool:
+    """Lay ``out``'s tables out with every value whole when it is not a terminal (a pipe, a file:
+    for grep and cut, where 80 folded columns help no one); True when it is piped. A table that
+    expands to the width must not expand then."""
+    piped = not out.is_terminal
+    if piped:
+        out.width = PIPE_WIDTH
+    return piped
+
+
 def verdict_line(ok: bool, label: str, note: str = "") -> Table:
     """``✓ label  note`` (or ``✗``). Label and note wrap in columns of their own, so no line
     they wrap onto starts where a line of ours would."""

@@ -29,6 +29,7 @@ from jarvis_cli.output import (
     errors_table,
     fields,
     verdict_line,
+    whole_when_piped,
     write_error,
 )
 from jarvis_cli.trouble import print_run_trouble, refusals_line
@@ -73,10 +74,6 @@ def dispatch(args: argparse.Namespace) -> int:
 # -- reading ----------------------------------------------------------------------------------
 
 
-#: The width `jarvis runs` lays its table out in for a pipe: wider than any row, so none is cut.
-PIPE_WIDTH = 100_000
-
-
 def states_of(values: list[str] | None) -> tuple[str, ...]:
     chosen: list[str] = []
     for value in values or []:
@@ -106,9 +103,7 @@ def runs(args: argparse.Namespace) -> int:
     out = console()
     # A terminal gets a table that fits it; a pipe gets every value whole, one line a run, for
     # grep and cut (cut to 80 columns it said "l…" for a lane).
-    piped = not out.is_terminal
-    if piped:
-        out.width = PIPE_WIDTH
+    piped = whole_when_piped(out)
     table = Table(title=f"{len(rows)} run(s)", title_justify="left", expand=not piped)
     # Identity and state keep their width at 80 columns; the progress text gives way.
     table.add_column("run", no_wrap=True, min_width=12)

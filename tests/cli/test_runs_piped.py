@@ -57,3 +57,16 @@ def test_a_terminal_still_gets_a_table_that_fits_it(tmp_path: Path) -> None:
         text = ANSI.sub("", terminal.output.decode(errors="replace"))
     widest = max(len(line.rstrip("\r")) for line in text.split("\n"))
     assert widest <= 80 and "…" in text
+
+
+def test_lanes_into_a_pipe_are_whole_one_line_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    ws = workspace(tmp_path)
+    reason = "release freeze until the tag is cut and the changelog is reviewed by the team"
+    assert jarvis("lane", "pause", LANE, "--reason", reason, "--workspace", ws).code == 0
+    done = jarvis("lane", "list", "--workspace", ws)
+    assert done.code == 0, done
+    row = next(line for line in done.stdout.splitlines() if LANE in line)
+    assert reason in row  # folded into 80 columns, the lane's name was split over two lines
