@@ -28,6 +28,7 @@ from jarvis_tui.ages import in_largest_unit, seconds_since
 from jarvis_tui.feed import StoreFeed
 from jarvis_tui.modals.reason_dialog import ReasonDialog
 from jarvis_tui.safe_text import one_line, shown
+from jarvis_tui.widgets.list_table import ListTable
 
 #: Seconds between reads while the console is live.
 READ_EVERY_S = 2.0
@@ -112,7 +113,7 @@ class FleetScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog fleet", id="fleet-dialog"):
             yield Static("Fleet: lanes and hosts", classes="dialog-title", markup=False)
-            table: DataTable[Text] = DataTable(
+            table: DataTable[Text] = ListTable(
                 id="fleet-lanes", cursor_type="row", zebra_stripes=True
             )
             yield table

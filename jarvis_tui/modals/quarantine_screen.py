@@ -30,6 +30,7 @@ from jarvis_tui.feed import StoreFeed
 from jarvis_tui.modals.confirm_dialog import ConfirmDialog
 from jarvis_tui.modals.fleet_screen import cell
 from jarvis_tui.safe_text import one_line, shown
+from jarvis_tui.widgets.list_table import ListTable
 
 COLUMNS = ("quarantined", "code", "lane", "state", "file")
 #: The most files listed (the newest: names start with the time they were quarantined).
@@ -126,7 +127,7 @@ class QuarantineScreen(ModalScreen[None]):
         with Vertical(classes="dialog quarantine", id="quarantine-dialog"):
             yield Static("Quarantine: files the host refused", classes="dialog-title",
                          markup=False)  # fmt: skip
-            table: DataTable[Text] = DataTable(id="quarantine-files", cursor_type="row")
+            table: DataTable[Text] = ListTable(id="quarantine-files", cursor_type="row")
             yield table
             with VerticalScroll(id="quarantine-pane"):
                 yield Static("", id="quarantine-file")

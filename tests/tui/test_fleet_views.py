@@ -62,6 +62,13 @@ async def test_the_fleet_view_pauses_and_resumes_a_lane_in_the_store(tmp_path: P
         await wait_for(pilot, lambda: "backend" not in _pauses(db))
         await settle(pilot)
         assert "Resumed lane backend." in _status(screen, "#fleet-status")
+
+        # The run table's moves: j down to docs, G to the last lane, g back to the first.
+        table = screen.lanes_table
+        for key, row in (("j", 1), ("G", 2), ("k", 1), ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert table.cursor_row == row, key
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is app.main
