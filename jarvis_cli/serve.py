@@ -43,10 +43,13 @@ HOST_PATIENCE_S = 55.0
 CLOSE_GRACE_S = 10.0
 
 
-def console_command(workspace: Workspace, theme: str) -> str:
-    """The shell command textual-serve runs for each page: this Python's ``jarvis tui``."""
+def console_command(workspace: Workspace, theme: str | None) -> str:
+    """The shell command textual-serve runs for each page: this Python's ``jarvis tui``, with the
+    theme given to ``jarvis serve`` (none given: the console's own choice, as `jarvis tui`)."""
     argv = [sys.executable, "-m", "jarvis_cli", "tui", "--no-host"]
-    argv += ["--workspace", str(workspace.root), "--theme", theme]
+    argv += ["--workspace", str(workspace.root)]
+    if theme is not None:
+        argv += ["--theme", theme]
     return "exec " + shlex.join(argv)
 
 

@@ -79,8 +79,10 @@ class PageTerminal:
         terminal = cls(page)
         page.goto(url, wait_until="domcontentloaded", timeout=GUARD_MS)
         page.wait_for_selector("body.-first-byte", state="attached", timeout=GUARD_MS)
-        # Keys go to the terminal once it has the focus, as a click gives it.
-        page.click("#terminal", timeout=GUARD_MS)
+        # Keys go to the terminal once it has the focus, as a click gives it: on the header's
+        # first cell, which takes no focus, so the run table keeps it (a click on the progress
+        # stream would focus the stream, and / would search it instead of filtering the table).
+        page.click("#terminal", position={"x": 2, "y": 2}, timeout=GUARD_MS)
         return terminal
 
     def _opened(self, websocket: WebSocket) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -98,3 +99,14 @@ def test_what_it_prints_is_inert_text(tmp_path: Path) -> None:
     # The token made for this run is printed whole, though output masks what looks secret.
     token = re.search(r"\?token=(\S+)", out)
     assert token is not None and len(token.group(1)) == 32 and "*" not in token.group(1), out
+
+
+def test_a_page_console_gets_the_theme_given_and_none_when_none_is(tmp_path: Path) -> None:
+    from core.workspace import Workspace
+    from jarvis_cli.serve import console_command
+
+    workspace = Workspace(tmp_path)
+    # Without --theme the console chooses (the operator's remembered theme); an empty --theme
+    # '' would have ended every page's console at once with unknown_theme.
+    assert "--theme" not in shlex.split(console_command(workspace, None))
+    assert shlex.split(console_command(workspace, "nord"))[-2:] == ["--theme", "nord"]
