@@ -52,6 +52,10 @@ class EscapeThenKeyParser(XTermParser):
         yield from super()._sequence_to_key_events(character)
 
 
+#: What the console says as it quits when its input ends.
+INPUT_ENDED = "jarvis: the console's input ended (its terminal is gone, or stdin is not one): quit."
+
+
 class ConsoleDriver(LinuxDriver):
     """Textual's Linux/macOS driver, reading input with `EscapeThenKeyParser`."""
 
@@ -76,15 +80,23 @@ class ConsoleDriver(LinuxDriver):
         decode = utf8_decoder
         read = os.read
 
+        ended = False
+
         def process_selector_events(
             selector_events: list[tuple[selectors.SelectorKey, int]],
             final: bool = False,
         ) -> None:
+            nonlocal ended
             for last, (_selector_key, mask) in loop_last(selector_events):
                 if mask & EVENT_READ:
-                    unicode_data = decode(read(fileno, 1024 * 4), final=final and last)
+                    data = read(fileno, 1024 * 4)
+                    if not data:
+                        # The input is at its end (stdin from /dev/null, a terminal gone): a
+                        # readable end stays readable, and upstream's loop would spin on it.
+                        ended = True
+                        break
+                    unicode_data = decode(data, final=final and last)
                     if not unicode_data:
-                        # This can occur if the stdin is piped
                         break
                     for event in feed(unicode_data):
                         self.process_message(event)
@@ -94,6 +106,14 @@ class ConsoleDriver(LinuxDriver):
         try:
             while not self.exit_event.is_set():
                 process_selector_events(selector.select(0.1))
+                if ended:
+                    # No key can come any more: the console quits, saying why, rather than
+                    # spin a core on the end of its input until someone kills it.
+                    # After a refresh: an input at its end from the start would otherwise end
+                    # the console while its first screen is still being put together.
+                    app = self._app
+                    app.call_from_thread(app.call_after_refresh, app.exit, None, 2, INPUT_ENDED)
+                    return
             selector.unregister(self.fileno)
             process_selector_events(selector.select(0.1), final=True)
 

@@ -171,7 +171,9 @@ class PtyProcess:
         env: Mapping[str, str] | None = None,
         cwd: Path | str | None = None,
         on_chunk: Callable[[bytes, float], None] | None = None,
+        stdin: int | None = None,
     ) -> None:
+        """``stdin``: what the command reads instead of the terminal (``subprocess.DEVNULL``)."""
         # The terminal's size is the one set below: COLUMNS and LINES would override it.
         env = {k: v for k, v in (os.environ if env is None else env).items()
                if k not in ("COLUMNS", "LINES")}  # fmt: skip
@@ -181,7 +183,8 @@ class PtyProcess:
             self.started = time.monotonic()
             """When the command was spawned (benchmarks time its first paint from here)."""
             self.proc = subprocess.Popen(
-                list(argv), stdin=follower, stdout=follower, stderr=follower,
+                list(argv), stdin=follower if stdin is None else stdin, stdout=follower,
+                stderr=follower,
                 env=env, cwd=cwd, start_new_session=True,
             )  # fmt: skip
         except BaseException:
