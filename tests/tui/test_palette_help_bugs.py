@@ -45,7 +45,7 @@ async def test_the_console_reads_the_store_while_help_is_open(store_db: Path) ->
 
 
 async def test_the_palette_finds_a_run_created_after_it_opened(store_db: Path) -> None:
-    app = make_app(store_db, live=True, poll_interval=0.05)
+    app = make_app(store_db, live=True, poll_interval=0.5)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+p")
