@@ -38,11 +38,13 @@ def test_two_consoles_see_the_same_fleet_and_one_operators_cancel(
 ) -> None:
     fleet = tmp_path / "fleet"
     fleet.mkdir()
-    write_config(fleet, no_output_s=60)
+    # The worker hangs until cancelled: a run that could finish before the keys arrive would
+    # make the test depend on the machine's speed (a slow scenario once ended first).
+    write_config(fleet, no_output_s=600)
     with (fleet / "jarvis.toml").open("a") as config:
         config.write(f'[store]\nurl = "{pg_url}"\n[host]\nname = "build-01"\n')
     store = open_store(pg_url)
-    dispatch(store, "slow-1", scenario="slow")
+    dispatch(store, "slow-1", scenario="hang")
     terminals = []
     try:
         with running_host(fleet, interval=STEERABLE_INTERVAL):

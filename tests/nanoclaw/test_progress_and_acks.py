@@ -456,12 +456,17 @@ def test_a_half_written_file_finished_within_the_grace_is_ingested_not_quarantin
         conn.close()
 
 
+GRACE_S = 5.0
+"""The live test's grace: a host starved for the default 2 s would refuse the file on sight."""
+
+
 @pytest.mark.slow
 def test_an_empty_file_that_stays_empty_is_quarantined_after_the_grace_with_why(
     host_ws: Path,
 ) -> None:
     ws = host_ws
-    host_config(ws)
+    # A grace a starved host still sees the file within: the test is that it waits first.
+    host_config(ws, grace_s=GRACE_S)
     queue_run(ws)
     ipc = ws / "data" / "ipc"
     folder = ipc / LANE / "progress" / RUN
@@ -481,7 +486,7 @@ def test_an_empty_file_that_stays_empty_is_quarantined_after_the_grace_with_why(
         (reason,) = reasons(ipc)
         assert (reason["code"], reason["lane"]) == ("empty", LANE)
         assert reason["message"] == (
-            f"The document is empty. It stayed so past the {WRITE_GRACE_S:g} s a file written "
+            f"The document is empty. It stayed so past the {GRACE_S:g} s a file written "
             "in place is given to be finished."
         )
         assert reason["original_path"] == str(empty) and not empty.exists()
