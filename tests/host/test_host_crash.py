@@ -1,8 +1,8 @@
 """Exactly once under kill -9: progress is neither lost nor doubled however often the host dies.
 
-A writer thread drops 10,000 progress files (50 runs x seq 1..200) into a lane whose concurrency
+A writer thread drops 5,000 progress files (50 runs x seq 1..100) into a lane whose concurrency
 is 0 (so the host starts no worker and the runs stay queued) at a steady pace, while the test
-SIGKILLs the host 20 times, each after a random number of new events, and starts it again,
+SIGKILLs the host 10 times, each after a random number of new events, and starts it again,
 alternating inotify and polling. A kill can land between a file's commit and its deletion, in the
 middle of a transaction, or during the start-up sweep; the receipts and the (run, attempt, seq)
 key must make every replay a no-op. When the writer is done and the last host has drained the
@@ -38,13 +38,13 @@ pytestmark = pytest.mark.slow
 
 LANE = "jarvis-worker-1"
 RUNS = 50
-SEQS = 200
+SEQS = 100
 TOTAL = RUNS * SEQS
-KILLS = 20
-#: New events each host ingests before its kill, drawn per round (20 rounds take at most 6,000
-#: of the 10,000 the writer writes, so a round never waits for events that will not come).
+KILLS = 10
+#: New events each host ingests before its kill, drawn per round (10 rounds take at most 3,000
+#: of the 5,000 the writer writes, so a round never waits for events that will not come).
 EVENTS_BEFORE_KILL = (1, 300)
-#: Files per second: the writer takes ~25 s, about as long as the 20 kill rounds.
+#: Files per second: the writer takes ~12 s, about as long as the 10 kill rounds.
 PACE = 400
 
 
@@ -106,7 +106,7 @@ def _pending_files(progress_root: Path) -> list[Path]:
     ]
 
 
-def test_progress_is_ingested_exactly_once_across_twenty_kill_9s(tmp_path: Path) -> None:
+def test_progress_is_ingested_exactly_once_across_ten_kill_9s(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     write_config(ws, lane_concurrency={LANE: 0})
