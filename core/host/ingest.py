@@ -33,7 +33,7 @@ from core.intake import IntakeResult, PreparedDispatch, prepare_dispatch, submit
 from core.ipc.chat import read_message
 from core.ipc.files import OpenFolders, quarantine, read_event
 from core.ipc.inplace import WRITE_GRACE_S, may_be_unfinished
-from core.ipc.layout import Event, IpcLayout, Rejection
+from core.ipc.layout import Event, IpcLayout, Placed, Rejection
 from core.ipc.payloads import (
     DispatchTask,
     SteerWorkerTask,
@@ -129,16 +129,18 @@ class Ingestor:
         todo: list[tuple[int, Path, Event, bytes, str]] = []
         # Each folder is looked at, and walked down to, once for the whole batch.
         real: set[str] = set()
-        taken: set[Path] = set()
+        placed: Placed = {}
+        taken: set[str] = set()
         with OpenFolders() as folders:
             for index, path in enumerate(paths):
-                if path in taken:
+                named = os.fspath(path)  # a string's hash is kept; a path's is made per call
+                if named in taken:
                     # Named twice (a new folder's listing and the file's own report): one file,
                     # applied or moved aside once.
                     results[index] = Ingested("gone")
                     continue
-                taken.add(path)
-                early = self._prepare(path, real, folders)
+                taken.add(named)
+                early = self._prepare(path, real, placed, folders)
                 if isinstance(early, Ingested):
                     results[index] = early
                 else:
@@ -226,12 +228,12 @@ class Ingestor:
             del self._waiting[path]
 
     def _prepare(
-        self, path: Path, real: set[str], folders: OpenFolders
+        self, path: Path, real: set[str], placed: Placed, folders: OpenFolders
     ) -> Ingested | tuple[Event, bytes]:
         """Classify and read one file; an `Ingested` when there is nothing to apply."""
-        if path in self._unmovable:
+        if self._unmovable and path in self._unmovable:
             return Ingested("ignored")
-        found = self.layout.classify(path, real)
+        found = self.layout.classify(path, real, placed)
         if found is None:
             return Ingested("ignored")
         if isinstance(found, Rejection):

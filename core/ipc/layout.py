@@ -53,6 +53,10 @@ JSON_SUFFIX = ".json"
 _BAD_NAME_CHAR = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
+Placed = dict[str, tuple[str, str]]
+"""Run folders a batch placed (`IpcLayout.classify`): the folder's path → (lane, run id)."""
+
+
 class IpcPathError(ValueError):
     """A lane or run id that cannot name a place in the IPC tree; ``str()`` says why."""
 
@@ -179,7 +183,9 @@ class IpcLayout:
                 )
         return lane_dir
 
-    def classify(self, path: Path, real: set[str] | None = None) -> Event | Rejection | None:
+    def classify(
+        self, path: Path, real: set[str] | None = None, placed: Placed | None = None
+    ) -> Event | Rejection | None:
         """What a file found under the tree is, judged from its path; never raises.
 
         Relative paths are taken relative to the current directory, as the OS would. The file
@@ -187,7 +193,9 @@ class IpcLayout:
         the folders between the lane and the file are ``lstat``-ed so that a lane, kind or run
         folder that is a symbolic link is refused. ``real``, when given, holds folders already
         found real (and takes those found now): a batch of files looks at each folder once. The
-        read does not rely on it: it opens each folder without following links.
+        read does not rely on it: it opens each folder without following links. ``placed``,
+        when given with ``real``, holds the run folders whose progress files were placed (and
+        takes those placed now): the next file in one is judged by its name alone.
 
         Returns:
             ``None`` for files that are not events: names starting with ``.`` or not ending in
@@ -197,7 +205,20 @@ class IpcLayout:
             to be one.
         """
         try:
-            return self._classify(os.fspath(path), real, path)
+            raw = os.fspath(path)
+            if placed is not None:
+                # A batch's files are mostly progress in a few run folders: a folder placed
+                # (and found real) once in the batch needs no second look for its next file.
+                folder, _, name = raw.rpartition(os.sep)
+                known = placed.get(folder)
+                if known is not None and _plain_event_name(name):
+                    return Event("progress", known[0], known[1], path)
+            found = self._classify(raw, real, path)
+            if placed is not None and real is not None and isinstance(found, Event):
+                if found.kind == "progress" and os.fspath(found.path) == raw:
+                    assert found.run_id is not None
+                    placed[os.path.dirname(raw)] = (found.lane, found.run_id)
+            return found
         except (OSError, ValueError) as exc:  # e.g. the current directory is gone
             return Rejection("outside_tree", f"The path cannot be placed in the tree: {exc}.", None)
 
@@ -255,6 +276,15 @@ class IpcLayout:
         # The caller's own path when it was already normal: one object less per file.
         same = isinstance(given, Path) and os.fspath(given) == normal
         return Event(kind, lane, run_id, given if same and given is not None else Path(normal))
+
+
+def _plain_event_name(name: str) -> bool:
+    """Whether a file name alone makes a file in a placed run folder an event (`classify`)."""
+    return (
+        name.endswith(JSON_SUFFIX)
+        and not name.startswith(".")
+        and _BAD_NAME_CHAR.search(name) is None
+    )
 
 
 def _prefix(root: str) -> str:

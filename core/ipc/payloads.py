@@ -8,6 +8,7 @@ complete list of problems. None of them raises, whatever the bytes.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cached_property
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -147,7 +148,7 @@ class ProgressEvent(BaseModel):
     starts again at 0 for each); neither the event's identity nor its order on its own
     (`core.ipc.progress_order`)."""
 
-    @property
+    @cached_property
     def at_utc(self) -> str:
         """``timestamp`` as fixed-width UTC text, which sorts as the moments do."""
         return utc_text(datetime.fromisoformat(self.timestamp))

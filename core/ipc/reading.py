@@ -75,16 +75,21 @@ def read_event(
         with code ``symlink``, ``not_regular_file``, ``too_large``, ``outside_tree`` or
         ``unreadable``.
     """
+    # In a folder the batch already walked to, the file is looked at and opened relative to
+    # that folder's descriptor: no path is resolved again, for the lstat nor for the open.
+    held = _held_folder(path, root, folders)
     try:
-        info = os.lstat(path)
+        info = os.lstat(path) if held is None else os.stat(held[1], dir_fd=held[0],
+                                                            follow_symlinks=False)  # fmt: skip
     except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, ValueError) as exc:
         return _unreadable(exc)
+    # Looked at before it is opened: opening a device or a FIFO can act on it.
     early = _refuse(info.st_mode, info.st_size, limit)
     if early is not None:
         return early
-    opened = _open_for_read(path, root, folders)
+    opened = _open_for_read(path, root, folders, held)
     if not isinstance(opened, int):
         return opened
     try:
@@ -93,22 +98,42 @@ def read_event(
         late = _refuse(info.st_mode, info.st_size, limit)
         if late is not None:
             return late
-        chunks: list[bytes] = []
-        remaining = limit + 1  # one byte more than allowed tells a file that grew meanwhile
-        while remaining > 0:
-            chunk = os.read(opened, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
+        # One read of one byte more than the file had: fewer back means the end was reached
+        # (the usual case, one system call); all of it means it grew meanwhile, and it is read
+        # on up to one byte over the limit, which tells a file grown too large.
+        data = os.read(opened, info.st_size + 1)
+        if len(data) > info.st_size:
+            chunks = [data]
+            remaining = limit + 1 - len(data)
+            while remaining > 0:
+                chunk = os.read(opened, remaining)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                remaining -= len(chunk)
+            data = b"".join(chunks)
     except OSError as exc:
         return _unreadable(exc)
     finally:
         os.close(opened)
-    data = b"".join(chunks)
     if len(data) > limit:
         return _too_large(limit)
     return data
+
+
+def _held_folder(
+    path: Path, root: Path | None, folders: OpenFolders | None
+) -> tuple[int, str] | None:
+    """The descriptor of the file's folder when the batch holds it open, and the file's name."""
+    if root is None or folders is None or not folders.fds or not _CAN_WALK:
+        return None
+    folder, _, name = os.fspath(path).rpartition(os.sep)
+    fd = folders.fds.get(folder)
+    if fd is None:  # a relative or unusual spelling: the folder's key is its absolute path
+        whole = os.path.abspath(path)
+        folder, name = os.path.dirname(whole), os.path.basename(whole)
+        fd = folders.fds.get(folder)
+    return None if fd is None or not name else (fd, name)
 
 
 def _refuse(mode: int, size: int, limit: int) -> Rejection | None:
@@ -159,15 +184,16 @@ class OpenFolders:
 
 
 def _open_for_read(
-    path: Path, root: Path | None, folders: OpenFolders | None = None
+    path: Path,
+    root: Path | None,
+    folders: OpenFolders | None = None,
+    held: tuple[int, str] | None = None,
 ) -> int | Rejection | None:
     try:
+        if held is not None:
+            return os.open(held[1], READ_FLAGS, dir_fd=held[0])
         if root is None or not _CAN_WALK:
             return os.open(path, READ_FLAGS)
-        if folders is not None:
-            held = folders.fds.get(os.path.dirname(os.path.abspath(path)))
-            if held is not None:
-                return os.open(os.path.basename(path), READ_FLAGS, dir_fd=held)
         return _open_beneath(path, root, folders)
     except (FileNotFoundError, NotADirectoryError):
         return None
@@ -219,7 +245,7 @@ def _open_beneath(
             os.close(folder)
             folder = inner
         opened = os.open(parts[-1], READ_FLAGS, dir_fd=folder)
-        if folders is not None and len(parts) > 1:
+        if folders is not None and len(parts) > 1 and os.path.dirname(target) not in folders.fds:
             folders.fds[os.path.dirname(target)] = folder
             folder = -1  # kept open for the batch's next file in this folder
         return opened

@@ -596,3 +596,56 @@ def test_classify_then_read_then_quarantine_end_to_end(layout: IpcLayout, tmp_pa
     )
     assert reason_of(reason_path)["code"] == "symlink"
     assert secret.read_bytes() == b"private"
+
+
+def test_a_batch_walks_to_a_folder_once_and_reads_each_file_in_one_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.ipc.reading import OpenFolders
+
+    root = tmp_path / "ipc"
+    folder = root / "jarvis-worker-1" / "progress" / "r-1"
+    folder.mkdir(parents=True)
+    bodies = {folder / f"{n}.json": json.dumps({"n": n, "pad": "x" * n * 100}).encode()
+              for n in range(10)}  # fmt: skip
+    for path, body in bodies.items():
+        path.write_bytes(body)
+    calls: dict[str, int] = {"path lstat": 0, "read": 0}
+    lstat, read = os.lstat, os.read
+
+    def counted_lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        calls["path lstat"] += 1
+        return lstat(path, *args, **kwargs)
+
+    def counted_read(fd: int, size: int) -> bytes:
+        calls["read"] += 1
+        return read(fd, size)
+
+    monkeypatch.setattr(os, "lstat", counted_lstat)
+    monkeypatch.setattr(os, "read", counted_read)
+    with OpenFolders() as folders:
+        got = {path: read_event(path, root=root, folders=folders) for path in bodies}
+    assert got == bodies
+    # Only the first file is looked at by its whole path; the others through the folder's
+    # descriptor. Each is read in one call: the file's size and one byte more.
+    assert calls == {"path lstat": 1, "read": 10}
+
+
+def test_a_file_that_grows_while_read_is_read_whole_up_to_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "grows.json"
+    path.write_bytes(b"x" * 10)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    real_fstat = os.fstat
+
+    def fstat_then_grow(opened: int) -> os.stat_result:
+        info = real_fstat(opened)
+        os.write(fd, b"y" * 20)  # the writer appends between the look and the read
+        return info
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(os, "fstat", fstat_then_grow)
+            assert read_event(path) == b"x" * 10 + b"y" * 20
+            assert rejection_code(read_event(path, limit=40)) == "too_large"
+    finally:
+        os.close(fd)

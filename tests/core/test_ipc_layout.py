@@ -285,3 +285,46 @@ def test_classify_never_raises_on_any_path_text(text: str) -> None:
     result = layout.classify(Path(text))
     if isinstance(result, Event):
         assert str(result.path).startswith(str(layout.root) + os.sep)
+
+
+# --- a batch's placed folders -------------------------------------------------------------------
+
+_names_in_a_run_folder = st.lists(
+    st.sampled_from(["1.json", ".tmp.json", "x.txt", "..json", ".json", "a\x00.json",
+                     "a\x1b[2J.json", "a\u2028.json", "\udcff.json", "..", "sub/x.json",
+                     "x.json/", "x.JSON", "steer.acked.json"])
+    | st.text(max_size=12).map(lambda s: s + ".json")
+    | st.text(max_size=20),
+    min_size=1,
+    max_size=8,
+)  # fmt: skip
+
+
+@given(_names_in_a_run_folder)
+def test_a_placed_folder_judges_every_name_as_the_long_way_does(names: list[str]) -> None:
+    layout = IpcLayout(Path("/nonexistent-ipc-root/data/ipc"))
+    folder = str(layout.progress_dir(LANE, RUN))
+    real: set[str] = set()
+    placed: dict[str, tuple[str, str]] = {}
+    # The first file places the folder; every later name is judged from the placement.
+    assert isinstance(layout.classify(Path(folder, "0.json"), real, placed), Event)
+    assert placed == {folder: (LANE, RUN)}
+    for name in names:
+        path = Path(folder + os.sep + name)
+        assert layout.classify(path, real, placed) == layout.classify(path), name
+
+
+def test_a_folder_swapped_for_a_link_is_seen_by_the_next_batch(
+    layout: IpcLayout, tmp_path: Path
+) -> None:
+    folder = layout.progress_dir(LANE, RUN)
+    folder.mkdir(parents=True)
+    real: set[str] = set()
+    placed: dict[str, tuple[str, str]] = {}
+    assert isinstance(layout.classify(folder / "1.json", real, placed), Event)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder.rmdir()
+    folder.symlink_to(elsewhere)
+    # A batch's placement is its own: the next batch looks at the folders again.
+    assert code_of(layout.classify(folder / "2.json", set(), {})) == "outside_tree"
