@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from core.contracts.risk_gate import PATCH_CAP
+from core.contracts.risk_tables import PATCH_CAP
 from core.criteria.run_criteria import checkout_dir
 from core.host.config import HostConfig, RepoConfig
 from core.host.sandbox import remove_run_dirs

@@ -22,8 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.contracts.names import run_id_problem
-from core.contracts.openclaw_request import validate_request
-from core.contracts.risk_gate import Level, gate_results
 from core.contracts.secrets_scan import mask_secrets
 from core.host.refusals import record_reason
 from core.ipc.files import quarantine
@@ -34,7 +32,11 @@ from core.store.api import RunStore
 from core.text import inert
 
 if TYPE_CHECKING:
+    from core.contracts.risk_gate import Level
     from core.host.checkouts import OpenClawChange
+
+# The request's contract and the risk gate are imported where a request or a result is found:
+# most workspaces have neither, and together they are a third of the host's start-up imports.
 
 SOURCE = "openclaw"
 """The source lane of runs made from requests, and the lane they run on."""
@@ -75,6 +77,8 @@ def ingest_requests(store: RunStore, workspace_root: Path, errors_dir: Path) -> 
         except OSError:
             continue
         key = f"work/requests/{path.name}:{hashlib.sha256(data).hexdigest()}"
+        from core.contracts.openclaw_request import validate_request
+
         report = validate_request(data)
         task_id = report.document.get("task_id") if report.document else None
         problem = run_id_problem(task_id) if isinstance(task_id, str) else None
@@ -151,6 +155,8 @@ def gate_finished_results(
         folder = results_dir(workspace_root, run["run_id"])
         if not (folder / "status.json").is_file():
             continue
+        from core.contracts.risk_gate import Level, gate_results
+
         request = json.loads(run["dispatch_json"])["openclaw_request"]
         change = change_of(request) if change_of is not None else None
         from_git = change is not None and (change.patch is not None or change.too_large)
@@ -224,6 +230,8 @@ def gate_finished_results(
 
 
 def _blocked_reason(summary: str, risk: Level, git_detail: str) -> str:
+    from core.contracts.risk_gate import Level
+
     if risk >= Level.L3:
         return f"risk gate blocked the merge: {summary}"
     return f"git_diff: {git_detail}"
