@@ -40,8 +40,9 @@ from tests.processes import HANG_GUARD_S
 
 #: A lease that runs out a second after the last heartbeat: an outage a test can afford.
 LEASE = '[host]\nname = "h1"\nheartbeat_s = 0.2\nlease_s = 1\n'
-#: `slow` runs of 30-40 events at this pace last 9-16 s: across an outage, as a rule.
-LONG_INTERVAL = "300,400"
+#: `slow` runs of 30-40 events at this pace last 4.5-8 s: across an outage (the lease's second and
+#: a little), as a rule.
+LONG_INTERVAL = "150,200"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
