@@ -324,3 +324,74 @@ def test_near_valid_documents_give_a_model_or_errors(
 @given(st.binary(max_size=200), st.text(max_size=20), st.text(max_size=20))
 def test_progress_never_raises_whatever_the_path_says(data: bytes, lane: str, run_id: str) -> None:
     assert _is_model_or_errors(parse_progress(data, lane=lane, run_id=run_id))
+
+
+# --- the plain progress event's short way --------------------------------------------------------
+
+_PLAIN = {
+    "kind": "worker_progress",
+    "run_id": "run-7",
+    "group_folder": "jarvis-worker-1",
+    "timestamp": "2026-11-22T03:30:00.120Z",
+    "phase": "testing",
+    "summary": "ran the tests: 12 passed",
+    "seq": 3,
+}
+_ODD_VALUES: list[Any] = [
+    None, True, False, 0, 3, -1, 2**63 - 1, 2**63, 1.0, float("nan"), "3", [], [1], {}, {"a": 1},
+    "", " ", "\t\n", "\ud800", "a\udfffb", "é", "naïve", "x" * 64, "x" * 65, "x" * 4_000,
+    "x" * 4_001, "run-7", "run 7", "../run-7", "jarvis-worker-1", "errors", "worker_progress",
+    "Worker_progress", "2026-11-22T03:30:00Z", "2026-11-22T03:30:00+05:00", "2026-13-01T00:00:00Z",
+    "not a time", "24:00", "2026-11-22", "0001-01-01T00:00:00+01:00",
+]  # fmt: skip
+_ODD_KEYS = [*_PLAIN, "tool_used", "usage", "extra", "Kind"]
+
+
+def _documents() -> list[dict[str, Any]]:
+    """The plain event with one field changed to each odd value, or one dropped, or two changed."""
+    one = [{**_PLAIN, key: value} for key in _ODD_KEYS for value in _ODD_VALUES]
+    dropped = [{k: v for k, v in _PLAIN.items() if k != key} for key in _PLAIN]
+    return [dict(_PLAIN), *one, *dropped]
+
+
+def _short_way_agrees(document: dict[str, Any]) -> None:
+    from pydantic import ValidationError
+
+    from core.ipc.payloads import ProgressEvent, _plain_progress
+
+    plain = _plain_progress(document, lane="jarvis-worker-1", run_id="run-7")
+    if plain is None:
+        return  # the model judges it, as before
+    try:
+        checked = ProgressEvent.model_validate(document)
+    except ValidationError as exc:
+        raise AssertionError(f"the short way took what the model refuses: {exc}") from None
+    assert plain.model_dump() == checked.model_dump()
+    assert plain.at_utc == checked.at_utc
+
+
+def test_the_short_way_accepts_only_what_the_model_accepts_one_change_at_a_time() -> None:
+    for document in _documents():
+        _short_way_agrees(document)
+
+
+@given(
+    changes=st.dictionaries(st.sampled_from(_ODD_KEYS), st.sampled_from(_ODD_VALUES) | json_values,
+                            max_size=3),
+)  # fmt: skip
+def test_the_short_way_accepts_only_what_the_model_accepts(changes: dict[str, Any]) -> None:
+    _short_way_agrees({**_PLAIN, **changes})
+
+
+def test_a_plain_event_takes_the_short_way_and_an_odd_one_the_model() -> None:
+    from core.ipc.payloads import _plain_progress
+
+    plain = _plain_progress(dict(_PLAIN), lane="jarvis-worker-1", run_id="run-7")
+    assert plain is not None and plain.seq == 3 and plain.tool_used is None
+    with_all = {**_PLAIN, "tool_used": "pytest", "usage": {"tokens_in": 5}}
+    assert _plain_progress(with_all, lane="jarvis-worker-1", run_id="run-7") is not None
+    # Whatever the model would explain goes to the model: here, with the same errors as ever.
+    odd = {**_PLAIN, "seq": True}
+    assert _plain_progress(odd, lane="jarvis-worker-1", run_id="run-7") is None
+    refused = parse_progress(json.dumps(odd).encode(), lane="jarvis-worker-1", run_id="run-7")
+    assert isinstance(refused, list) and [e.field for e in refused] == ["seq"]
