@@ -769,5 +769,5 @@ class StoreMachine(RuleBasedStateMachine):
             assert [r["action"] for r in rows] == model.audit
 
 
-StoreMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
+StoreMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=30, deadline=None)
 test_store_follows_the_lifecycle_model = StoreMachine.TestCase

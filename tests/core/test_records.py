@@ -8,7 +8,7 @@ import json
 from typing import Any, Literal
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -675,7 +675,6 @@ def _check(report: ValidationReport) -> None:
     json.dumps(report.to_json())
 
 
-@settings(max_examples=150)
 @given(JSON)
 def test_arbitrary_json_gets_a_verdict(value: Any) -> None:
     _check(validate_record(json.dumps(value)))
@@ -683,7 +682,6 @@ def test_arbitrary_json_gets_a_verdict(value: Any) -> None:
         _check(validate_record(value))
 
 
-@settings(max_examples=200)
 @given(VERSIONS, st.dictionaries(FIELD_NAMES, JSON, max_size=8))
 def test_arbitrary_fields_under_a_real_version_get_a_verdict(
     version: tuple[str, str], fields: dict[str, Any]
@@ -692,7 +690,6 @@ def test_arbitrary_fields_under_a_real_version_get_a_verdict(
     _check(validate_record(doc))
 
 
-@settings(max_examples=150)
 @given(
     st.lists(
         st.fixed_dictionaries(
