@@ -228,9 +228,22 @@ def _open_beneath(
             parts = _parts_inside(target, base)
     if parts is None:
         return Rejection("outside_tree", "The file is not inside the IPC tree.", None)
-    folder = os.open(base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    # Walked down from the deepest folder on the way that the batch already holds open: a
+    # batch's runs share their lane and its progress folder, so each is walked to once.
+    folder, depth, owned = -1, 0, False
+    if folders is not None:
+        for depth in range(len(parts) - 1, -1, -1):
+            folder = folders.fds.get(os.path.join(base, *parts[:depth]), -1)
+            if folder >= 0:
+                break
+    if folder < 0:
+        folder, depth, owned = os.open(base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0)), 0, True
+        if folders is not None:
+            folders.fds.setdefault(base, folder)
+            owned = folders.fds[base] != folder
+    walked = os.path.join(base, *parts[:depth])
     try:
-        for part in parts[:-1]:
+        for part in parts[depth:-1]:
             try:
                 inner = os.open(part, _DIR_FLAGS, dir_fd=folder)
             except NotADirectoryError:
@@ -242,13 +255,14 @@ def _open_beneath(
                         None,
                     )
                 return None
-            os.close(folder)
-            folder = inner
-        opened = os.open(parts[-1], READ_FLAGS, dir_fd=folder)
-        if folders is not None and len(parts) > 1 and os.path.dirname(target) not in folders.fds:
-            folders.fds[os.path.dirname(target)] = folder
-            folder = -1  # kept open for the batch's next file in this folder
-        return opened
+            if owned:
+                os.close(folder)
+            folder, owned = inner, True
+            walked = os.path.join(walked, part)
+            if folders is not None and walked not in folders.fds:
+                folders.fds[walked] = folder  # kept open for the batch's next file below it
+                owned = False
+        return os.open(parts[-1], READ_FLAGS, dir_fd=folder)
     finally:
-        if folder >= 0:
+        if owned:
             os.close(folder)

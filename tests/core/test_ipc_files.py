@@ -649,3 +649,31 @@ def test_a_file_that_grows_while_read_is_read_whole_up_to_the_limit(tmp_path: Pa
             assert rejection_code(read_event(path, limit=40)) == "too_large"
     finally:
         os.close(fd)
+
+
+def test_a_batch_walks_to_the_lane_once_for_all_its_run_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.ipc.reading import OpenFolders
+
+    root = tmp_path / "ipc"
+    paths = []
+    for n in range(10):
+        folder = root / "jarvis-worker-1" / "progress" / f"r-{n}"
+        folder.mkdir(parents=True)
+        (folder / "1.json").write_bytes(b'{"n": %d}' % n)
+        paths.append(folder / "1.json")
+    opened: list[str] = []
+    real_open = os.open
+
+    def counted_open(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counted_open)
+    with OpenFolders() as folders:
+        got = [read_event(path, root=root, folders=folders) for path in paths]
+    assert got == [b'{"n": %d}' % n for n in range(10)]
+    # The root, the lane and its progress folder once; each run folder and each file once.
+    assert len(opened) == 3 + 10 + 10, opened
+    assert opened.count("jarvis-worker-1") == 1 and opened.count("progress") == 1
