@@ -1,12 +1,13 @@
 """A batch's progress events, written together at its end: few statements, few round trips.
 
-What a batch needs to know is read up front, a statement per question rather than per event:
-which of its files' receipts are stored (one read for the batch), each run's lane and attempt,
-and which of a run's events are stored (one read per run). Each event is then judged in Python
-and its three rows (its receipt, its row, its journal entry) are held until the batch ends and
-written together, a statement per table (``executemany``: on PostgreSQL one round trip for the
-lot, where it was three per event; on SQLite the same statements with less Python around them).
-The run row takes the batch's latest event once per run.
+What a batch needs to know is read up front, a statement per question for the whole batch
+rather than per event or per run: which of its files' receipts are stored, each run's lane and
+attempt, and which of its runs' events are stored. Each event is then judged in Python and its
+three rows (its receipt, its row, its journal entry) are held until the batch ends and written
+together, a statement per table (``executemany``: on PostgreSQL one round trip for the lot,
+where it was three per event; on SQLite the same statements with less Python around them). The
+run rows take the batch's latest events in one more statement, a run each. Under a stream from
+many runs a batch holds a file or two of each: per-run statements were most of its work.
 
 Nothing changes in what is stored: the same rows, in one transaction, as one event at a time
 would write. Only the journal's order within a batch differs: a batch's progress entries come
@@ -53,8 +54,15 @@ class ProgressBatch:
         self._names: dict[str, list[str]] = defaultdict(list)
         for _, run_id, name in listed:
             self._names[run_id].append(name)
-        self._stored: dict[tuple[str, int], set[str]] = {}
-        self._briefs: dict[str, dict[str, Any]] = {}
+        self._briefs = tx.run_briefs(list(self._names)) if self._names else {}
+        self._stored: dict[tuple[str, int], set[str]] = (
+            tx.stored_progress_names_of({
+                (run_id, int(brief["retry_count"]) + 1): self._names[run_id]
+                for run_id, brief in self._briefs.items()
+            })
+            if self._briefs
+            else {}
+        )  # fmt: skip
         self._latest: dict[str, Latest] = {}
         self._receipt_rows: list[tuple[str, str, str]] = []
         self._event_rows: list[tuple[Any, ...]] = []
@@ -64,9 +72,9 @@ class ProgressBatch:
         return key in self._receipts
 
     def brief(self, run_id: str) -> dict[str, Any] | None:
-        """The run's lane, state and attempt, read once in the batch. Ingest changes none of
-        them, and the batch's transaction holds the store's write lock; an unknown run is not
-        remembered (a dispatch later in the batch may create it)."""
+        """The run's lane, state and attempt, read for all the batch's runs at its start. Ingest
+        changes none of them, and the batch's transaction holds the store's write lock; an
+        unknown run is read again when asked (a dispatch earlier in the batch may have made it)."""
         found = self._briefs.get(run_id)
         if found is None:
             found = self.tx.run_brief(run_id)
@@ -124,14 +132,10 @@ class ProgressBatch:
             tx.add_progress_events(self._event_rows)
         if self._journal:
             tx.journal_many(self._journal)
-        for run_id, event in self._latest.items():
-            at, seq, name = event.key()
-            later = tx.has_later_progress(run_id, event.attempt, at, seq, name)
-            changes = (
-                {}
-                if later
-                else {"last_progress_summary": event.summary, "last_progress_at": event.timestamp}
-            )
-            tx.touch_fields(run_id, changes)
+        if self._latest:
+            tx.touch_latest_progress([
+                (run_id, e.attempt, e.at_utc, e.seq, e.name, e.summary, e.timestamp)
+                for run_id, e in self._latest.items()
+            ])  # fmt: skip
         self._receipt_rows, self._event_rows, self._journal = [], [], []
         self._latest.clear()

@@ -4,10 +4,15 @@ worker's stderr: the SQLite backend's statements, as methods its transactions ta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.store.statements import Writes, marks
+
+_ARMS = 200
+"""A statement's arms at most: SQLite takes 500 terms in a compound SELECT."""
+_PARAMS = 20_000
+"""A statement's parameters at most: SQLite takes 32,766, PostgreSQL 65,535."""
 
 
 class ResultWrites(Writes):
@@ -71,17 +76,35 @@ class ResultWrites(Writes):
             found.update(str(row["name"]) for row in rows)
         return found
 
-    def has_later_progress(
-        self, run_id: str, attempt: int, at_utc: str, seq: int, name: str
-    ) -> bool:
-        """Whether the attempt has an event after (``at_utc``, ``seq``, ``name``)."""
-        return bool(
-            self.rows(
-                "SELECT 1 AS later FROM progress_events WHERE run_id = ? AND attempt = ? "
-                "AND (at_utc, seq, name) > (?, ?, ?) LIMIT 1",
-                [run_id, attempt, at_utc, seq, name],
-            )
-        )
+    def stored_progress_names_of(
+        self, wanted: Mapping[tuple[str, int], Sequence[str]]
+    ) -> dict[tuple[str, int], set[str]]:
+        """For each (run, attempt), which of its names it has an event of: one statement for
+        a batch's runs (an arm each, by the unique index), where `stored_progress_names` is
+        one per run."""
+        found: dict[tuple[str, int], set[str]] = {key: set() for key in wanted}
+        arms: list[str] = []
+        params: list[Any] = []
+        for (run_id, attempt), names in wanted.items():
+            for start in range(0, len(names), 500):
+                chunk = list(names[start : start + 500])
+                arms.append(
+                    "SELECT run_id, attempt, name FROM progress_events "
+                    f"WHERE run_id = ? AND attempt = ? AND name IN ({marks(chunk)})"
+                )
+                params += [run_id, attempt, *chunk]
+                if len(arms) == _ARMS or len(params) > _PARAMS:
+                    self._stored_names(arms, params, found)
+                    arms, params = [], []
+        if arms:
+            self._stored_names(arms, params, found)
+        return found
+
+    def _stored_names(
+        self, arms: list[str], params: list[Any], found: dict[tuple[str, int], set[str]]
+    ) -> None:
+        for row in self.rows(" UNION ALL ".join(arms), params):
+            found[str(row["run_id"]), int(row["attempt"])].add(str(row["name"]))
 
     def add_gate_result(
         self,

@@ -188,6 +188,20 @@ class RunWrites(Writes):
         )
         return found[0] if found else None
 
+    def run_briefs(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """`run_brief` for many runs, a statement per 500: those that exist, by run id."""
+        found: dict[str, dict[str, Any]] = {}
+        unique = list(dict.fromkeys(run_ids))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            for row in self.rows(
+                "SELECT run_id, lane, state, retry_count FROM runs "
+                f"WHERE run_id IN ({marks(chunk)})",
+                chunk,
+            ):
+                found[str(row["run_id"])] = row
+        return found
+
     def _run(self, run_id: str) -> dict[str, Any]:
         found = self.rows("SELECT * FROM runs WHERE run_id = ?", [run_id])
         assert found, f"run {run_id} was just written"
@@ -255,6 +269,29 @@ class RunWrites(Writes):
         assert kind not in VERSIONED_KINDS, "state changes go through change_run"
         self.touch_fields(run_id, changes)
         self.journal(run_id, kind, payload, actor)
+
+    def touch_latest_progress(
+        self, latest: Sequence[tuple[str, int, str, int, str, str, str]]
+    ) -> None:
+        """Touch many runs at once (one statement for the lot, on PostgreSQL one round trip):
+        each (run, attempt, at_utc, seq, name, summary, timestamp) becomes the run's last
+        progress unless the attempt has a later event stored, and ``updated_at`` in any case.
+        No journal row: the events journal themselves (`core.host.progress_batch`)."""
+        later = (
+            "EXISTS (SELECT 1 FROM progress_events WHERE run_id = ? AND attempt = ? "
+            "AND (at_utc, seq, name) > (?, ?, ?))"
+        )
+        self.execute_many(
+            f"UPDATE runs SET "
+            f"last_progress_summary = CASE WHEN {later} THEN last_progress_summary ELSE ? END, "
+            f"last_progress_at = CASE WHEN {later} THEN last_progress_at ELSE ? END, "
+            "updated_at = ? WHERE run_id = ?",
+            [
+                [run_id, attempt, at_utc, seq, name, summary]
+                + [run_id, attempt, at_utc, seq, name, timestamp, self.now, run_id]
+                for run_id, attempt, at_utc, seq, name, summary, timestamp in latest
+            ],
+        )
 
     def touch_fields(self, run_id: str, changes: Mapping[str, Any]) -> None:
         """Change fields that are not the run's state, and ``updated_at``, with no journal row:
