@@ -61,7 +61,7 @@ log = logging.getLogger("jarvis.host")
 
 TICK_S = 0.05
 """The longest the loop waits for a file before the rooms' steps run again. A file wakes it at
-once (the watcher's queue); an operator's action waiting in the store (a steer, an approval, a
+once (the IPC tree's watch); an operator's action waiting in the store (a steer, an approval, a
 new run) is taken within this. At 20 ms, an idle host spent 4.6% of a core polling the store;
 at 100 ms, 1.9%, but a steer waited up to 100 ms for its file (the host's p99 target)."""
 ROOMS_EVERY_S = 0.05
@@ -246,6 +246,7 @@ class Host:
         finally:
             self.stopping.set()  # the heartbeat and the watcher end with the loop, whatever ended
             self._shutdown()
+            self.inbox.close()
             if self._heartbeat is not None:
                 self._heartbeat.join()
             self.feed.join()
@@ -387,7 +388,7 @@ class Host:
             self._catch_up_due = False
 
     def _sweep_if_due(self, interval: float) -> None:
-        if time.monotonic() >= self._next_sweep:
+        if self.inbox.missed or time.monotonic() >= self._next_sweep:
             self.inbox.sweep()
             checkouts.tidy(self.shared.store, self.config, self.workspace.root, self.name)
             self._next_sweep = time.monotonic() + interval

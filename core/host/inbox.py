@@ -1,9 +1,10 @@
 """The host's inbox: the IPC tree's files, watched and swept, ingested in batches.
 
-A watcher thread (watchfiles: inotify, or polling) only feeds paths into a queue, so an event
-file is ingested as soon as it is renamed into place instead of on the next sweep; the loop
-drains the queue every tick, and a full sweep still runs every second to pick up anything a
-watcher could miss (and every tick when polling). The effect of one file is `core.host.ingest`'s.
+On Linux the tree is watched with inotify and read on the host's own thread
+(`core.ipc.tree_watch`): the loop's wait ends when a file comes, and the drain ingests what was
+reported. Elsewhere a watcher thread (watchfiles) feeds paths into a queue the drain empties.
+A sweep still runs every second to pick up anything a watcher could miss (and every tick when
+polling). The effect of one file is `core.host.ingest`'s.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import select
 import stat
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,17 +29,22 @@ from core.host.ingest import Ingested, Ingestor
 from core.host.openclaw import gate_finished_results, ingest_requests
 from core.host.shared import Shared
 from core.ipc.layout import HOST_SNAPSHOTS
+from core.ipc.tree_watch import TreeWatch
 from core.text import inert
 from core.workspace import lane_problem
 
 log = logging.getLogger("jarvis.host")
 
-#: Put on the path queue by `Inbox.wake`: no path, only a wake-up for a loop waiting on it.
-_WAKE = Path("")
-
 BATCH = 256
 """Files ingested per transaction: one commit for many files is where the ingest rate comes from."""
 
+
+STREAM_S = 0.05
+"""A file that comes within this of the drain's last files is taken as part of a stream: the
+drain then waits `GATHER_S` for more before ingesting. A lone file is ingested at once."""
+GATHER_S = 0.01
+"""How long a drain in a stream waits for more files: at 1,000 files a second a batch of one
+or two files paid a transaction, and each run's reads, for each file."""
 
 SETTLED_S = 2.0
 """While the watcher runs, the sweep takes only files older than this: a younger one is the
@@ -78,7 +86,18 @@ class Inbox:
         self.shared = shared
         self.layout = shared.layout
         self.paths: queue.SimpleQueue[Path] = queue.SimpleQueue()
-        """What the watcher saw, for the loop to ingest."""
+        """What the watcher thread saw (watchfiles, where inotify is not had), for the drain."""
+        self.tree: TreeWatch | None = None
+        """The inotify watch on the tree, read by the drain itself (Linux)."""
+        self._wake_r, self._wake_w = os.pipe()
+        """A byte written here ends the drain's wait: a stop, or the watcher thread's paths."""
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
+        weakref.finalize(self, _close_all, self._wake_r, self._wake_w)
+        self.missed = False
+        """The watch lost events (the kernel's queue overflowed): the next sweep is due now,
+        and whole."""
+        self._last_files = 0.0
         self.reported: set[str] = set()
         """The paths on the queue: a sweep leaves them to the drain, so each file is read once,
         on the watcher's path, and the sweep only takes what the watcher missed. (Set and queue
@@ -96,9 +115,12 @@ class Inbox:
         """Wake a loop waiting for paths now (safe from a signal handler).
 
         A host once sat in that wait for two minutes past its SIGTERM, its other threads
-        already gone. SimpleQueue's put is reentrant, made for callers like this one.
+        already gone. A write to a pipe is safe there, and from any thread.
         """
-        self.paths.put(_WAKE)
+        try:
+            os.write(self._wake_w, b"\0")
+        except OSError:
+            pass  # the pipe is full (the loop is already awake) or closed (the inbox is done)
 
     def forget_queued(self) -> None:
         """Drop the paths the watcher reported: the files are still on disk, and the first
@@ -111,7 +133,16 @@ class Inbox:
         self.reported.clear()
         self._whole_sweep = True
 
-    def start_watcher(self) -> None:
+    def start_watcher(self, *, inotify: bool = True) -> None:
+        """Watch the tree: with inotify where the system has it (``inotify=False``: the
+        watchfiles thread, as elsewhere), so a file is ingested as it comes."""
+        if inotify and TreeWatch.supported():
+            self.tree = TreeWatch.open(str(self.layout.root))
+            # Without a complete watch (no inotify left), every sweep takes every file.
+            self.watching = self.tree is not None and self.tree.complete
+            if self.tree is not None and not self.tree.complete:
+                log.warning("the IPC tree is watched in part: the sweep takes every file")
+            return
         root = self.layout.root
 
         def interesting(change: watchfiles.Change, path: str) -> bool:
@@ -145,32 +176,75 @@ class Inbox:
                     path = Path(name)
                     self.reported.add(name)
                     self.paths.put(path)
+                self.wake()
 
         self._watcher = threading.Thread(target=watch, name="ipc-watcher", daemon=True)
         self._watcher.start()
         self.watching = True
 
+    def close(self) -> None:
+        """Stop watching (the host's loop has ended)."""
+        if self.tree is not None:
+            self.tree.close()
+            self.tree = None
+
     def drain(self, *, timeout: float) -> None:
-        """Ingest what the watcher reported, waiting up to ``timeout`` for the first path."""
-        try:
-            first = self.paths.get(timeout=timeout)
-        except queue.Empty:
+        """Ingest what the watcher reported, waiting up to ``timeout`` for the first file."""
+        if not self._wait(timeout):
             return
-        batch = self._files_of(first) if first is not _WAKE else []
-        self.reported.discard(os.fspath(first))
-        deadline = time.monotonic() + 0.2  # stay responsive to workers under a flood of events
-        while time.monotonic() < deadline and not self.shared.stopping.is_set():
+        batch = self._reported()
+        now = time.monotonic()
+        if batch and now - self._last_files < STREAM_S and len(batch) < BATCH:
+            # In a stream, a moment more makes a batch of the files coming meanwhile.
+            select.select([self._wake_r], [], [], GATHER_S)
+            batch += self._reported()
+        deadline = now + 0.2  # stay responsive to workers under a flood of events
+        while batch:
+            self._last_files = time.monotonic()
+            while len(batch) >= BATCH:
+                self.ingest(batch[:BATCH])
+                batch = batch[BATCH:]
+            if time.monotonic() >= deadline or self.shared.stopping.is_set():
+                break
+            more = self._reported()
+            if not more:
+                break
+            batch += more
+        self.ingest(batch)
+
+    def _wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for a file or a wake-up; whether one came."""
+        if not self.paths.empty():
+            return True
+        waited = [self._wake_r] if self.tree is None else [self._wake_r, self.tree.fileno()]
+        try:
+            ready, _, _ = select.select(waited, [], [], timeout)
+        except InterruptedError:  # pragma: no cover - retried by Python since 3.5
+            return True
+        return bool(ready)
+
+    def _reported(self) -> list[Path]:
+        """The files reported since the last look, without waiting."""
+        try:
+            while os.read(self._wake_r, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        found: list[Path] = []
+        if self.tree is not None:
+            names, lost = self.tree.read()
+            found = [Path(name) for name in names]
+            if lost:
+                log.warning("the IPC tree's watch lost events; sweeping the whole tree")
+                self.missed = self._whole_sweep = True
+        while True:
             try:
                 path = self.paths.get_nowait()
             except queue.Empty:
                 break
-            if path is not _WAKE:
-                batch.extend(self._files_of(path))
-                self.reported.discard(os.fspath(path))
-            if len(batch) >= BATCH:
-                self.ingest(batch)
-                batch = []
-        self.ingest(batch)
+            found += self._files_of(path)
+            self.reported.discard(os.fspath(path))
+        return found
 
     def _files_of(self, path: Path) -> list[Path]:
         """A reported file, or the files in a reported new folder.
@@ -284,6 +358,7 @@ class Inbox:
     def sweep(self) -> None:
         """Ingest everything on disk (start-up, the safety net, and polling mode)."""
         shared = self.shared
+        self.missed = False
         self._ingestor().forget_gone()
         batch: list[Path] = []
         links: list[Path] = []
@@ -328,6 +403,14 @@ class Inbox:
                                          run_id=run_id)  # fmt: skip
         if result.outcome == "quarantined":
             log.warning("quarantined %s (%s)", inert(str(link)), inert(result.detail))
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _real_dir(path: Path, links: list[Path] | None) -> bool:

@@ -100,15 +100,18 @@ def test_usage_is_summed_over_attempts_and_a_workspace_over_budget_starts_nothin
             "unreadable": None,
         }  # fmt: skip
         assert cli(ws, "retry", "r1")[0] == 0
-        # The second attempt crosses the workspace's budget half-way: it is stopped, at its
-        # second event or, when the third came before the host's next look, its third.
+        # The second attempt crosses the workspace's budget at its second event: it is stopped
+        # then, or a few events later when they came before the host's next look (one every
+        # 20 ms; the budget is looked at between batches).
         wait_for_states(conn, {"r1": "failed"}, HANG_GUARD_S, host=host)
         reason = run_row(conn, "r1")["state_reason"]
-        assert re.search(r"the workspace has spent \$0\.0[56]00, over its budget", reason), reason
+        spent = re.search(r"the workspace has spent \$(0\.\d\d)00, over its budget", reason)
+        assert spent is not None, reason
         code, shown = cli(ws, "show", "r1")
         usage = shown["run"]["usage"]
         assert usage["tokens_in"] - 2400 == 4 * (usage["tokens_out"] - 600) > 0
-        assert usage["cost_usd"] > 0.045
+        # Counted once each: what it had spent when stopped, and no more than it spent in all.
+        assert 0.05 <= float(spent[1]) <= usage["cost_usd"] + 1e-9
         dispatch(store, "r2")
         wait_for_sweeps(ws, 2, host)  # the scheduler has had its chances at r2
         assert run_row(conn, "r2")["state"] == "queued"

@@ -389,10 +389,10 @@ def test_sigusr1_writes_every_threads_stack_to_the_log_and_the_host_keeps_runnin
                    host.log)  # fmt: skip
         host.proc.send_signal(signal.SIGUSR1)
         # Read until the whole dump is there (the log is read while the host writes it): the
-        # main thread in the host's code, and the watcher thread.
+        # main thread in the host's code, and the heartbeat's thread.
         wait_until(
             lambda: "Current thread" in (log := host.log()) and "core/host/host.py" in log
-            and "in watch" in log,
+            and "core/host/fleet.py" in log,
             HANG_GUARD_S,
             "the host to write its threads' stacks",
             host.log,
