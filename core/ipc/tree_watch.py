@@ -58,6 +58,10 @@ class TreeWatch:
         """Each watch's folder, as a path under the root."""
         self._ids: dict[int, tuple[int, int]] = {}
         """Each watch's folder's (device, inode), to tell a folder moved away from one moved in."""
+        self.complete = True
+        """False once a folder could not be watched (the user's inotify watches are used up):
+        the watch then sees only part of the tree, and the caller sweeps all of it as if
+        polling."""
 
     @staticmethod
     def supported() -> bool:
@@ -79,10 +83,6 @@ class TreeWatch:
         for _ in watch._add_tree(watch.root):
             pass
         return watch
-
-    complete: bool = True
-    """False once a folder could not be watched (the user's inotify watches are used up): the
-    watch then sees only part of the tree, and the caller sweeps all of it as if polling."""
 
     def fileno(self) -> int:
         """The descriptor to wait on (readable when events are queued)."""
