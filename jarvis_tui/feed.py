@@ -135,6 +135,8 @@ class StoreFeed:
         reads nothing from the store (but the window, when the changes move it)."""
         self.fed_reads = 0
         """Reads the feed answered (for tests and the benchmark)."""
+        self.quiet_answers = 0
+        """Polls the feed answered with "nothing changed" on the console's loop (`unchanged`)."""
 
     def open_writer(self) -> Fleet:
         """A connection of its own for one operator action (the caller closes it)."""
@@ -210,6 +212,18 @@ class StoreFeed:
                 page, rows, summary.counts, entries if caught_up else [], last, ask, host,
                 burn=summary.burn, cut=cut,
             )  # fmt: skip
+
+    def unchanged(self, since_seq: int, last_host: int | None) -> bool:
+        """Whether the feed says nothing changed after ``since_seq`` and the host is the same:
+        what `read` would answer with None, said from the feed's messages alone (no store, no
+        thread: the console's loop asks it each second on a quiet workspace)."""
+        listener = self.fed
+        fed = listener.changes_after(since_seq) if listener is not None else None
+        if fed is None or fed.changed or fed.pid != last_host:
+            return False
+        self.hosts = fed.hosts
+        self.quiet_answers += 1
+        return True
 
     def _read_fed(
         self, since_seq: int, fed: FedChanges, ask: WindowAsk, last_host: int | None

@@ -258,6 +258,12 @@ class StoreSync:
         self._read_started = time.monotonic()
         # From here on a change announced is after what this read may see: it wakes again.
         self._pending = 0
+        seq = self._read_seq
+        if seq is not None and seq == self.seen_seq and self.feed.unchanged(seq, self._read_host):
+            # The feed says nothing changed: the read is over before it began, on this loop
+            # (a worker's thread and its messages each second were most of an idle console).
+            self._do(self.read_ended(WorkerState.SUCCESS, None))
+            return
         self._do([self.read_store()])
 
     def resume(self) -> None:
