@@ -125,7 +125,10 @@ def _attack(ws: Path, args: argparse.Namespace, figures: Figures) -> None:
             tracebacks += ran.traceback
             figures.check(ran.code in (0, 2), f"cycle {cycle}: jarvis {name} exited {ran.code}")
         time.sleep(args.hold)  # the host meets the full disk for a while
-        figures.check(host.proc.poll() is None, f"cycle {cycle}: the host exited on a full disk")
+        if host.proc.poll() is not None:
+            # Why, in the host's own words: the workspace (and its log) goes with the tmpfs.
+            tail = " | ".join(host.log().strip().splitlines()[-6:])
+            figures.check(False, f"cycle {cycle}: the host exited on a full disk: {tail}")
         figures.check(_errors(ws) == 0, f"cycle {cycle}: valid files were quarantined")
         ballast.unlink()
         if host.proc.poll() is not None:
